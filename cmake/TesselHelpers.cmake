@@ -1,0 +1,34 @@
+# Small helpers shared by the folders' CMakeLists.
+
+# Adds `dir` when its switch is on and the folder has a CMakeLists.txt.
+function(tessel_add_optional_subdirectory dir switch)
+  if(${switch} AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt")
+    add_subdirectory(${dir})
+  endif()
+endfunction()
+
+# Warnings every tessel target compiles with.
+function(tessel_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter
+                                           -Wno-missing-field-initializers)
+endfunction()
+
+# tessel_add_test(<name> SOURCES ... [LIBS ...] [GPU])
+# One gtest binary; every test in it is a CTest test labelled `gpu` (needs a
+# device, skips with a reason otherwise) or `cpu`.
+function(tessel_add_test name)
+  cmake_parse_arguments(ARG "GPU" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock
+                                        GTest::gtest_main)
+  tessel_set_warnings(${name})
+  if(ARG_GPU)
+    set(label gpu)
+  else()
+    set(label cpu)
+  endif()
+  gtest_discover_tests(${name}
+    PROPERTIES LABELS ${label}
+               ENVIRONMENT "TESSEL_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    DISCOVERY_TIMEOUT 120)
+endfunction()

@@ -1,0 +1,25 @@
+# Install and export: a host application does
+#   find_package(tessel CONFIG REQUIRED)
+#   target_link_libraries(app PRIVATE tessel::tessel)
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(TESSEL_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/tessel")
+
+install(TARGETS tessel_tessel tessel_jit
+  EXPORT tesselTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY include/tessel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT tesselTargets NAMESPACE tessel:: DESTINATION ${TESSEL_INSTALL_CMAKEDIR})
+
+configure_package_config_file(cmake/tesselConfig.cmake.in
+  "${PROJECT_BINARY_DIR}/tesselConfig.cmake"
+  INSTALL_DESTINATION ${TESSEL_INSTALL_CMAKEDIR})
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/tesselConfigVersion.cmake"
+  COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/tesselConfig.cmake"
+              "${PROJECT_BINARY_DIR}/tesselConfigVersion.cmake"
+              third_party/FindxxHash.cmake
+        DESTINATION ${TESSEL_INSTALL_CMAKEDIR})

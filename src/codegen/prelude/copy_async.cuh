@@ -17,25 +17,35 @@
 namespace tessel {
 namespace dev {
 
-// Copies kBytes (4, 8 or 16) from global to shared memory, asynchronously.
-// 16-byte copies bypass L1 (.cg: the tile lives in shared memory anyway);
-// 4- and 8-byte copies must use .ca.
+// Copies kBytes (4, 8 or 16) from global memory to the 32-bit shared address
+// smem_dst, asynchronously. 16-byte copies bypass L1 (.cg: the tile lives in
+// shared memory anyway); 4- and 8-byte copies must use .ca. Main loops pass
+// precomputed addresses (smem_addr of the buffer plus a byte offset) so that
+// only the stage offset changes per iteration.
 template <int kBytes>
-__device__ __forceinline__ void cp_async(void* smem_dst, const void* gmem_src,
+__device__ __forceinline__ void cp_async(u32 smem_dst, const void* gmem_src,
                                          bool in_bounds = true) {
   static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16,
                 "cp.async copies 4, 8 or 16 bytes");
-  const u32 dst = smem_addr(smem_dst);
   const int src_size = in_bounds ? kBytes : 0;
   if constexpr (kBytes == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
-                 "l"(gmem_src), "r"(src_size)
-                 : "memory");
+    asm volatile(
+        "cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_dst),
+        "l"(gmem_src), "r"(src_size)
+        : "memory");
   } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst),
-                 "l"(gmem_src), "n"(kBytes), "r"(src_size)
-                 : "memory");
+    asm volatile(
+        "cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_dst),
+        "l"(gmem_src), "n"(kBytes), "r"(src_size)
+        : "memory");
   }
+}
+
+// The same copy to a shared-memory pointer.
+template <int kBytes>
+__device__ __forceinline__ void cp_async(void* smem_dst, const void* gmem_src,
+                                         bool in_bounds = true) {
+  cp_async<kBytes>(smem_addr(smem_dst), gmem_src, in_bounds);
 }
 
 // Closes the group of cp.async issued since the last commit.

@@ -49,6 +49,7 @@ prelude_every_function(const __half* a, const __nv_bfloat16* b, float* out,
   tl::cp_async<16>(&tile[off], &a[row * 32 + col], row < n);
   tl::cp_async<8>(&tile[4096 + threadIdx.x * 4], &a[threadIdx.x * 4], true);
   tl::cp_async<4>(&tile[6144 + threadIdx.x * 2], &a[threadIdx.x * 2], false);
+  tl::cp_async<16>(tl::smem_addr(tile) + 16384 + threadIdx.x * 16, &a[threadIdx.x * 8]);
   tl::cp_async_commit();
   tl::cp_async_wait<1>();
   tl::cp_async_wait<0>();
@@ -64,6 +65,13 @@ prelude_every_function(const __half* a, const __nv_bfloat16* b, float* out,
   tl::ldmatrix_x2(x2, &tile[tl::swizzle_offset<16, 2>(lane % 16, 0)]);
   tl::ldmatrix_x1_trans(t1, &tile[tl::linear_offset<8, 2>(lane % 8, 0)]);
   tl::ldmatrix_x2_trans(t2, &tile[tl::swizzle_offset<256, 2>(lane % 16, 0)]);
+  const tl::u32 base = tl::smem_addr(tile);
+  tl::u32 u4[4], u4t[4], u2[2], u2t[2];
+  tl::ldmatrix_x4(u4, base + tl::swizzle_offset<64, 2>(lrow, lcol) * 2);
+  tl::ldmatrix_x4_trans(u4t, base + 4096 + lane * 16);
+  tl::ldmatrix_x2(u2, base + 8192 + (lane % 16) * 16);
+  tl::ldmatrix_x2_trans(u2t, base + 12288 + (lane % 16) * 16);
+  a4[0] ^= u4[0] ^ u4t[1] ^ u2[0] ^ u2t[1];
   float acc[4] = {}, acc_b[4] = {}, acc_t[4] = {};
   tl::u32 acc_h[2] = {0u, 0u};
   const tl::u32 bf[2] = {b4[0], b4[1]};
@@ -115,6 +123,8 @@ prelude_every_function(const __half* a, const __nv_bfloat16* b, float* out,
   tl::stmatrix_x4_trans(&tile[tl::swizzle_offset<64, 2>(lrow, lcol)], b4);
   tl::stmatrix_x2(&tile[tl::swizzle_offset<64, 2>(lrow, 0)], x2);
   tl::stmatrix_x1(&tile[tl::swizzle_offset<64, 2>(lane % 8, 0)], x1);
+  tl::stmatrix_x4(base + lane * 16, u4);
+  tl::stmatrix_x4_trans(base + 4096 + lane * 16, u4t);
 #endif
 
   // Named barriers, rasterization, atomics.

@@ -98,6 +98,22 @@ __device__ __forceinline__ void ldmatrix_x2_trans(u32 (&r)[2], u32 addr) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 #define TESSEL_HAS_STMATRIX 1
 
+__device__ __forceinline__ void stmatrix_x4(u32 addr, const u32 (&r)[4]) {
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::
+          "r"(addr),
+      "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+      : "memory");
+}
+
+__device__ __forceinline__ void stmatrix_x4_trans(u32 addr, const u32 (&r)[4]) {
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, "
+      "%4};\n" ::"r"(addr),
+      "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+      : "memory");
+}
+
 __device__ __forceinline__ void stmatrix_x1(void* smem, const u32 (&r)[1]) {
   asm volatile("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};\n" ::"r"(
                    smem_addr(smem)),
@@ -114,20 +130,12 @@ __device__ __forceinline__ void stmatrix_x2(void* smem, const u32 (&r)[2]) {
 }
 
 __device__ __forceinline__ void stmatrix_x4(void* smem, const u32 (&r)[4]) {
-  asm volatile(
-      "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::
-          "r"(smem_addr(smem)),
-      "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
-      : "memory");
+  stmatrix_x4(smem_addr(smem), r);
 }
 
 __device__ __forceinline__ void stmatrix_x4_trans(void* smem,
                                                   const u32 (&r)[4]) {
-  asm volatile(
-      "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, "
-      "%4};\n" ::"r"(smem_addr(smem)),
-      "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
-      : "memory");
+  stmatrix_x4_trans(smem_addr(smem), r);
 }
 #endif
 

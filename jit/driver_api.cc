@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -165,8 +166,13 @@ absl::Status CuResultToStatus(const DriverApi& api, CUresult result,
 namespace internal {
 void ResetDriverForTesting(std::string library) {
   absl::MutexLock lock(&g_load_mu);
+  delete g_library_override;
   g_library_override = library.empty() ? nullptr : new std::string(library);
-  g_driver.store(nullptr, std::memory_order_release);  // old table leaked
+  // Kept (not freed): a caller may still hold a pointer into the old table.
+  static auto* retired = new std::vector<const LoadedDriver*>;
+  if (const LoadedDriver* old = g_driver.exchange(nullptr)) {
+    retired->push_back(old);
+  }
 }
 }  // namespace internal
 

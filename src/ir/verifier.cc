@@ -449,8 +449,7 @@ class Verifier : public IRVisitor {
     }
     if (op->buffer->scope != Scope::kGlobal) {
       std::vector<Expr> ones(op->indices.size(), IntImm(DataType::kI32, 1));
-      CheckBounds(op->buffer, op->indices, ones,
-                  absl::StrCat("store to ", op->buffer->name));
+      CheckBounds(op->buffer, op->indices, ones, "the stored element");
     }
   }
 

@@ -1,0 +1,92 @@
+// tessel device prelude: atomic adds of scalars and short vectors.
+//
+// The codegen lowers a region atomic_add to the widest form the element
+// type, alignment, address space and target allow. sm_90 has vector float2 /
+// float4 atomic adds on global memory only: the *_f32x2 / *_f32x4 forms take
+// global addresses and fall back to scalar atomics before sm_90 (each element
+// is still added atomically, just not the vector as one). For shared memory
+// the codegen emits the scalar forms.
+//
+//   tessel::dev::atomic_add_f32x4(&dQ[off], make_float4(a, b, c, d));  // off %
+//   4 == 0 tessel::dev::atomic_add_f16x2(&out[off], __floats2half2_rn(x, y));
+#pragma once
+
+#include "types.cuh"
+
+namespace tessel {
+namespace dev {
+
+__device__ __forceinline__ void atomic_add_f32(float* addr, float v) {
+  atomicAdd(addr, v);
+}
+
+// addr: global memory, 8-byte aligned.
+__device__ __forceinline__ void atomic_add_f32x2(float* addr, float2 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float2*>(addr), v);
+#else
+  atomicAdd(addr, v.x);
+  atomicAdd(addr + 1, v.y);
+#endif
+}
+
+// addr: global memory, 16-byte aligned.
+__device__ __forceinline__ void atomic_add_f32x4(float* addr, float4 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float4*>(addr), v);
+#else
+  atomicAdd(addr, v.x);
+  atomicAdd(addr + 1, v.y);
+  atomicAdd(addr + 2, v.z);
+  atomicAdd(addr + 3, v.w);
+#endif
+}
+
+__device__ __forceinline__ void atomic_add_f16(f16* addr, f16 v) {
+  atomicAdd(addr, v);
+}
+
+// addr must be 4-byte aligned.
+__device__ __forceinline__ void atomic_add_f16x2(f16* addr, f16x2 v) {
+  atomicAdd(reinterpret_cast<f16x2*>(addr), v);
+}
+
+__device__ __forceinline__ void atomic_add_bf16(bf16* addr, bf16 v) {
+  atomicAdd(addr, v);
+}
+
+// addr must be 4-byte aligned.
+__device__ __forceinline__ void atomic_add_bf16x2(bf16* addr, bf16x2 v) {
+  atomicAdd(reinterpret_cast<bf16x2*>(addr), v);
+}
+
+// Element-typed front end, so the codegen can emit atomic_add(ptr, value)
+// for any scalar type it supports.
+__device__ __forceinline__ void atomic_add(float* addr, float v) {
+  atomic_add_f32(addr, v);
+}
+__device__ __forceinline__ void atomic_add(f16* addr, f16 v) {
+  atomic_add_f16(addr, v);
+}
+__device__ __forceinline__ void atomic_add(bf16* addr, bf16 v) {
+  atomic_add_bf16(addr, v);
+}
+__device__ __forceinline__ void atomic_add(int* addr, int v) {
+  atomicAdd(addr, v);
+}
+__device__ __forceinline__ void atomic_add(double* addr, double v) {
+  atomicAdd(addr, v);
+}
+
+__device__ __forceinline__ float atomic_max(float* addr, float v) {
+  // Positive floats order like signed ints, negative ones like reversed
+  // unsigned ints; this picks the right integer atomic per sign.
+  return v >= 0.0f
+             ? __int_as_float(
+                   atomicMax(reinterpret_cast<int*>(addr), __float_as_int(v)))
+             : __uint_as_float(atomicMin(reinterpret_cast<unsigned int*>(addr),
+                                         __float_as_uint(v)));
+}
+
+}  // namespace dev
+}  // namespace tessel

@@ -1,0 +1,59 @@
+// tessel device prelude: conversions between f32 and packed 16-bit pairs.
+//
+// mma fragments and 4-byte stores move b16 values in pairs inside a u32;
+// these pack two f32 (round to nearest even) and unpack them again. The low
+// half holds the first (lower-address) element.
+//
+//   u32 packed = tessel::dev::pack_f16x2(acc[0], acc[1]);
+//   *reinterpret_cast<u32*>(&C[off]) = packed;
+#pragma once
+
+#include "types.cuh"
+
+namespace tessel {
+namespace dev {
+
+__device__ __forceinline__ u32 pack_f16x2(float lo, float hi) {
+  u32 r;
+  // cvt packs its first source operand into the upper half.
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+__device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) {
+  u32 r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+__device__ __forceinline__ float2 unpack_f16x2(u32 v) {
+  return __half22float2(bit_cast<f16x2>(v));
+}
+
+__device__ __forceinline__ float2 unpack_bf16x2(u32 v) {
+  return __bfloat1622float2(bit_cast<bf16x2>(v));
+}
+
+// Scalar conversions under one name, so generated code writes
+// convert<To>(x) whatever the pair of types is.
+template <typename To>
+__device__ __forceinline__ To convert(float x);
+template <>
+__device__ __forceinline__ float convert<float>(float x) {
+  return x;
+}
+template <>
+__device__ __forceinline__ f16 convert<f16>(float x) {
+  return __float2half_rn(x);
+}
+template <>
+__device__ __forceinline__ bf16 convert<bf16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+__device__ __forceinline__ float to_f32(float x) { return x; }
+__device__ __forceinline__ float to_f32(f16 x) { return __half2float(x); }
+__device__ __forceinline__ float to_f32(bf16 x) { return __bfloat162float(x); }
+
+}  // namespace dev
+}  // namespace tessel

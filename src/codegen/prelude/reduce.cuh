@@ -1,0 +1,99 @@
+// tessel device prelude: warp and block reductions.
+//
+// warp_reduce_* combine values across kWidth consecutive lanes (a power of
+// two <= 32) with butterfly shuffles; every lane of the group gets the
+// result. kWidth = 4 reduces across the 4 lanes that share an mma
+// accumulator row. block_reduce_* combine across the whole block through a
+// shared scratch array of one value per warp, and return the result in
+// every thread; they contain __syncthreads, so call them from every thread.
+//
+//   float row_max = tessel::dev::warp_reduce_max<4>(local_max);
+//   __shared__ float scratch[32];
+//   float total = tessel::dev::block_reduce_sum(partial, scratch);
+#pragma once
+
+#include "types.cuh"
+
+namespace tessel {
+namespace dev {
+
+struct SumOp {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+struct MaxOp {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    return a > b ? a : b;
+  }
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return fmaxf(a, b);
+  }
+};
+struct MinOp {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    return a < b ? a : b;
+  }
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return fminf(a, b);
+  }
+};
+
+template <int kWidth, typename T, typename Op>
+__device__ __forceinline__ T warp_reduce(T v, Op op) {
+  static_assert(kWidth >= 1 && kWidth <= 32 && (kWidth & (kWidth - 1)) == 0,
+                "warp reduction width is a power of two <= 32");
+#pragma unroll
+  for (int offset = kWidth / 2; offset > 0; offset /= 2) {
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, offset, kWidth));
+  }
+  return v;
+}
+
+template <int kWidth = 32, typename T>
+__device__ __forceinline__ T warp_reduce_sum(T v) {
+  return warp_reduce<kWidth>(v, SumOp{});
+}
+template <int kWidth = 32, typename T>
+__device__ __forceinline__ T warp_reduce_max(T v) {
+  return warp_reduce<kWidth>(v, MaxOp{});
+}
+template <int kWidth = 32, typename T>
+__device__ __forceinline__ T warp_reduce_min(T v) {
+  return warp_reduce<kWidth>(v, MinOp{});
+}
+
+// scratch holds at least blockDim / 32 values. The trailing __syncthreads
+// lets the caller reuse scratch right away.
+template <typename T, typename Op>
+__device__ __forceinline__ T block_reduce(T v, T* scratch, Op op) {
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  const int num_warps = (blockDim.x + 31) / 32;
+  v = warp_reduce<32>(v, op);
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  T total = scratch[0];
+  for (int w = 1; w < num_warps; ++w) total = op(total, scratch[w]);
+  __syncthreads();
+  return total;
+}
+
+template <typename T>
+__device__ __forceinline__ T block_reduce_sum(T v, T* scratch) {
+  return block_reduce(v, scratch, SumOp{});
+}
+template <typename T>
+__device__ __forceinline__ T block_reduce_max(T v, T* scratch) {
+  return block_reduce(v, scratch, MaxOp{});
+}
+template <typename T>
+__device__ __forceinline__ T block_reduce_min(T v, T* scratch) {
+  return block_reduce(v, scratch, MinOp{});
+}
+
+}  // namespace dev
+}  // namespace tessel

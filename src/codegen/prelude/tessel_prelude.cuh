@@ -1,0 +1,24 @@
+// tessel device prelude: everything a generated kernel may call.
+//
+// The codegen puts `#include "tessel_prelude.cuh"` at the top of each kernel
+// and hands every file of this folder to NVRTC as a header by content. The
+// functions live in tessel::dev; `tl` is the short alias generated code uses.
+//
+//   #include "tessel_prelude.cuh"
+//   extern "C" __global__ void k(float* o) { o[0] = tl::exp2_approx(1.0f); }
+#pragma once
+
+#include "atomics.cuh"
+#include "convert.cuh"
+#include "copy_async.cuh"
+#include "ldmatrix.cuh"
+#include "math.cuh"
+#include "mbarrier.cuh"
+#include "mma.cuh"
+#include "rasterize.cuh"
+#include "reduce.cuh"
+#include "swizzle.cuh"
+#include "sync.cuh"
+#include "types.cuh"
+
+namespace tl = tessel::dev;

@@ -22,8 +22,8 @@ std::string CudaToolkitRoot() {
   }
   // The build-time include dir is <root>/include (or a targets/ subfolder).
   std::filesystem::path built = TESSEL_CUDA_INCLUDE_DIR;
-  for (std::filesystem::path p = built; p.has_parent_path() && p != p.root_path();
-       p = p.parent_path()) {
+  for (std::filesystem::path p = built;
+       p.has_parent_path() && p != p.root_path(); p = p.parent_path()) {
     if (HasCudaHeaders(p)) return p.string();
   }
   return "";

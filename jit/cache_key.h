@@ -1,0 +1,51 @@
+// The cache key of a compile: XXH3-128 over every input that shapes the
+// cubin, as length-prefixed fields. No paths, no mtimes.
+//
+//   ASSIGN_OR_RETURN(CacheKeyFields fields,
+//                    tessel::jit::MakeCacheKeyFields(source, options));
+//   std::string key = tessel::jit::ComputeCacheKey(fields);  // 32 hex digits
+#ifndef TESSEL_JIT_CACHE_KEY_H_
+#define TESSEL_JIT_CACHE_KEY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "jit/nvrtc.h"
+
+namespace tessel::jit {
+
+// Bump when the entry format or the key's fields change.
+inline constexpr uint32_t kCacheSchemaVersion = 1;
+
+struct CacheKeyFields {
+  uint32_t schema = kCacheSchemaVersion;
+  std::string tessel_version;
+  std::string source;
+  std::string entry;
+  std::vector<CudaHeader> headers;   // order does not matter
+  std::vector<std::string> options;  // NormalizedOptions()
+  std::string nvrtc_version;
+  std::string arch;
+};
+
+// tessel's version (TESSEL_VERSION_STRING at build time).
+std::string TesselVersion();
+
+// The fields for compiling `source` with `options` here: arch resolved,
+// options normalized, this tessel and NVRTC.
+absl::StatusOr<CacheKeyFields> MakeCacheKeyFields(
+    const CudaSource& source, const CompileOptions& options);
+
+// 32 lowercase hex digits.
+std::string ComputeCacheKey(const CacheKeyFields& fields);
+
+// The same as ComputeCacheKey(*MakeCacheKeyFields(source, options)), without
+// copying the source.
+absl::StatusOr<std::string> ComputeCacheKey(const CudaSource& source,
+                                            const CompileOptions& options);
+
+}  // namespace tessel::jit
+
+#endif  // TESSEL_JIT_CACHE_KEY_H_

@@ -1,0 +1,311 @@
+#include "jit/disk_cache.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "jit/cache_entry.h"
+#include "jit/cache_key.h"
+#include "jit/counters.h"
+#include "nlohmann/json.hpp"
+
+namespace tessel::jit {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+std::optional<uint64_t> ParseBytes(std::string text) {
+  text = std::string(absl::StripAsciiWhitespace(text));
+  uint64_t scale = 1;
+  if (!text.empty()) {
+    switch (absl::ascii_toupper(static_cast<unsigned char>(text.back()))) {
+      case 'K':
+        scale = uint64_t{1} << 10;
+        break;
+      case 'M':
+        scale = uint64_t{1} << 20;
+        break;
+      case 'G':
+        scale = uint64_t{1} << 30;
+        break;
+    }
+    if (scale != 1) text.pop_back();
+  }
+  uint64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value)) return std::nullopt;
+  return value * scale;
+}
+
+// Creates `dir` (and missing parents) with mode 0700.
+bool MakeDirs(const fs::path& dir, std::string* error) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return true;
+  if (dir.has_parent_path() && dir.parent_path() != dir &&
+      !MakeDirs(dir.parent_path(), error)) {
+    return false;
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    *error = absl::StrCat("cannot create ", dir.string(), ": ",
+                          std::strerror(errno));
+    return false;
+  }
+  if (!fs::is_directory(dir, ec)) {
+    *error = absl::StrCat(dir.string(), " is not a folder");
+    return false;
+  }
+  return true;
+}
+
+// Why `dir` must not be trusted, or empty when it may be.
+std::string UnsafeReason(const std::string& dir) {
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0) {
+    return absl::StrCat("cannot stat ", dir, ": ", std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) return absl::StrCat(dir, " is not a folder");
+  if (st.st_uid != ::geteuid()) {
+    return absl::StrCat(dir, " is owned by uid ", st.st_uid,
+                        ", not by you (uid ", ::geteuid(),
+                        "); its cubins could be anyone's");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::StrFormat(
+        "%s is writable by group or others (mode %04o); chmod 700 it", dir,
+        st.st_mode & 07777);
+  }
+  return "";
+}
+
+bool ReadWholeFile(int fd, std::string& out) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return false;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  out.resize(done);
+  return true;
+}
+
+std::atomic<uint64_t> g_temp_counter{0};
+
+}  // namespace
+
+std::string DefaultCacheRoot() {
+  if (std::string dir = Env("TESSEL_CACHE_DIR"); !dir.empty()) return dir;
+  if (std::string xdg = Env("XDG_CACHE_HOME"); !xdg.empty()) {
+    return (fs::path(xdg) / "tessel").string();
+  }
+  std::string home = Env("HOME");
+  if (home.empty()) home = "/tmp";
+  return (fs::path(home) / ".cache" / "tessel").string();
+}
+
+DiskCacheOptions DiskCacheOptions::FromEnv() {
+  DiskCacheOptions options;
+  const std::string mode = absl::AsciiStrToLower(Env("TESSEL_CACHE"));
+  options.enabled =
+      !(mode == "off" || mode == "0" || mode == "false" || mode == "no");
+  options.dir = DefaultCacheRoot();
+  if (std::string max = Env("TESSEL_CACHE_MAX_BYTES"); !max.empty()) {
+    if (std::optional<uint64_t> bytes = ParseBytes(max)) {
+      options.max_bytes = *bytes;
+    } else {
+      std::fprintf(stderr,
+                   "tessel: warning: TESSEL_CACHE_MAX_BYTES=%s is not a size "
+                   "(e.g. 1073741824 or 1G); using 1 GiB\n",
+                   max.c_str());
+    }
+  }
+  return options;
+}
+
+DiskCache::DiskCache(DiskCacheOptions options)
+    : options_(std::move(options)), directory_(options_.dir) {
+  if (!options_.enabled) {
+    disabled_reason_ = "switched off (TESSEL_CACHE=off)";
+    return;
+  }
+  if (options_.dir.empty()) {
+    Disable("no cache folder given");
+    return;
+  }
+  std::string error;
+  if (!MakeDirs(directory_.version_dir(), &error)) {
+    Disable(error);
+    return;
+  }
+  for (const std::string& dir : {directory_.root(), directory_.version_dir()}) {
+    if (std::string why = UnsafeReason(dir); !why.empty()) {
+      Disable(why);
+      return;
+    }
+  }
+  enabled_ = true;
+}
+
+void DiskCache::Disable(std::string reason) {
+  enabled_ = false;
+  disabled_reason_ = std::move(reason);
+  WarnOnce(disabled_reason_);
+}
+
+void DiskCache::WarnOnce(const std::string& what) {
+  if (warned_.exchange(true)) return;
+  std::fprintf(stderr,
+               "tessel: warning: kernel disk cache: %s; going on uncached\n",
+               what.c_str());
+}
+
+std::optional<Cubin> DiskCache::Load(const std::string& key) {
+  if (!enabled_) return std::nullopt;
+  const std::string path = directory_.EntryPath(key, ".cubin");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) {
+      WarnOnce(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+    }
+    return std::nullopt;
+  }
+  std::string bytes;
+  const bool read = ReadWholeFile(fd, bytes);
+  std::optional<Cubin> cubin;
+  if (read) cubin = DecodeCacheEntry(bytes);
+  if (cubin.has_value()) ::futimens(fd, nullptr);  // LRU: touch on hit
+  ::close(fd);
+  if (!cubin.has_value()) {
+    internal::Count(internal::Counter::kCorruptEntries);
+    std::error_code ec;
+    fs::remove(path, ec);  // a miss; the caller rebuilds it
+  }
+  return cubin;
+}
+
+bool DiskCache::WriteAtomically(const std::string& path,
+                                absl::string_view bytes) {
+  const fs::path target(path);
+  const std::string temp =
+      (target.parent_path() / absl::StrCat(".", target.filename().string(),
+                                           ".tmp.", ::getpid(), ".",
+                                           g_temp_counter.fetch_add(1)))
+          .string();
+  const int fd =
+      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    WarnOnce(absl::StrCat("cannot write ", temp, ": ", std::strerror(errno)));
+    return false;
+  }
+  bool ok = true;
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      break;
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  const int saved_errno = errno;
+  ok = ok && ::fsync(fd) == 0;
+  ok = (::close(fd) == 0) && ok;
+  if (ok && ::rename(temp.c_str(), path.c_str()) == 0) return true;
+  WarnOnce(absl::StrCat("cannot write ", path, ": ",
+                        std::strerror(ok ? errno : saved_errno)));
+  ::unlink(temp.c_str());
+  return false;
+}
+
+void DiskCache::Store(const std::string& key, const Cubin& cubin,
+                      const CudaSource& source,
+                      const std::vector<std::string>& options) {
+  if (!enabled_) return;
+  std::string error;
+  const fs::path shard = fs::path(directory_.EntryPath(key, "")).parent_path();
+  if (!MakeDirs(shard, &error)) {
+    WarnOnce(error);
+    return;
+  }
+  nlohmann::json meta;
+  meta["key"] = key;
+  meta["schema"] = kCacheSchemaVersion;
+  meta["entry"] = source.entry;
+  meta["lowered_entry"] = cubin.lowered_entry;
+  meta["arch"] = cubin.arch;
+  meta["options"] = options;
+  meta["nvrtc_version"] = NvrtcVersion();
+  meta["tessel_version"] = TesselVersion();
+  meta["compile_ms"] = cubin.compile_ms;
+  meta["created_unix"] = absl::ToUnixSeconds(absl::Now());
+  meta["cubin_bytes"] = cubin.image.size();
+  std::vector<std::string> header_names;
+  for (const CudaHeader& header : source.headers) {
+    header_names.push_back(header.name);
+  }
+  meta["headers"] = header_names;
+  // The .cubin goes last: its rename is what makes the entry visible.
+  if (!WriteAtomically(directory_.EntryPath(key, ".cu"), source.text) ||
+      !WriteAtomically(directory_.EntryPath(key, ".json"), meta.dump(2)) ||
+      !WriteAtomically(directory_.EntryPath(key, ".cubin"),
+                       EncodeCacheEntry(cubin))) {
+    return;
+  }
+  absl::StatusOr<uint64_t> freed = directory_.Prune(options_.max_bytes);
+  if (!freed.ok()) WarnOnce(std::string(freed.status().message()));
+}
+
+std::unique_ptr<DiskCache::KeyLock> DiskCache::LockKey(const std::string& key) {
+  if (!enabled_) return nullptr;
+  std::string error;
+  const std::string path = directory_.EntryPath(key, ".lock");
+  if (!MakeDirs(fs::path(path).parent_path(), &error)) {
+    WarnOnce(error);
+    return nullptr;
+  }
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    WarnOnce(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+    return nullptr;
+  }
+  const absl::Time deadline = absl::Now() + options_.lock_timeout;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if ((errno != EWOULDBLOCK && errno != EINTR) || absl::Now() >= deadline) {
+      ::close(fd);
+      return nullptr;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return std::make_unique<KeyLock>(fd, path);
+}
+
+DiskCache::KeyLock::~KeyLock() {
+  // Unlinked while still held: whoever waits on this inode re-checks the
+  // cache after taking it, and a newcomer finds the stored entry first.
+  ::unlink(path_.c_str());
+  ::flock(fd_, LOCK_UN);
+  ::close(fd_);
+}
+
+}  // namespace tessel::jit

@@ -1,0 +1,98 @@
+// The on-disk cubin cache, shared by processes and by runs.
+//
+//   tessel::jit::DiskCache cache(tessel::jit::DiskCacheOptions::FromEnv());
+//   if (std::optional<Cubin> hit = cache.Load(key)) return *hit;
+//   auto lock = cache.LockKey(key);  // other processes wait here
+//   if (std::optional<Cubin> hit = cache.Load(key)) return *hit;  // re-check
+//   ... compile ...
+//   cache.Store(key, cubin, source, options);
+//
+// Never fails a compile: a missing, unsafe or unwritable folder, a full disk
+// or a damaged entry is a warning (printed once per DiskCache) or a miss.
+// Readers never lock: entries appear whole through a rename. Entries are not
+// read from a folder owned by another user or writable by group or others.
+#ifndef TESSEL_JIT_DISK_CACHE_H_
+#define TESSEL_JIT_DISK_CACHE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "jit/cache_directory.h"
+#include "jit/nvrtc.h"
+
+namespace tessel::jit {
+
+struct DiskCacheOptions {
+  bool enabled = true;
+  std::string dir;  // the root; v<schema>/ is made inside it
+  uint64_t max_bytes = uint64_t{1} << 30;
+  absl::Duration lock_timeout = absl::Minutes(2);
+
+  // TESSEL_CACHE=off disables; TESSEL_CACHE_DIR, else
+  // $XDG_CACHE_HOME/tessel, else ~/.cache/tessel; TESSEL_CACHE_MAX_BYTES
+  // (a number with an optional K, M or G suffix).
+  static DiskCacheOptions FromEnv();
+};
+
+// The folder FromEnv() picks (without looking at TESSEL_CACHE).
+std::string DefaultCacheRoot();
+
+class DiskCache {
+ public:
+  explicit DiskCache(DiskCacheOptions options);
+  DiskCache(const DiskCache&) = delete;
+  DiskCache& operator=(const DiskCache&) = delete;
+
+  // False when switched off or when the folder is unusable (see reason()).
+  bool enabled() const { return enabled_; }
+  const std::string& disabled_reason() const { return disabled_reason_; }
+  const DiskCacheOptions& options() const { return options_; }
+  const CacheDirectory& directory() const { return directory_; }
+
+  // The entry, or nullopt. A damaged entry is removed and counted.
+  std::optional<Cubin> Load(const std::string& key);
+
+  // Writes <key>.cu, <key>.json and then <key>.cubin (temp file, fsync,
+  // rename), then evicts least recently used entries above max_bytes.
+  void Store(const std::string& key, const Cubin& cubin,
+             const CudaSource& source, const std::vector<std::string>& options);
+
+  // An advisory lock on the key (flock on <key>.lock), held while the
+  // returned object lives. nullptr when the cache is off, or when the lock
+  // could not be had within lock_timeout (the caller compiles anyway).
+  class KeyLock;
+  std::unique_ptr<KeyLock> LockKey(const std::string& key);
+
+ private:
+  void Disable(std::string reason);
+  void WarnOnce(const std::string& what);
+  bool WriteAtomically(const std::string& path, absl::string_view bytes);
+
+  DiskCacheOptions options_;
+  CacheDirectory directory_;
+  bool enabled_ = false;
+  std::string disabled_reason_;
+  std::atomic<bool> warned_{false};
+};
+
+class DiskCache::KeyLock {
+ public:
+  KeyLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~KeyLock();
+  KeyLock(const KeyLock&) = delete;
+  KeyLock& operator=(const KeyLock&) = delete;
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+}  // namespace tessel::jit
+
+#endif  // TESSEL_JIT_DISK_CACHE_H_

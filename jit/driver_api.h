@@ -1,0 +1,101 @@
+// The CUDA Driver API, loaded with dlopen on first use (libcuda is never
+// linked, so tessel loads and compiles on machines without a GPU).
+//
+//   ASSIGN_OR_RETURN(const DriverApi* cu, tessel::jit::Driver());
+//   CUdevice device;
+//   RETURN_IF_ERROR(TESSEL_CU_CALL(*cu, cuDeviceGet(&device, 0)));
+//
+// Without a driver every call of Driver() returns absl::UnavailableError
+// saying why (library missing, entry point missing, cuInit failed).
+// TESSEL_LIBCUDA names another library to load (tests point it at a missing
+// one).
+#ifndef TESSEL_JIT_DRIVER_API_H_
+#define TESSEL_JIT_DRIVER_API_H_
+
+#include <cuda.h>  // types only
+
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tessel::jit {
+
+// X(name): every entry point tessel calls. The member is named after the
+// header's (possibly versioned, e.g. cuMemAlloc_v2) symbol and typed from its
+// declaration, so calls read like plain driver calls: `cu.cuMemAlloc(...)`.
+#define TESSEL_DRIVER_ENTRY_POINTS(X) \
+  X(cuDriverGetVersion)               \
+  X(cuDeviceGet)                      \
+  X(cuDeviceGetCount)                 \
+  X(cuDeviceGetAttribute)             \
+  X(cuDeviceGetName)                  \
+  X(cuDevicePrimaryCtxRetain)         \
+  X(cuDevicePrimaryCtxRelease)        \
+  X(cuCtxGetCurrent)                  \
+  X(cuCtxSetCurrent)                  \
+  X(cuCtxPushCurrent)                 \
+  X(cuCtxPopCurrent)                  \
+  X(cuCtxGetDevice)                   \
+  X(cuCtxSynchronize)                 \
+  X(cuModuleLoadData)                 \
+  X(cuModuleUnload)                   \
+  X(cuModuleGetFunction)              \
+  X(cuFuncGetAttribute)               \
+  X(cuFuncSetAttribute)               \
+  X(cuLaunchKernel)                   \
+  X(cuMemAlloc)                       \
+  X(cuMemFree)                        \
+  X(cuMemcpyHtoD)                     \
+  X(cuMemcpyDtoH)                     \
+  X(cuMemsetD8)                       \
+  X(cuStreamCreate)                   \
+  X(cuStreamDestroy)                  \
+  X(cuStreamSynchronize)              \
+  X(cuEventCreate)                    \
+  X(cuEventRecord)                    \
+  X(cuEventSynchronize)               \
+  X(cuEventElapsedTime)               \
+  X(cuEventDestroy)
+
+// Entry points that old drivers may lack; null when absent.
+#define TESSEL_DRIVER_OPTIONAL_ENTRY_POINTS(X) X(cuFuncGetParamInfo)
+
+struct DriverApi {
+#define TESSEL_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
+  TESSEL_DRIVER_MEMBER(cuInit)
+  TESSEL_DRIVER_MEMBER(cuGetErrorName)
+  TESSEL_DRIVER_MEMBER(cuGetErrorString)
+  TESSEL_DRIVER_ENTRY_POINTS(TESSEL_DRIVER_MEMBER)
+  TESSEL_DRIVER_OPTIONAL_ENTRY_POINTS(TESSEL_DRIVER_MEMBER)
+#undef TESSEL_DRIVER_MEMBER
+  int driver_version = 0;  // e.g. 13000
+};
+
+// The loaded table, or Unavailable. Loads (and calls cuInit) once; cheap after.
+absl::StatusOr<const DriverApi*> Driver();
+
+// OK for CUDA_SUCCESS; otherwise a Status naming the failed call and the
+// error's name and description, e.g.
+// "cuModuleLoadData(...) failed: CUDA_ERROR_INVALID_IMAGE (device kernel image
+// is invalid)". The code follows the error: out of memory ->
+// ResourceExhausted, invalid value -> InvalidArgument, no device ->
+// Unavailable, otherwise Internal.
+absl::Status CuResultToStatus(const DriverApi& api, CUresult result,
+                              absl::string_view call);
+
+// Checks a driver call and names it: TESSEL_CU_CALL(api, cuInit(0)).
+#define TESSEL_CU_CALL(api, call) \
+  ::tessel::jit::CuResultToStatus((api), (api).call, #call)
+
+namespace internal {
+// Drops the loaded table and loads `library` on the next Driver() call (empty:
+// the default, libcuda.so.1). Tests only: not safe while other threads use
+// the driver, and the old table is leaked on purpose.
+void ResetDriverForTesting(std::string library);
+}  // namespace internal
+
+}  // namespace tessel::jit
+
+#endif  // TESSEL_JIT_DRIVER_API_H_

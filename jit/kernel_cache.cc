@@ -1,0 +1,154 @@
+#include "jit/kernel_cache.h"
+
+#include "absl/synchronization/notification.h"
+#include "jit/cache_key.h"
+#include "jit/context.h"
+#include "jit/counters.h"
+#include "jit/driver_api.h"
+#include "jit/isolated_compile.h"
+
+namespace tessel::jit {
+
+struct KernelCache::Flight {
+  absl::Notification done;
+  absl::StatusOr<CachedCubin> result;
+};
+
+const char* CubinOriginName(CubinOrigin origin) {
+  switch (origin) {
+    case CubinOrigin::kMemory:
+      return "memory";
+    case CubinOrigin::kDisk:
+      return "disk";
+    case CubinOrigin::kCompiled:
+      return "compiled";
+  }
+  return "?";
+}
+
+KernelCache::KernelCache(KernelCacheOptions options)
+    : options_(std::move(options)), disk_(options_.disk) {}
+
+KernelCache& KernelCache::Default() {
+  static KernelCache* const cache = new KernelCache(KernelCacheOptions{});
+  return *cache;
+}
+
+absl::StatusOr<CachedCubin> KernelCache::GetCubin(
+    const CudaSource& source, const CompileOptions& options) {
+  absl::StatusOr<std::string> key = ComputeCacheKey(source, options);
+  if (!key.ok()) return key.status();
+  std::shared_ptr<Flight> flight;
+  bool leader = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = memory_.find(*key); it != memory_.end()) {
+      internal::Count(internal::Counter::kMemoryHits);
+      return CachedCubin{*key, it->second, CubinOrigin::kMemory};
+    }
+    std::shared_ptr<Flight>& slot = flights_[*key];
+    if (slot == nullptr) {
+      slot = std::make_shared<Flight>();
+      leader = true;
+    }
+    flight = slot;
+  }
+  if (!leader) {
+    flight->done.WaitForNotification();
+    if (!flight->result.ok()) return flight->result.status();
+    internal::Count(internal::Counter::kMemoryHits);
+    return CachedCubin{*key, flight->result->cubin, CubinOrigin::kMemory};
+  }
+  flight->result = Fill(*key, source, options);
+  {
+    absl::MutexLock lock(&mu_);
+    if (flight->result.ok()) memory_[*key] = flight->result->cubin;
+    flights_.erase(*key);
+  }
+  flight->done.Notify();
+  return flight->result;
+}
+
+absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
+                                              const CudaSource& source,
+                                              const CompileOptions& options) {
+  if (std::optional<Cubin> hit = disk_.Load(key)) {
+    internal::Count(internal::Counter::kDiskHits);
+    return CachedCubin{key, std::make_shared<const Cubin>(*std::move(hit)),
+                       CubinOrigin::kDisk};
+  }
+  // Another process may be compiling this key: wait for it, then re-check.
+  std::unique_ptr<DiskCache::KeyLock> lock = disk_.LockKey(key);
+  if (lock != nullptr) {
+    if (std::optional<Cubin> hit = disk_.Load(key)) {
+      internal::Count(internal::Counter::kDiskHits);
+      return CachedCubin{key, std::make_shared<const Cubin>(*std::move(hit)),
+                         CubinOrigin::kDisk};
+    }
+  }
+  internal::Count(internal::Counter::kMisses);
+  absl::StatusOr<Cubin> compiled =
+      options_.isolated
+          ? CompileIsolated(source, options, options_.isolated_timeout)
+          : Compile(source, options);
+  if (!compiled.ok()) return compiled.status();
+  disk_.Store(key, *compiled, source,
+              NormalizedOptions(options, compiled->arch));
+  return CachedCubin{key, std::make_shared<const Cubin>(*std::move(compiled)),
+                     CubinOrigin::kCompiled};
+}
+
+absl::StatusOr<LoadedKernel> KernelCache::GetKernel(
+    const CudaSource& source, const CompileOptions& options,
+    KernelSignature signature, CUcontext context) {
+  absl::StatusOr<CUcontext> ctx = ResolveContext(context);
+  if (!ctx.ok()) return ctx.status();
+  absl::StatusOr<CachedCubin> cubin;
+  if (options.arch.empty()) {
+    // Detect the arch of the context the kernel will run in.
+    absl::StatusOr<const DriverApi*> api = Driver();
+    if (!api.ok()) return api.status();
+    ScopedContext current(**api, *ctx);
+    if (!current.status().ok()) return current.status();
+    cubin = GetCubin(source, options);
+  } else {
+    cubin = GetCubin(source, options);
+  }
+  if (!cubin.ok()) return cubin.status();
+  return Load(*cubin, std::move(signature), *ctx);
+}
+
+absl::StatusOr<LoadedKernel> KernelCache::Load(const CachedCubin& cubin,
+                                               KernelSignature signature,
+                                               CUcontext context) {
+  absl::StatusOr<CUcontext> ctx = ResolveContext(context);
+  if (!ctx.ok()) return ctx.status();
+  std::shared_ptr<internal::LoadedModule> module;
+  {
+    absl::MutexLock lock(&modules_mu_);
+    std::shared_ptr<internal::LoadedModule>& slot =
+        modules_[std::make_pair(cubin.key, *ctx)];
+    if (slot == nullptr) {
+      absl::StatusOr<std::shared_ptr<internal::LoadedModule>> loaded =
+          internal::LoadModule(*cubin.cubin, *ctx);
+      if (!loaded.ok()) {
+        modules_.erase(std::make_pair(cubin.key, *ctx));
+        return loaded.status();
+      }
+      slot = *std::move(loaded);
+    }
+    module = slot;
+  }
+  return LoadKernelFromModule(std::move(module), std::move(signature));
+}
+
+void KernelCache::ClearMemory() {
+  {
+    absl::MutexLock lock(&mu_);
+    memory_.clear();
+  }
+  absl::MutexLock lock(&modules_mu_);
+  modules_.clear();
+}
+
+}  // namespace tessel::jit

@@ -1,0 +1,107 @@
+// The compile-with-cache entry point: CUDA source in, cubin or loaded kernel
+// out, from memory, from disk, or compiled (once) by NVRTC.
+//
+//   tessel::jit::KernelCache& cache = tessel::jit::KernelCache::Default();
+//   ASSIGN_OR_RETURN(LoadedKernel kernel,
+//                    cache.GetKernel(source, {.arch = ""}, signature));
+//   RETURN_IF_ERROR(kernel.Launch(config, args));
+//
+//   // Without a GPU (warmup, CI): the cubin only.
+//   ASSIGN_OR_RETURN(CachedCubin c, cache.GetCubin(source, {.arch =
+//   "sm_90a"}));
+//
+// In process: a memory cache in front of the disk, with single-flight per
+// key (threads asking for one kernel share one compile), and loaded modules
+// kept per (key, context). Across processes: the DiskCache, whose per-key
+// lock makes N processes missing one key compile it once.
+#ifndef TESSEL_JIT_KERNEL_CACHE_H_
+#define TESSEL_JIT_KERNEL_CACHE_H_
+
+#include <cuda.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "jit/disk_cache.h"
+#include "jit/launch.h"
+#include "jit/nvrtc.h"
+
+namespace tessel::jit {
+
+struct KernelCacheOptions {
+  DiskCacheOptions disk = DiskCacheOptions::FromEnv();
+  // Compile in a forked child, so that a compiler crash is a Status.
+  bool isolated = false;
+  absl::Duration isolated_timeout = absl::Minutes(5);
+};
+
+enum class CubinOrigin { kMemory, kDisk, kCompiled };
+const char* CubinOriginName(CubinOrigin origin);  // "memory", "disk", ...
+
+struct CachedCubin {
+  std::string key;
+  std::shared_ptr<const Cubin> cubin;
+  CubinOrigin origin = CubinOrigin::kCompiled;
+};
+
+class KernelCache {
+ public:
+  explicit KernelCache(KernelCacheOptions options = {});
+  KernelCache(const KernelCache&) = delete;
+  KernelCache& operator=(const KernelCache&) = delete;
+
+  // The process-wide cache, configured from the environment; never destroyed.
+  static KernelCache& Default();
+
+  // The cubin for (source, options). Errors are not cached: the next call
+  // tries again.
+  absl::StatusOr<CachedCubin> GetCubin(const CudaSource& source,
+                                       const CompileOptions& options);
+
+  // GetCubin, then Load. An empty options.arch is the context's device's.
+  absl::StatusOr<LoadedKernel> GetKernel(const CudaSource& source,
+                                         const CompileOptions& options,
+                                         KernelSignature signature,
+                                         CUcontext context = nullptr);
+
+  // Loads a cubin into `context` (nullptr: device 0's primary), reusing the
+  // module already loaded for (key, context).
+  absl::StatusOr<LoadedKernel> Load(const CachedCubin& cubin,
+                                    KernelSignature signature,
+                                    CUcontext context = nullptr);
+
+  DiskCache& disk() { return disk_; }
+  const KernelCacheOptions& options() const { return options_; }
+
+  // Forgets the in-memory cubins and modules (the disk stays).
+  void ClearMemory();
+
+ private:
+  struct Flight;
+  absl::StatusOr<CachedCubin> Fill(const std::string& key,
+                                   const CudaSource& source,
+                                   const CompileOptions& options);
+
+  KernelCacheOptions options_;
+  DiskCache disk_;
+
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const Cubin>> memory_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<Flight>> flights_
+      ABSL_GUARDED_BY(mu_);
+
+  absl::Mutex modules_mu_;
+  absl::flat_hash_map<std::pair<std::string, CUcontext>,
+                      std::shared_ptr<internal::LoadedModule>>
+      modules_ ABSL_GUARDED_BY(modules_mu_);
+};
+
+}  // namespace tessel::jit
+
+#endif  // TESSEL_JIT_KERNEL_CACHE_H_

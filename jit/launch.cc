@@ -1,0 +1,282 @@
+#include "jit/launch.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "jit/context.h"
+#include "jit/counters.h"
+#include "jit/driver_api.h"
+
+namespace tessel::jit {
+
+namespace internal {
+struct LoadedModule {
+  const DriverApi* api = nullptr;
+  CUcontext context = nullptr;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  std::string entry;
+  int max_threads_per_block = 0;
+  int static_smem_bytes = 0;
+  int max_dynamic_smem_bytes = 0;  // opt-in limit less static
+  // The kernel's current dynamic shared memory limit; raised on demand.
+  std::atomic<int> dynamic_smem_limit{0};
+  absl::Mutex raise_mu;
+
+  ~LoadedModule() {
+    if (module == nullptr) return;
+    ScopedContext current(*api, context);
+    if (current.status().ok()) api->cuModuleUnload(module);
+  }
+};
+}  // namespace internal
+
+namespace {
+
+using internal::LoadedModule;
+
+std::string KindName(ArgKind kind) {
+  switch (kind) {
+    case ArgKind::kPointer:
+      return "ptr";
+    case ArgKind::kInt:
+      return "i";
+    case ArgKind::kFloat:
+      return "f";
+    case ArgKind::kBytes:
+      return "bytes";
+  }
+  return "?";
+}
+
+absl::Status RaiseDynamicSmem(const LoadedModule& const_module,
+                              uint32_t bytes) {
+  auto& module = const_cast<LoadedModule&>(const_module);
+  if (bytes > static_cast<uint32_t>(module.max_dynamic_smem_bytes)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "kernel '", module.entry, "' asks for ", bytes,
+        " bytes of dynamic shared memory; the device allows at most ",
+        module.max_dynamic_smem_bytes, " per block (its opt-in limit ",
+        module.max_dynamic_smem_bytes + module.static_smem_bytes, " less ",
+        module.static_smem_bytes, " static)"));
+  }
+  absl::MutexLock lock(&module.raise_mu);
+  if (static_cast<int>(bytes) <= module.dynamic_smem_limit.load()) {
+    return absl::OkStatus();
+  }
+  ScopedContext current(*module.api, module.context);
+  if (!current.status().ok()) return current.status();
+  if (absl::Status s = TESSEL_CU_CALL(
+          *module.api,
+          cuFuncSetAttribute(module.function,
+                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             static_cast<int>(bytes)));
+      !s.ok()) {
+    return s;
+  }
+  module.dynamic_smem_limit.store(static_cast<int>(bytes));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string ArgSpecName(const ArgSpec& spec) {
+  switch (spec.kind) {
+    case ArgKind::kPointer:
+      return spec.size == 8 ? "ptr"
+                            : absl::StrCat("ptr(", spec.size, " bytes)");
+    case ArgKind::kInt:
+    case ArgKind::kFloat:
+      return absl::StrCat(KindName(spec.kind), spec.size * 8);
+    case ArgKind::kBytes:
+      return absl::StrCat("bytes[", spec.size, "]");
+  }
+  return "?";
+}
+
+CUfunction LoadedKernel::function() const {
+  return module_ ? module_->function : nullptr;
+}
+CUcontext LoadedKernel::context() const {
+  return module_ ? module_->context : nullptr;
+}
+const std::string& LoadedKernel::entry() const {
+  static const std::string* const kNone = new std::string;
+  return module_ ? module_->entry : *kNone;
+}
+int LoadedKernel::max_threads_per_block() const {
+  return module_ ? module_->max_threads_per_block : 0;
+}
+int LoadedKernel::max_dynamic_smem_bytes() const {
+  return module_ ? module_->max_dynamic_smem_bytes : 0;
+}
+
+absl::Status LoadedKernel::Launch(const LaunchConfig& config,
+                                  const KernelArgs& args) const {
+  if (module_ == nullptr) {
+    return absl::FailedPreconditionError("launch of an unloaded LoadedKernel");
+  }
+  const LoadedModule& module = *module_;
+  if (args.size() != signature_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", module.entry, "' takes ", signature_.size(),
+                     " arguments, given ", args.size()));
+  }
+  for (size_t i = 0; i < signature_.size(); ++i) {
+    if (!(args.spec(i) == signature_[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel '", module.entry, "' argument ", i, ": expected ",
+          ArgSpecName(signature_[i]), ", given ", ArgSpecName(args.spec(i))));
+    }
+  }
+  const Dim3& g = config.grid;
+  const Dim3& b = config.block;
+  if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel '", module.entry, "': empty launch, grid (", g.x, ",", g.y, ",",
+        g.z, ") block (", b.x, ",", b.y, ",", b.z, ")"));
+  }
+  const uint64_t threads = uint64_t{b.x} * b.y * b.z;
+  if (threads > static_cast<uint64_t>(module.max_threads_per_block)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", module.entry, "': a block of ", threads,
+                     " threads (", b.x, "x", b.y, "x", b.z,
+                     ") is over its limit of ", module.max_threads_per_block));
+  }
+  if (static_cast<int64_t>(config.dynamic_smem_bytes) >
+      module.dynamic_smem_limit.load(std::memory_order_relaxed)) {
+    if (absl::Status s = RaiseDynamicSmem(module, config.dynamic_smem_bytes);
+        !s.ok()) {
+      return s;
+    }
+  }
+  absl::InlinedVector<void*, 12> params(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    params[i] = const_cast<void*>(args.value(i));
+  }
+  const DriverApi& cu = *module.api;
+  CUcontext current = nullptr;
+  if (cu.cuCtxGetCurrent(&current) != CUDA_SUCCESS ||
+      current != module.context) {
+    ScopedContext scoped(cu, module.context);
+    if (!scoped.status().ok()) return scoped.status();
+    return TESSEL_CU_CALL(
+        cu, cuLaunchKernel(module.function, g.x, g.y, g.z, b.x, b.y, b.z,
+                           config.dynamic_smem_bytes, config.stream,
+                           params.data(), nullptr));
+  }
+  return TESSEL_CU_CALL(
+      cu, cuLaunchKernel(module.function, g.x, g.y, g.z, b.x, b.y, b.z,
+                         config.dynamic_smem_bytes, config.stream,
+                         params.data(), nullptr));
+}
+
+namespace internal {
+absl::StatusOr<std::shared_ptr<LoadedModule>> LoadModule(const Cubin& cubin,
+                                                         CUcontext context) {
+  absl::StatusOr<const DriverApi*> api = Driver();
+  if (!api.ok()) return api.status();
+  const DriverApi& cu = **api;
+  absl::StatusOr<CUcontext> ctx = ResolveContext(context);
+  if (!ctx.ok()) return ctx.status();
+  ScopedContext current(cu, *ctx);
+  if (!current.status().ok()) return current.status();
+
+  auto module = std::make_shared<LoadedModule>();
+  module->api = &cu;
+  module->context = *ctx;
+  module->entry = cubin.lowered_entry;
+  Count(Counter::kModuleLoads);
+  if (absl::Status s = TESSEL_CU_CALL(
+          cu, cuModuleLoadData(&module->module, cubin.image.data()));
+      !s.ok()) {
+    module->module = nullptr;
+    return absl::Status(s.code(),
+                        absl::StrCat("loading the ", cubin.arch, " cubin of '",
+                                     cubin.lowered_entry, "': ", s.message()));
+  }
+  if (absl::Status s = TESSEL_CU_CALL(
+          cu, cuModuleGetFunction(&module->function, module->module,
+                                  cubin.lowered_entry.c_str()));
+      !s.ok()) {
+    return s;
+  }
+  CUdevice device;
+  if (absl::Status s = TESSEL_CU_CALL(cu, cuCtxGetDevice(&device)); !s.ok()) {
+    return s;
+  }
+  int optin = 0, dynamic_limit = 0;
+  for (absl::Status s : {
+           TESSEL_CU_CALL(
+               cu, cuDeviceGetAttribute(
+                       &optin,
+                       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                       device)),
+           TESSEL_CU_CALL(
+               cu, cuFuncGetAttribute(&module->max_threads_per_block,
+                                      CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                      module->function)),
+           TESSEL_CU_CALL(
+               cu, cuFuncGetAttribute(&module->static_smem_bytes,
+                                      CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                      module->function)),
+           TESSEL_CU_CALL(cu,
+                          cuFuncGetAttribute(
+                              &dynamic_limit,
+                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                              module->function)),
+       }) {
+    if (!s.ok()) return s;
+  }
+  module->max_dynamic_smem_bytes =
+      std::max(0, optin - module->static_smem_bytes);
+  module->dynamic_smem_limit.store(dynamic_limit);
+  return module;
+}
+}  // namespace internal
+
+absl::StatusOr<LoadedKernel> LoadKernelFromModule(
+    std::shared_ptr<internal::LoadedModule> module, KernelSignature signature) {
+  const DriverApi& cu = *module->api;
+  if (cu.cuFuncGetParamInfo != nullptr) {
+    // The driver knows the parameters' sizes: hold the signature to them.
+    for (size_t i = 0; i <= signature.size(); ++i) {
+      size_t offset = 0, size = 0;
+      const CUresult result =
+          cu.cuFuncGetParamInfo(module->function, i, &offset, &size);
+      if (result == CUDA_SUCCESS && i == signature.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernel '", module->entry, "' takes more than the ",
+            signature.size(), " parameters its signature declares"));
+      }
+      if (result == CUDA_ERROR_INVALID_VALUE && i < signature.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernel '", module->entry, "' takes ", i,
+            " parameters; its signature declares ", signature.size()));
+      }
+      if (result != CUDA_SUCCESS) break;  // unknown: skip the check
+      if (size != signature[i].size) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernel '", module->entry, "' parameter ", i, " is ", size,
+            " bytes; its signature declares ", ArgSpecName(signature[i])));
+      }
+    }
+  }
+  LoadedKernel kernel;
+  kernel.module_ = std::move(module);
+  kernel.signature_ = std::move(signature);
+  return kernel;
+}
+
+absl::StatusOr<LoadedKernel> LoadKernel(const Cubin& cubin,
+                                        KernelSignature signature,
+                                        CUcontext context) {
+  absl::StatusOr<std::shared_ptr<internal::LoadedModule>> module =
+      internal::LoadModule(cubin, context);
+  if (!module.ok()) return module.status();
+  return LoadKernelFromModule(*std::move(module), std::move(signature));
+}
+
+}  // namespace tessel::jit

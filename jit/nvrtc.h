@@ -1,0 +1,98 @@
+// NVRTC: CUDA C++ text in, cubin out. No GPU needed when the arch is given.
+//
+//   tessel::jit::CudaSource source{
+//       .text = "extern \"C\" __global__ void add1(float* x) { x[0] += 1; }",
+//       .entry = "add1"};
+//   ASSIGN_OR_RETURN(tessel::jit::Cubin cubin,
+//                    tessel::jit::Compile(source, {.arch = "sm_90a"}));
+//   // cubin.image: the ELF bytes; cubin.lowered_entry: "add1"
+//
+// The entry is handed to NVRTC as a name expression, so it may name an
+// extern "C" kernel ("add1"), a C++ one ("ns::add1") or a template
+// instance ("gemm<128, 64>"); Cubin::lowered_entry records the mangled name
+// to look the function up by.
+//
+// Headers travel by content (CudaSource::headers): `#include "prelude.cuh"`
+// resolves to the header named "prelude.cuh", never to a file on disk. Only
+// the CUDA toolkit's include dirs (cuda_fp16.h, cccl) are searched.
+//
+// Compile is thread-safe: different kernels compile in parallel threads.
+#ifndef TESSEL_JIT_NVRTC_H_
+#define TESSEL_JIT_NVRTC_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tessel::jit {
+
+struct CudaHeader {
+  std::string name;     // as written in #include "..."
+  std::string content;  // the header's full text
+};
+
+struct CudaSource {
+  std::string text;                 // the translation unit
+  std::string entry;                // the __global__ function to load
+  std::vector<CudaHeader> headers;  // handed to NVRTC by content
+};
+
+struct CompileOptions {
+  // "sm_90a", "sm_80", ...; empty: detected from the current (or primary)
+  // context's device. Give it to compile without a GPU.
+  std::string arch;
+  std::string std = "c++17";
+  bool fast_math = false;
+  bool lineinfo = false;
+  // -DNAME=VALUE (-DNAME when VALUE is empty). Order does not matter.
+  std::vector<std::pair<std::string, std::string>> defines;
+  // Further NVRTC flags, passed in the order given after the others.
+  std::vector<std::string> extra;
+};
+
+struct Cubin {
+  std::string image;          // the cubin (ELF) bytes
+  std::string lowered_entry;  // the entry's name in the image
+  std::string arch;           // "sm_90a"
+  std::string log;            // NVRTC's log (warnings), may be empty
+  double compile_ms = 0;      // NVRTC time; 0 when it came from a cache
+};
+
+// The arch to compile for: options.arch when set (checked to be an "sm_*"
+// arch), else the device's (Unavailable without a GPU).
+absl::StatusOr<std::string> ResolveArch(const CompileOptions& options);
+
+// The canonical NVRTC flags for `options` and a resolved arch: arch, std,
+// fast math, lineinfo, the defines sorted, then `extra` as given. Two option
+// sets that compile the same give the same list. Include dirs (paths) are not
+// part of it.
+std::vector<std::string> NormalizedOptions(const CompileOptions& options,
+                                           const std::string& arch);
+
+// NVRTC's version, "13.0".
+std::string NvrtcVersion();
+
+// Compiles `source` in this process. A compile error is InvalidArgument
+// carrying the NVRTC log, the options, the offending source lines quoted with
+// their numbers and the path of a file holding the full source.
+absl::StatusOr<Cubin> Compile(const CudaSource& source,
+                              const CompileOptions& options);
+
+namespace internal {
+// Compile with the arch already resolved, without taking the lock that keeps
+// fork() away from running compiles. For the isolated child only.
+absl::StatusOr<Cubin> CompileInChild(const CudaSource& source,
+                                     const CompileOptions& options);
+
+// Held shared by in-process compiles and exclusively around fork(), so a
+// child never inherits an NVRTC call half done by another thread.
+void LockCompilesForFork();
+void UnlockCompilesForFork();
+}  // namespace internal
+
+}  // namespace tessel::jit
+
+#endif  // TESSEL_JIT_NVRTC_H_

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -28,21 +29,25 @@ absl::Mutex g_load_mu;
 std::string* g_library_override ABSL_GUARDED_BY(g_load_mu) = nullptr;
 std::atomic<const LoadedDriver*> g_driver{nullptr};
 
-// Finds `base` (the unversioned name) through cuGetProcAddress, which hands
-// out the variant matching the header we were built against; falls back to
-// dlsym of the header's versioned symbol.
+// Finds `base` by the symbol name the header maps it to (cuMemAlloc ->
+// cuMemAlloc_v2): that is exactly the ABI we were compiled against.
+// cuGetProcAddress is only the fallback, because asked with CUDA_VERSION it
+// hands out the newest variant, whose signature may differ from the header's
+// plain declaration (CUDA 13 gives cuCtxGetDevice_v2(device, ctx) for
+// cuCtxGetDevice).
 void* FindSymbol(void* handle, decltype(&::cuGetProcAddress) get_proc,
                  const char* base, const char* versioned) {
+  if (void* fn = dlsym(handle, versioned); fn != nullptr) return fn;
   void* fn = nullptr;
   if (get_proc != nullptr) {
     CUdriverProcAddressQueryResult found;
     if (get_proc(base, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT,
                  &found) == CUDA_SUCCESS &&
-        found == CU_GET_PROC_ADDRESS_SUCCESS && fn != nullptr) {
+        found == CU_GET_PROC_ADDRESS_SUCCESS) {
       return fn;
     }
   }
-  return dlsym(handle, versioned);
+  return nullptr;
 }
 
 LoadedDriver* Load(const std::string& library) {
@@ -165,8 +170,13 @@ absl::Status CuResultToStatus(const DriverApi& api, CUresult result,
 namespace internal {
 void ResetDriverForTesting(std::string library) {
   absl::MutexLock lock(&g_load_mu);
+  delete g_library_override;
   g_library_override = library.empty() ? nullptr : new std::string(library);
-  g_driver.store(nullptr, std::memory_order_release);  // old table leaked
+  // Kept (not freed): a caller may still hold a pointer into the old table.
+  static auto* retired = new std::vector<const LoadedDriver*>;
+  if (const LoadedDriver* old = g_driver.exchange(nullptr)) {
+    retired->push_back(old);
+  }
 }
 }  // namespace internal
 

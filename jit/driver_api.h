@@ -92,7 +92,7 @@ absl::Status CuResultToStatus(const DriverApi& api, CUresult result,
 namespace internal {
 // Drops the loaded table and loads `library` on the next Driver() call (empty:
 // the default, libcuda.so.1). Tests only: not safe while other threads use
-// the driver, and the old table is leaked on purpose.
+// the driver; the old table stays allocated.
 void ResetDriverForTesting(std::string library);
 }  // namespace internal
 

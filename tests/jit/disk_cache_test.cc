@@ -1,0 +1,240 @@
+#include "jit/disk_cache.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "jit/cache_directory.h"
+#include "jit/cache_entry.h"
+#include "jit/counters.h"
+#include "tests/jit/test_util.h"
+
+namespace tessel::jit {
+namespace {
+
+using testing::FilesUnder;
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+Cubin FakeCubin(const std::string& tag, size_t size = 1000) {
+  return Cubin{.image = std::string(size, tag[0]),
+               .lowered_entry = "k_" + tag,
+               .arch = "sm_90a"};
+}
+
+std::string Key(int i) {
+  std::string key = "0123456789abcdef0123456789abcdef";
+  key[0] = "0123456789abcdef"[i % 16];
+  key[31] = "0123456789abcdef"[i / 16 % 16];
+  return key;
+}
+
+// Restores an environment variable at scope exit.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    had_ = std::getenv(name) != nullptr;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+TEST(DiskCacheOptionsTest, FollowsTheEnvironment) {
+  ScopedEnv dir("TESSEL_CACHE_DIR", "/some/where");
+  ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
+  ScopedEnv home("HOME", "/home/u");
+  ScopedEnv mode("TESSEL_CACHE", nullptr);
+  ScopedEnv max("TESSEL_CACHE_MAX_BYTES", "3M");
+  DiskCacheOptions options = DiskCacheOptions::FromEnv();
+  EXPECT_TRUE(options.enabled);
+  EXPECT_EQ(options.dir, "/some/where");
+  EXPECT_EQ(options.max_bytes, 3u << 20);
+  {
+    ScopedEnv no_dir("TESSEL_CACHE_DIR", nullptr);
+    EXPECT_EQ(DiskCacheOptions::FromEnv().dir, "/xdg/tessel");
+    ScopedEnv no_xdg("XDG_CACHE_HOME", nullptr);
+    EXPECT_EQ(DiskCacheOptions::FromEnv().dir, "/home/u/.cache/tessel");
+  }
+  ScopedEnv off("TESSEL_CACHE", "off");
+  EXPECT_FALSE(DiskCacheOptions::FromEnv().enabled);
+  ScopedEnv plain("TESSEL_CACHE_MAX_BYTES", "12345");
+  EXPECT_EQ(DiskCacheOptions::FromEnv().max_bytes, 12345u);
+  ScopedEnv bad("TESSEL_CACHE_MAX_BYTES", "lots");
+  EXPECT_EQ(DiskCacheOptions::FromEnv().max_bytes, uint64_t{1} << 30);
+}
+
+TEST(DiskCacheTest, StoresTheLayoutAndLoadsIt) {
+  TempDir tmp;
+  const std::string root = tmp / "cache";
+  DiskCache cache({.dir = root});
+  ASSERT_TRUE(cache.enabled()) << cache.disabled_reason();
+  struct stat st;
+  ASSERT_EQ(stat(root.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+
+  const std::string key = Key(1);
+  EXPECT_FALSE(cache.Load(key).has_value());
+  const CudaSource source{.text = "// source\n", .entry = "k_a"};
+  cache.Store(key, FakeCubin("a"), source, {"-arch=sm_90a"});
+  const std::string base = root + "/v1/" + key.substr(0, 2) + "/" + key;
+  EXPECT_EQ(testing::ReadFile(base + ".cu"), "// source\n");
+  EXPECT_TRUE(DecodeCacheEntry(testing::ReadFile(base + ".cubin")));
+  EXPECT_THAT(testing::ReadFile(base + ".json"),
+              HasSubstr("\"entry\": \"k_a\""));
+
+  std::optional<Cubin> hit = cache.Load(key);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->image, FakeCubin("a").image);
+  EXPECT_EQ(hit->lowered_entry, "k_a");
+}
+
+TEST(DiskCacheTest, DamagedEntryIsAMissAndRemoved) {
+  TempDir tmp;
+  DiskCache cache({.dir = tmp.path()});
+  const std::string key = Key(2);
+  cache.Store(key, FakeCubin("b"), {.text = "x", .entry = "k"}, {});
+  const std::string path = cache.directory().EntryPath(key, ".cubin");
+  const std::string bytes = testing::ReadFile(path);
+  const uint64_t corrupt = GetJitCounters().corrupt_entries;
+  testing::WriteFile(path, bytes.substr(0, bytes.size() / 2));
+  EXPECT_FALSE(cache.Load(key).has_value());
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(GetJitCounters().corrupt_entries, corrupt + 1);
+}
+
+TEST(DiskCacheTest, OffWritesNothing) {
+  TempDir tmp;
+  DiskCache cache({.enabled = false, .dir = tmp / "cache"});
+  EXPECT_FALSE(cache.enabled());
+  cache.Store(Key(3), FakeCubin("c"), {.text = "x", .entry = "k"}, {});
+  EXPECT_FALSE(cache.Load(Key(3)).has_value());
+  EXPECT_FALSE(std::filesystem::exists(tmp / "cache"));
+}
+
+TEST(DiskCacheTest, FileInPlaceOfFolderDisablesWithAWarning) {
+  TempDir tmp;
+  testing::WriteFile(tmp / "file", "not a folder");
+  DiskCache cache({.dir = tmp / "file/cache"});
+  EXPECT_FALSE(cache.enabled());
+  EXPECT_THAT(cache.disabled_reason(), HasSubstr("file"));
+  cache.Store(Key(4), FakeCubin("d"), {.text = "x", .entry = "k"}, {});
+  EXPECT_FALSE(cache.Load(Key(4)).has_value());
+}
+
+TEST(DiskCacheTest, GroupWritableFolderIsNotTrusted) {
+  TempDir tmp;
+  const std::string root = tmp / "cache";
+  ASSERT_EQ(mkdir(root.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(root.c_str(), 0770), 0);
+  DiskCache cache({.dir = root});
+  EXPECT_FALSE(cache.enabled());
+  EXPECT_THAT(cache.disabled_reason(), HasSubstr("writable by group"));
+}
+
+TEST(DiskCacheTest, FolderOfAnotherUserIsNotTrusted) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a folder away";
+  TempDir tmp;
+  const std::string root = tmp / "cache";
+  ASSERT_EQ(mkdir(root.c_str(), 0700), 0);
+  ASSERT_EQ(chown(root.c_str(), 65534, 65534), 0);
+  DiskCache cache({.dir = root});
+  EXPECT_FALSE(cache.enabled());
+  EXPECT_THAT(cache.disabled_reason(), HasSubstr("owned by uid 65534"));
+}
+
+TEST(DiskCacheTest, UnwritableShardStillLeavesLoadsWorking) {
+  TempDir tmp;
+  DiskCache cache({.dir = tmp.path()});
+  ASSERT_TRUE(cache.enabled());
+  // A file where the key's shard folder should be: stores fail quietly.
+  const std::string key = Key(5);
+  testing::WriteFile(tmp / ("v1/" + key.substr(0, 2)), "blocker");
+  cache.Store(key, FakeCubin("e"), {.text = "x", .entry = "k"}, {});
+  EXPECT_FALSE(cache.Load(key).has_value());
+  EXPECT_EQ(cache.LockKey(key), nullptr);
+}
+
+TEST(DiskCacheTest, EvictionKeepsTheBoundAndTheRecentlyUsed) {
+  TempDir tmp;
+  // Each entry is ~10 KB of cubin plus small .json/.cu files.
+  DiskCache cache({.dir = tmp.path(), .max_bytes = 35000});
+  const CudaSource source{.text = "x", .entry = "k"};
+  for (int i = 0; i < 3; ++i) {
+    cache.Store(Key(i), FakeCubin("abc" + std::to_string(i), 10000), source,
+                {});
+    usleep(20000);  // distinct mtimes
+  }
+  ASSERT_TRUE(cache.Load(Key(0)).has_value());  // touch: now most recent
+  usleep(20000);
+  cache.Store(Key(3), FakeCubin("z", 10000), source, {});
+  EXPECT_LE(*cache.directory().TotalBytes(), 35000u);
+  EXPECT_TRUE(cache.Load(Key(0)).has_value());
+  EXPECT_FALSE(cache.Load(Key(1)).has_value());  // least recently used
+  EXPECT_TRUE(cache.Load(Key(3)).has_value());
+}
+
+TEST(DiskCacheTest, KeyLockExcludesAndLeavesNoFile) {
+  TempDir tmp;
+  DiskCache a({.dir = tmp.path(), .lock_timeout = absl::Milliseconds(50)});
+  DiskCache b({.dir = tmp.path(), .lock_timeout = absl::Milliseconds(50)});
+  {
+    std::unique_ptr<DiskCache::KeyLock> held = a.LockKey(Key(6));
+    ASSERT_NE(held, nullptr);
+    EXPECT_EQ(b.LockKey(Key(6)), nullptr);  // times out
+    EXPECT_NE(b.LockKey(Key(7)), nullptr);  // another key is free
+  }
+  EXPECT_NE(b.LockKey(Key(6)), nullptr);
+  EXPECT_THAT(FilesUnder(tmp.path()), ::testing::IsEmpty());
+}
+
+TEST(CacheDirectoryTest, ListsVerifiesRemovesAndClears) {
+  TempDir tmp;
+  DiskCache cache({.dir = tmp.path()});
+  for (int i = 0; i < 3; ++i) {
+    cache.Store(Key(i), FakeCubin("q"), {.text = "x", .entry = "k"},
+                {"-arch=sm_90a"});
+  }
+  CacheDirectory dir(tmp.path());
+  absl::StatusOr<std::vector<CacheEntryInfo>> entries = dir.List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 3u);
+  EXPECT_EQ((*entries)[0].entry, "k");
+  EXPECT_EQ((*entries)[0].arch, "sm_90a");
+  uint64_t sum = 0;
+  for (const CacheEntryInfo& entry : *entries) sum += entry.bytes;
+  EXPECT_EQ(*dir.TotalBytes(), sum);
+
+  testing::WriteFile(dir.EntryPath(Key(1), ".cubin"), "garbage");
+  absl::StatusOr<CacheVerifyReport> report = dir.Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->good, 2);
+  EXPECT_THAT(report->removed, ::testing::ElementsAre(Key(1)));
+  EXPECT_EQ(dir.List()->size(), 2u);
+
+  ASSERT_TRUE(dir.Remove(Key(0)).ok());
+  EXPECT_EQ(dir.List()->size(), 1u);
+  ASSERT_TRUE(dir.Clear().ok());
+  EXPECT_EQ(*dir.TotalBytes(), 0u);
+}
+
+}  // namespace
+}  // namespace tessel::jit

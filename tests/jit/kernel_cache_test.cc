@@ -1,0 +1,245 @@
+#include "jit/kernel_cache.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "jit/cache_directory.h"
+#include "jit/counters.h"
+#include "jit/driver_api.h"
+#include "nlohmann/json.hpp"
+#include "tests/jit/test_util.h"
+
+namespace tessel::jit {
+namespace {
+
+using testing::FilesUnder;
+using ::testing::HasSubstr;
+using testing::SaxpySource;
+using testing::TempDir;
+
+const CompileOptions kSm90{.arch = "sm_90a"};
+
+KernelCacheOptions InDir(const std::string& dir) {
+  return KernelCacheOptions{.disk = {.dir = dir}};
+}
+
+TEST(KernelCacheTest, MissThenDiskHitThenMemoryHit) {
+  TempDir tmp;
+  const CudaSource source = SaxpySource("miss-then-hit");
+  const JitCounters start = GetJitCounters();
+  std::string image;
+  {
+    KernelCache cache(InDir(tmp.path()));
+    absl::StatusOr<CachedCubin> first = cache.GetCubin(source, kSm90);
+    ASSERT_TRUE(first.ok()) << first.status();
+    EXPECT_EQ(first->origin, CubinOrigin::kCompiled);
+    image = first->cubin->image;
+    absl::StatusOr<CachedCubin> again = cache.GetCubin(source, kSm90);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->origin, CubinOrigin::kMemory);
+    EXPECT_EQ(again->cubin, first->cubin);  // shared, not copied
+  }
+  KernelCache fresh(InDir(tmp.path()));  // as a new process would
+  absl::StatusOr<CachedCubin> from_disk = fresh.GetCubin(source, kSm90);
+  ASSERT_TRUE(from_disk.ok());
+  EXPECT_EQ(from_disk->origin, CubinOrigin::kDisk);
+  EXPECT_EQ(from_disk->cubin->image, image);
+  EXPECT_EQ(from_disk->cubin->lowered_entry, "saxpy");
+
+  const JitCounters end = GetJitCounters();
+  EXPECT_EQ(end.nvrtc_compiles - start.nvrtc_compiles, 1u);
+  EXPECT_EQ(end.misses - start.misses, 1u);
+  EXPECT_EQ(end.memory_hits - start.memory_hits, 1u);
+  EXPECT_EQ(end.disk_hits - start.disk_hits, 1u);
+
+  // The entry's metadata and source sit beside it.
+  CacheDirectory dir(tmp.path());
+  const std::string key = from_disk->key;
+  EXPECT_EQ(testing::ReadFile(dir.EntryPath(key, ".cu")), source.text);
+  nlohmann::json meta =
+      nlohmann::json::parse(testing::ReadFile(dir.EntryPath(key, ".json")));
+  EXPECT_EQ(meta["entry"], "saxpy");
+  EXPECT_EQ(meta["lowered_entry"], "saxpy");
+  EXPECT_EQ(meta["arch"], "sm_90a");
+  EXPECT_EQ(meta["nvrtc_version"], NvrtcVersion());
+  EXPECT_EQ(meta["options"][0], "-arch=sm_90a");
+  EXPECT_GT(meta["compile_ms"].get<double>(), 0);
+  EXPECT_GT(meta["created_unix"].get<int64_t>(), 1700000000);
+}
+
+TEST(KernelCacheTest, DamagedEntriesAreRebuilt) {
+  TempDir tmp;
+  const CudaSource source = SaxpySource("damaged");
+  absl::StatusOr<CachedCubin> first =
+      KernelCache(InDir(tmp.path())).GetCubin(source, kSm90);
+  ASSERT_TRUE(first.ok());
+  const std::string path =
+      CacheDirectory(tmp.path()).EntryPath(first->key, ".cubin");
+  const std::string good = testing::ReadFile(path);
+
+  const auto truncate = [](std::string bytes) {
+    return bytes.substr(0, bytes.size() - 100);
+  };
+  const auto flip = [](std::string bytes) {
+    bytes[bytes.size() / 2] ^= 1;
+    return bytes;
+  };
+  for (const auto& damage : {+truncate, +flip}) {
+    testing::WriteFile(path, damage(good));
+    const JitCounters before = GetJitCounters();
+    absl::StatusOr<CachedCubin> rebuilt =
+        KernelCache(InDir(tmp.path())).GetCubin(source, kSm90);
+    ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+    EXPECT_EQ(rebuilt->origin, CubinOrigin::kCompiled);
+    EXPECT_EQ(rebuilt->cubin->image, first->cubin->image);
+    EXPECT_EQ(GetJitCounters().corrupt_entries, before.corrupt_entries + 1);
+    EXPECT_EQ(GetJitCounters().nvrtc_compiles, before.nvrtc_compiles + 1);
+    EXPECT_EQ(testing::ReadFile(path), good);  // whole again
+  }
+}
+
+TEST(KernelCacheTest, UnusableFolderStillCompiles) {
+  TempDir tmp;
+  testing::WriteFile(tmp / "blocker", "");
+  KernelCache cache(InDir(tmp / "blocker/cache"));
+  EXPECT_FALSE(cache.disk().enabled());
+  absl::StatusOr<CachedCubin> cubin =
+      cache.GetCubin(SaxpySource("uncached"), kSm90);
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  EXPECT_EQ(cubin->origin, CubinOrigin::kCompiled);
+}
+
+TEST(KernelCacheTest, ReadOnlyFolderStillCompiles) {
+  if (geteuid() == 0) {
+    GTEST_SKIP() << "root ignores permissions (UnusableFolderStillCompiles "
+                    "covers the failure with a file in the way)";
+  }
+  TempDir tmp;
+  const std::string root = tmp / "ro";
+  ASSERT_EQ(mkdir(root.c_str(), 0500), 0);
+  KernelCache cache(InDir(root));
+  absl::StatusOr<CachedCubin> cubin =
+      cache.GetCubin(SaxpySource("read-only"), kSm90);
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  EXPECT_EQ(cubin->origin, CubinOrigin::kCompiled);
+}
+
+TEST(KernelCacheTest, CompileErrorsAreReturnedAndNotCached) {
+  TempDir tmp;
+  KernelCache cache(InDir(tmp.path()));
+  CudaSource bad{.text = "extern \"C\" __global__ void k() { nope; }\n",
+                 .entry = "k"};
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<CachedCubin> cubin = cache.GetCubin(bad, kSm90);
+    ASSERT_FALSE(cubin.ok());
+    EXPECT_THAT(cubin.status().message(), HasSubstr("k.cu:1 |"));
+  }
+  EXPECT_THAT(FilesUnder(tmp.path()), ::testing::IsEmpty());
+}
+
+TEST(KernelCacheTest, ThreadsAskingForOneKernelShareOneCompile) {
+  TempDir tmp;
+  KernelCache cache(InDir(tmp.path()));
+  const CudaSource source = SaxpySource("threads");
+  constexpr int kThreads = 8;
+  std::vector<absl::StatusOr<CachedCubin>> results(kThreads);
+  const JitCounters before = GetJitCounters();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back(
+        [&, i] { results[i] = cache.GetCubin(source, kSm90); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const auto& result : results) {
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->cubin, results[0]->cubin);
+  }
+  const JitCounters after = GetJitCounters();
+  EXPECT_EQ(after.nvrtc_compiles - before.nvrtc_compiles, 1u);
+  EXPECT_EQ(after.memory_hits - before.memory_hits, kThreads - 1u);
+}
+
+TEST(KernelCacheTest, ForkedProcessesRacingOnOneKeyCompileOnce) {
+  TempDir tmp;
+  const std::string cache_dir = tmp / "cache";
+  const CudaSource source = SaxpySource("processes");
+  constexpr int kProcesses = 8;
+  int start[2];
+  ASSERT_EQ(pipe(start), 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < kProcesses; ++i) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(start[1]);
+      char byte;
+      (void)!read(start[0], &byte, 1);  // all start together (EOF)
+      KernelCache cache(InDir(cache_dir));
+      const uint64_t compiles = GetJitCounters().nvrtc_compiles;
+      absl::StatusOr<CachedCubin> cubin = cache.GetCubin(source, kSm90);
+      if (!cubin.ok()) _exit(10);
+      testing::WriteFile(tmp / absl::StrCat("out", i), cubin->cubin->image);
+      _exit(static_cast<int>(GetJitCounters().nvrtc_compiles - compiles));
+    }
+    children.push_back(pid);
+  }
+  close(start[0]);
+  close(start[1]);  // go
+  int compiles = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_LT(WEXITSTATUS(status), 10) << "a child failed to get the cubin";
+    compiles += WEXITSTATUS(status);
+  }
+  EXPECT_EQ(compiles, 1);
+  const std::string first = testing::ReadFile(tmp / "out0");
+  EXPECT_FALSE(first.empty());
+  for (int i = 1; i < kProcesses; ++i) {
+    EXPECT_EQ(testing::ReadFile(tmp / absl::StrCat("out", i)), first);
+  }
+  for (const std::string& name : FilesUnder(cache_dir)) {
+    EXPECT_FALSE(absl::StrContains(name, ".tmp.")) << name;
+    EXPECT_FALSE(absl::EndsWith(name, ".lock")) << name;
+  }
+  EXPECT_EQ(FilesUnder(cache_dir).size(), 3u);  // .cubin, .json, .cu
+}
+
+TEST(KernelCacheTest, IsolatedModeCompilesAndCaches) {
+  TempDir tmp;
+  KernelCacheOptions options = InDir(tmp.path());
+  options.isolated = true;
+  KernelCache cache(options);
+  const JitCounters before = GetJitCounters();
+  absl::StatusOr<CachedCubin> cubin =
+      cache.GetCubin(SaxpySource("isolated"), kSm90);
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  EXPECT_EQ(cubin->origin, CubinOrigin::kCompiled);
+  EXPECT_EQ(cubin->cubin->lowered_entry, "saxpy");
+  EXPECT_EQ(GetJitCounters().nvrtc_compiles, before.nvrtc_compiles + 1);
+  EXPECT_EQ(KernelCache(InDir(tmp.path()))
+                .GetCubin(SaxpySource("isolated"), kSm90)
+                ->origin,
+            CubinOrigin::kDisk);
+}
+
+TEST(KernelCacheTest, LoadWithoutDriverIsUnavailable) {
+  if (Driver().ok()) GTEST_SKIP() << "a CUDA driver is present";
+  TempDir tmp;
+  KernelCache cache(InDir(tmp.path()));
+  absl::StatusOr<LoadedKernel> kernel =
+      cache.GetKernel(SaxpySource(), kSm90, {});
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace tessel::jit

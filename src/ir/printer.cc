@@ -289,10 +289,12 @@ class Printer {
             absl::StrAppend(&extra, ", stage=[", absl::StrJoin(f->stage, ", "),
                             "]");
         }
-        Line(absl::StrCat("for ", VarName(f->var), " in T.",
-                          ForKindName(f->for_kind), "(", range, extra, "):"),
+        std::string var = VarName(f->var);
+        Line(absl::StrCat("for ", var, " in T.", ForKindName(f->for_kind), "(",
+                          range, extra, "):"),
              node);
         Body(f->body);
+        used_.erase(var);  // sibling loops may reuse the name
         return;
       }
       case StmtKind::kIfThenElse: {

@@ -1,3 +1,6 @@
+#include <functional>
+#include <random>
+
 #include <gtest/gtest.h>
 
 #include "src/ir/buffer.h"
@@ -78,6 +81,102 @@ TEST(ExprTest, DeepEqualComparesStructure) {
   EXPECT_FALSE(
       ExprDeepEqual(Expr(a) * 4 + 1, Expr(b) * 4 + 1));  // different vars
   EXPECT_FALSE(ExprDeepEqual(Expr(a) * 4, Expr(a) * 5));
+}
+
+}  // namespace
+}  // namespace tessel::ir
+
+namespace tessel::ir {
+namespace {
+
+// Evaluates an integer expression over variable bindings, as the IR defines
+// the operators (floor division and modulo).
+int64_t Eval(const Expr& e, const std::vector<std::pair<Var, int64_t>>& env) {
+  if (auto c = AsConstInt(e)) return *c;
+  if (const auto* v = e.As<VarNode>()) {
+    for (const auto& [var, value] : env) {
+      if (var.get() == v) return value;
+    }
+    ADD_FAILURE() << "unbound " << v->name;
+    return 0;
+  }
+  const auto* b = e.As<BinaryNode>();
+  if (b == nullptr) {
+    ADD_FAILURE() << "unexpected node " << ToString(e);
+    return 0;
+  }
+  int64_t x = Eval(b->a, env), y = Eval(b->b, env);
+  switch (b->op) {
+    case BinaryOp::kAdd:
+      return x + y;
+    case BinaryOp::kSub:
+      return x - y;
+    case BinaryOp::kMul:
+      return x * y;
+    case BinaryOp::kDiv:
+      return FloorDiv(x, y);
+    case BinaryOp::kMod:
+      return FloorMod(x, y);
+    case BinaryOp::kMin:
+      return std::min(x, y);
+    case BinaryOp::kMax:
+      return std::max(x, y);
+    case BinaryOp::kCeilDiv:
+      return -FloorDiv(-x, y);
+    default:
+      ADD_FAILURE() << "unexpected op in " << ToString(e);
+      return 0;
+  }
+}
+
+// Random index expressions: the simplified result must evaluate exactly like
+// the same operations done by hand, for many variable values.
+TEST(ExprTest, SimplificationPreservesValues) {
+  std::mt19937 rng(7);
+  Var vars[] = {Var("i"), Var("j"), Var("k")};
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<std::pair<Var, int64_t>> env;
+    for (const Var& v : vars)
+      env.emplace_back(v, static_cast<int64_t>(rng() % 41) - 20);
+    // Build expression and expected value side by side.
+    std::function<std::pair<Expr, int64_t>(int)> gen =
+        [&](int depth) -> std::pair<Expr, int64_t> {
+      if (depth == 0 || rng() % 4 == 0) {
+        if (rng() % 2) {
+          int64_t c = static_cast<int64_t>(rng() % 13) - 4;
+          return {Expr(static_cast<int>(c)), c};
+        }
+        const auto& [v, value] = env[rng() % env.size()];
+        return {Expr(v), value};
+      }
+      auto [a, x] = gen(depth - 1);
+      auto [b, y] = gen(depth - 1);
+      switch (rng() % 7) {
+        case 0:
+          return {a + b, x + y};
+        case 1:
+          return {a - b, x - y};
+        case 2:
+          return {a * b, x * y};
+        case 3: {
+          int64_t c = 1 + rng() % 8;
+          return {a / static_cast<int>(c), FloorDiv(x, c)};
+        }
+        case 4: {
+          int64_t c = 1 + rng() % 8;
+          return {a % static_cast<int>(c), FloorMod(x, c)};
+        }
+        case 5:
+          return {Min(a, b), std::min(x, y)};
+        default: {
+          int64_t c = 1 + rng() % 8;
+          return {CeilDiv(a, static_cast<int>(c)), -FloorDiv(-x, c)};
+        }
+      }
+    };
+    auto [e, want] = gen(4);
+    EXPECT_EQ(Eval(e, env), want) << ToString(e);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "tessel/compile.h"
+#include "tessel/program.h"
 #include "absl/strings/str_cat.h"
 #include "jit/kernel_cache.h"
 #include "src/codegen/cuda_codegen.h"
@@ -77,6 +78,11 @@ absl::StatusOr<CompiledKernel> compile(const ir::Program& program,
   impl->cubin = *cubin;
   impl->signature = gen->signature;
   return CompiledKernel(std::move(impl));
+}
+
+absl::StatusOr<CompiledKernel> compile(const Program& program,
+                                       const CompileOptions& options) {
+  return compile(program.ir(), options);
 }
 
 }  // namespace tessel

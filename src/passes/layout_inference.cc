@@ -202,8 +202,8 @@ absl::Status InferLayouts(LoweringState& state) {
         if (d.kind() != FragmentLayout::Kind::kMma) {
           for (const ir::Buffer& b : loop.rows) {
             if (!layouts.count(b.get())) {
-              layouts.emplace(b.get(), FragmentLayout::Replicated(
-                                           ShapeOf(b), c.threads));
+              layouts.emplace(
+                  b.get(), FragmentLayout::Replicated(ShapeOf(b), c.threads));
               changed = true;
             }
           }

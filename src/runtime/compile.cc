@@ -1,5 +1,4 @@
 #include "tessel/compile.h"
-#include "tessel/program.h"
 #include "absl/strings/str_cat.h"
 #include "jit/kernel_cache.h"
 #include "src/codegen/cuda_codegen.h"
@@ -7,6 +6,7 @@
 #include "src/passes/ir_util.h"
 #include "src/passes/pipeline.h"
 #include "src/runtime/kernel_impl.h"
+#include "tessel/program.h"
 
 namespace tessel {
 namespace {

@@ -19,7 +19,8 @@ const Seed kSeeds[] = {
     {"tiled_gemm_odd", [] { return seed::TiledGemm(333, 264, 200); }},
     {"tiled_gemm_dynamic_m", [] { return seed::TiledGemmDynamicM(256, 128); }},
     {"split_k_gemm", [] { return seed::SplitKGemm(256, 256, 1024, 4); }},
-    {"mbarrier_gemm", [] { return seed::MbarrierPipelinedGemm(256, 256, 256); }},
+    {"mbarrier_gemm",
+     [] { return seed::MbarrierPipelinedGemm(256, 256, 256); }},
     {"linear_attention_fwd",
      [] { return seed::LinearAttentionForward(2, 256, 2, 64, 64); }},
     {"linear_attention_bwd",
@@ -34,20 +35,21 @@ TEST_P(SeedCompile, CompilesWithNvrtc) {
   auto [s, arch] = GetParam();
   absl::StatusOr<Program> p = s.make();
   ASSERT_TRUE(p.ok()) << p.status();
-  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::cuda(arch)});
+  absl::StatusOr<CompiledKernel> k =
+      compile(*p, {.target = Target::cuda(arch)});
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_GT(k->cubin_bytes(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Seeds, SeedCompile,
-    ::testing::Combine(::testing::ValuesIn(kSeeds),
-                       ::testing::Values("sm_80", "sm_90a")),
-    [](const auto& info) {
-      std::string arch = std::get<1>(info.param);
-      return std::string(std::get<0>(info.param).name) + "_" +
-             (arch == "sm_80" ? "sm80" : "sm90a");
-    });
+INSTANTIATE_TEST_SUITE_P(Seeds, SeedCompile,
+                         ::testing::Combine(::testing::ValuesIn(kSeeds),
+                                            ::testing::Values("sm_80",
+                                                              "sm_90a")),
+                         [](const auto& info) {
+                           std::string arch = std::get<1>(info.param);
+                           return std::string(std::get<0>(info.param).name) +
+                                  "_" + (arch == "sm_80" ? "sm80" : "sm90a");
+                         });
 
 }  // namespace
 }  // namespace tessel

@@ -32,7 +32,8 @@
 //   `auto x = buf(i, j); x = 1;` stores into buf: write `T::Expr x = buf(i, j)`
 //   to keep a value). As an operand of a tile op it is a start point whose
 //   extents come from the other operand, aligned to the trailing dimensions
-//   (leading ones get extent 1), as in TileLang. With T::slice(start, stop)
+//   (leading ones get extent 1), as in TileLang; a guess that lays a tile dim
+//   onto a smaller tensor dim is an error. With T::slice(start, stop)
 //   or T::all in some dimension it is an explicit region.
 // - Boundary rule (also docs/ir.md): a copy or atomic whose global region runs
 //   past the tensor's edge reads zeros there and skips the stores there.

@@ -30,7 +30,8 @@ class Program {
   // The printed IR; with locations, each op's line ends with "# file.cc:line".
   std::string to_string(bool locations = false) const;
   // Structural hash and equality: source locations and the names of loop
-  // variables do not count; everything else (shapes, dtypes, ops) does.
+  // variables and local buffers do not count; everything else (program and
+  // tensor names, shapes, dtypes, ops, constants) does.
   uint64_t hash() const;
   friend bool operator==(const Program& a, const Program& b);
 

@@ -50,6 +50,24 @@ absl::Status ResolveExtents(PartialRegion& p,
   for (int d = 0; d < r - e; ++d)
     p.region.extent.push_back(ir::IntImm(DataType::kI32, 1));
   for (const ir::Expr& x : other) p.region.extent.push_back(x);
+  // With fewer tile dims than start indices the alignment is a guess; a tile
+  // wider than the whole dimension it landed on means the guess was wrong
+  // (e.g. X(b, s, h, d) with a [C, D] tile meant dims 1 and 3).
+  if (r > e) {
+    for (int d = r - e; d < r; ++d) {
+      std::optional<int64_t> size = ir::AsConstInt(p.region.buffer->shape[d]);
+      std::optional<int64_t> ext = ir::AsConstInt(p.region.extent[d]);
+      if (size && ext && *ext > *size) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("start point ", p.region.buffer->name,
+                         "(...) takes the tile extents ", ExtentsText(other),
+                         " on its last ", e, " dims, but dim ", d, " of ",
+                         Describe(p.region.buffer), " has only ", *size,
+                         " elements; use T::slice(start, stop) to say which "
+                         "dims the tile spans"));
+      }
+    }
+  }
   p.needs_extent = false;
   return absl::OkStatus();
 }

@@ -143,7 +143,7 @@ class ForNode : public StmtNode {
   const Expr min;
   const Expr extent;
   const ForKind for_kind;
-  // kPipelined only: stages (0 = let the pipeline pass choose) and, as in
+  // kPipelined only: stages (0 = not software-pipelined) and, as in
   // TileLang, optional per-statement order and stage lists of the body.
   const int num_stages;
   const std::vector<int> order;

@@ -21,23 +21,23 @@ std::string Print(const absl::StatusOr<Program>& p) {
 
 TEST(BuilderTest, StartPointsTakeTrailingExtentsFromTheOtherOperand) {
   T::ProgramBuilder p("k");
-  auto X = p.tensor("X", {2, 128, 4, 64}, T::f16);
+  auto X = p.tensor("X", {2, 4, 128, 64}, T::f16);
   {
     T::Kernel kernel(2, 4);
     auto [bx, by] = kernel.block_index();
     auto t = T::alloc_shared({32, 64}, T::f16, "t");
     T::copy(X(1, 2, bx * 32, 0), t);  // trailing dims
-    T::copy(X(by / 2, T::slice(bx * 32, bx * 32 + 32), by % 4, T::all),
+    T::copy(X(by / 2, by % 4, T::slice(bx * 32, bx * 32 + 32), T::all),
             t);  // slices
-    T::copy(t, X(0, T::slice(0, 32), 3, T::slice(0, 64)));
+    T::copy(t, X(0, 3, T::slice(0, 32), T::slice(0, 64)));
   }
   std::string text = Print(p.finish());
   EXPECT_THAT(text,
               HasSubstr("T.copy(X[1, 2, bx * 32:bx * 32 + 32, 0:64], t)"));
   EXPECT_THAT(
       text,
-      HasSubstr("T.copy(X[by / 2, bx * 32:bx * 32 + 32, by % 4, 0:64], t)"));
-  EXPECT_THAT(text, HasSubstr("T.copy(t, X[0, 0:32, 3, 0:64])"));
+      HasSubstr("T.copy(X[by / 2, by % 4, bx * 32:bx * 32 + 32, 0:64], t)"));
+  EXPECT_THAT(text, HasSubstr("T.copy(t, X[0, 3, 0:32, 0:64])"));
 }
 
 TEST(BuilderTest, IfElseIfElseAndScalarVariables) {

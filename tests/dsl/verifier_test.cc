@@ -497,3 +497,26 @@ TEST(VerifierTest, HandBuiltIrIsCheckedToo) {
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+TEST(VerifierTest, StartPointAlignedOntoTheWrongDims) {
+  // dQ(b, s, h, d) with a [64, 64] tile aligns to dims (h, d); h has 4.
+  T::ProgramBuilder p("test");
+  auto dQ = p.tensor("dQ", {2, 256, 4, 64}, T::f32);
+  int line = 0;
+  {
+    T::Kernel kernel(1);
+    auto t = T::alloc_shared({64, 64}, T::f32, "t");
+    line = __LINE__ + 1;
+    T::atomic_add(dQ(0, 64, 1, 0), t);
+  }
+  ExpectErrorAt(
+      p.finish().status(), line,
+      {"atomic_add", "dim 2 of dQ (global f32 [2, 256, 4, 64]) has only 4",
+       "use T::slice"});
+}
+
+}  // namespace
+}  // namespace tessel

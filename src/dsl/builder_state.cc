@@ -1,0 +1,283 @@
+#include "src/dsl/builder_state.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "src/ir/op.h"
+#include "src/ir/printer.h"
+#include "src/ir/verifier.h"
+
+namespace tessel::dsl {
+namespace {
+
+thread_local BuilderState* g_current = nullptr;
+
+bool MentionsVar(const ir::Program& program, const ir::Var& v) {
+  for (const ir::Buffer& b : program.params) {
+    for (const ir::Expr& d : b->shape) {
+      if (d.get() == v.get()) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+BuilderState::BuilderState(std::string name, ir::SourceLoc loc)
+    : name_(std::move(name)), loc_(loc), previous_(g_current) {
+  g_current = this;
+  Frame root;
+  root.kind = FrameKind::kRoot;
+  root.loc = loc;
+  OpenFrame(std::move(root));
+}
+
+BuilderState::~BuilderState() {
+  if (g_current == this) g_current = previous_;
+}
+
+BuilderState* BuilderState::Current() { return g_current; }
+
+void BuilderState::Error(const ir::SourceLoc& loc, std::string_view op,
+                         std::string_view message) {
+  if (!status_.ok()) return;
+  status_ = absl::InvalidArgumentError(absl::StrCat(
+      ir::FormatLoc(loc), ": ", std::string(op), ": ", std::string(message)));
+}
+
+void BuilderState::ExprError(std::string message) {
+  if (pending_expr_error_.empty()) pending_expr_error_ = std::move(message);
+}
+
+void BuilderState::ReportExprError(std::string message) {
+  if (BuilderState* s = Current()) s->ExprError(std::move(message));
+}
+
+bool BuilderState::BeginOp(const ir::SourceLoc& loc, std::string_view op,
+                           bool needs_kernel) {
+  if (!pending_expr_error_.empty()) {
+    Error(
+        loc, op,
+        absl::StrCat("bad expression in its arguments: ", pending_expr_error_));
+    pending_expr_error_.clear();
+  }
+  if (finished_) {
+    Error(loc, op, "called after ProgramBuilder::finish()");
+    return false;
+  }
+  if (needs_kernel && !in_kernel()) {
+    Error(loc, op, "called outside a T::Kernel scope");
+    return false;
+  }
+  return true;
+}
+
+bool BuilderState::in_kernel() const {
+  for (const Frame& f : frames_) {
+    if (f.kind == FrameKind::kKernel) return true;
+  }
+  return false;
+}
+
+BuilderState::Frame* BuilderState::kernel_frame() {
+  for (Frame& f : frames_) {
+    if (f.kind == FrameKind::kKernel) return &f;
+  }
+  return nullptr;
+}
+
+int BuilderState::loop_depth() const {
+  return static_cast<int>(
+      std::count_if(frames_.begin(), frames_.end(),
+                    [](const Frame& f) { return f.kind == FrameKind::kLoop; }));
+}
+
+void BuilderState::Append(ir::Stmt stmt) {
+  top().entries.emplace_back(std::move(stmt));
+}
+
+void BuilderState::AppendAlloc(const ir::Buffer& buffer,
+                               const ir::SourceLoc& loc) {
+  top().entries.emplace_back(AllocEntry{buffer, loc});
+}
+
+std::pair<uint64_t, int> BuilderState::AppendIf(ir::Expr cond,
+                                                ir::Stmt then_body,
+                                                const ir::SourceLoc& loc) {
+  IfEntry e;
+  e.branches.emplace_back(std::move(cond), std::move(then_body));
+  e.locs.push_back(loc);
+  top().entries.emplace_back(std::move(e));
+  return {top().id, static_cast<int>(top().entries.size()) - 1};
+}
+
+BuilderState::IfEntry* BuilderState::FindIf(uint64_t frame_id, int entry) {
+  Frame& f = top();
+  if (f.id != frame_id || entry != static_cast<int>(f.entries.size()) - 1)
+    return nullptr;
+  return std::get_if<IfEntry>(&f.entries[entry]);
+}
+
+int BuilderState::OpenFrame(Frame frame) {
+  frame.id = next_frame_id_++;
+  if (!frames_.empty() && top().discard) frame.discard = true;
+  frames_.push_back(std::move(frame));
+  return depth();
+}
+
+ir::Stmt BuilderState::CloseFrame(int index, Frame* closed) {
+  if (index <= 0 || index > depth()) return ir::Stmt();
+  // Frames left open inside this one (only after a user's mistake, e.g. a
+  // scope object kept alive past its parent) are closed and dropped.
+  while (depth() > index) {
+    Error(top().loc, "scope", "closed after its enclosing scope");
+    frames_.pop_back();
+  }
+  *closed = std::move(frames_.back());
+  frames_.pop_back();
+  return Fold(std::move(closed->entries), closed->loc);
+}
+
+ir::Stmt BuilderState::Fold(std::vector<Entry> entries,
+                            const ir::SourceLoc& loc) {
+  std::vector<ir::Stmt> reversed;
+  auto seq_of = [&](const std::vector<ir::Stmt>& rev) {
+    return ir::Seq(std::vector<ir::Stmt>(rev.rbegin(), rev.rend()), loc);
+  };
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (auto* s = std::get_if<ir::Stmt>(&*it)) {
+      reversed.push_back(std::move(*s));
+    } else if (auto* a = std::get_if<AllocEntry>(&*it)) {
+      ir::Stmt body = seq_of(reversed);
+      reversed.clear();
+      reversed.push_back(
+          ir::MakeStmt<ir::AllocateNode>(a->buffer, body, a->loc));
+    } else {
+      auto& chain = std::get<IfEntry>(*it);
+      ir::Stmt else_case = chain.else_body;
+      for (size_t b = chain.branches.size(); b-- > 0;) {
+        else_case = ir::MakeStmt<ir::IfThenElseNode>(chain.branches[b].first,
+                                                     chain.branches[b].second,
+                                                     else_case, chain.locs[b]);
+      }
+      reversed.push_back(else_case);
+    }
+  }
+  return seq_of(reversed);
+}
+
+ir::Buffer BuilderState::AddTensor(std::string name,
+                                   std::vector<ir::Expr> shape, DataType dtype,
+                                   const ir::SourceLoc& loc) {
+  std::string op = absl::StrCat("tensor ", name);
+  if (BeginOp(loc, op, /*needs_kernel=*/false)) {
+    if (in_kernel())
+      Error(loc, op, "declare tensors before the T::Kernel scope");
+    if (name.empty()) Error(loc, op, "a tensor needs a name");
+    for (const ir::Buffer& p : params_) {
+      if (p->name == name)
+        Error(loc, op, "a tensor of this name exists already");
+    }
+    if (shape.empty()) Error(loc, op, "a tensor needs at least one dimension");
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const ir::Expr& e = shape[d];
+      bool is_dim =
+          e.defined() && e.As<ir::VarNode>() != nullptr &&
+          std::any_of(dims_.begin(), dims_.end(),
+                      [&](const ir::Var& v) { return v.get() == e.get(); });
+      std::optional<int64_t> c = e.defined() ? ir::AsConstInt(e) : std::nullopt;
+      if (!is_dim && !(c && *c > 0 && e.dtype() != DataType::kBool)) {
+        Error(loc, op,
+              absl::StrCat(
+                  "dimension ", d, " is ",
+                  e.defined() ? ir::ToString(e) : "undefined",
+                  "; it must be a positive number or a T::dim(\"name\")"));
+        shape[d] = ir::IntImm(DataType::kI32, 1);
+      } else if (c) {
+        shape[d] = ir::IntImm(DataType::kI32, *c);
+      }
+    }
+  }
+  ir::Buffer b = ir::MakeBuffer(std::move(name), dtype, std::move(shape),
+                                ir::Scope::kGlobal);
+  if (!finished_) params_.push_back(b);
+  return b;
+}
+
+ir::Var BuilderState::Dim(const std::string& name, const ir::SourceLoc& loc) {
+  auto it = dims_by_name_.find(name);
+  if (it != dims_by_name_.end()) return it->second;
+  if (name.empty()) Error(loc, "dim", "a symbolic dimension needs a name");
+  ir::Var v(name, DataType::kI32);
+  dims_by_name_.emplace(name, v);
+  dims_.push_back(v);
+  return v;
+}
+
+std::string BuilderState::BufferName(std::string wanted,
+                                     std::string_view prefix) {
+  if (!wanted.empty()) return wanted;
+  int& n = name_counters_[std::string(prefix)];
+  return absl::StrCat(std::string(prefix), n++);
+}
+
+std::string BuilderState::LoopVarName(std::string wanted) {
+  if (!wanted.empty()) return wanted;
+  static constexpr const char* kNames[] = {"i", "j", "k", "l", "m", "n"};
+  int d = loop_depth();
+  return d < 6 ? kNames[d] : absl::StrCat("i", d);
+}
+
+absl::StatusOr<ir::Program> BuilderState::Finish(const ir::SourceLoc& loc) {
+  if (finished_) {
+    Error(loc, "finish", "called twice");
+    return status_;
+  }
+  if (!pending_expr_error_.empty()) {
+    Error(loc, "finish", absl::StrCat("bad expression: ", pending_expr_error_));
+    pending_expr_error_.clear();
+  }
+  finished_ = true;
+  if (depth() > 0) {
+    const Frame& open = frames_[1];
+    Error(open.loc, open.kind == FrameKind::kKernel ? "T::Kernel" : "scope",
+          absl::StrCat("scope still open when finish() was called at ",
+                       ir::FormatLoc(loc),
+                       "; close it first (end its C++ block)"));
+  }
+  if (!status_.ok()) return status_;
+  if (kernels_ == 0) {
+    Error(loc, "finish", absl::StrCat("program ", name_, " has no T::Kernel"));
+    return status_;
+  }
+  ir::Program program;
+  program.name = name_;
+  program.params = params_;
+  for (const ir::Var& v : dims_) {
+    program.dims.push_back(v);
+  }
+  for (const ir::Var& v : dims_) {
+    if (!MentionsVar(program, v)) {
+      Error(loc_, "dim",
+            absl::StrCat("symbolic dimension ", v.name(),
+                         " is not a dimension of any tensor, so it cannot be "
+                         "bound at launch"));
+      return status_;
+    }
+  }
+  program.body = kernel_;
+  if (absl::Status s = ir::Verify(program); !s.ok()) {
+    status_ = s;
+    return status_;
+  }
+  if (const char* dump = std::getenv("TESSEL_DUMP_IR");
+      dump != nullptr && *dump != '\0' && std::string_view(dump) != "0") {
+    std::cerr << "// TESSEL_DUMP_IR: recorded program\n"
+              << ir::ToString(program, {.locations = true});
+  }
+  return program;
+}
+
+}  // namespace tessel::dsl

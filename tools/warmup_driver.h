@@ -60,6 +60,7 @@ struct WarmupReport {
   double seconds = 0;              // wall time of the whole run
   int jobs = 1;
   bool dry_run = false;
+  std::string warning;  // e.g. the cache is near its size limit
 
   int Count(JobOutcome outcome) const;
   bool ok() const {

@@ -404,15 +404,19 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
   }
   report.seconds = absl::ToDoubleSeconds(absl::Now() - run_start);
   if (!options.dry_run) {
-    // The cache evicts least recently used entries above its limit, which
-    // could be this run's own.
-    absl::StatusOr<uint64_t> bytes = directory.TotalBytes();
-    if (bytes.ok() && *bytes * 10 >= disk.max_bytes * 9) {
+    // The cache evicts least recently used entries above its size limit,
+    // which may have been this run's own: check that they are all there.
+    for (const JobResult& r : report.results) {
+      if (r.outcome != JobOutcome::kFailed && !EntryPresent(directory, r.key)) {
+        ++report.evicted;
+      }
+    }
+    if (report.evicted > 0) {
       report.warning = absl::StrFormat(
-          "the cache holds %d MiB of its %d MiB limit: entries may have been "
-          "evicted; raise TESSEL_CACHE_MAX_BYTES (here and where the "
-          "application runs)",
-          *bytes >> 20, disk.max_bytes >> 20);
+          "%d of this run's kernels were evicted again by the cache's size "
+          "limit (%d KiB): raise TESSEL_CACHE_MAX_BYTES, here and where the "
+          "application runs",
+          report.evicted, disk.max_bytes >> 10);
     }
   }
   return report;

@@ -4,8 +4,8 @@
 #include "src/codegen/cuda_codegen.h"
 #include "src/ir/printer.h"
 #include "src/passes/ir_util.h"
-#include "src/passes/pipeline.h"
 #include "src/runtime/kernel_impl.h"
+#include "src/runtime/lower.h"
 #include "tessel/program.h"
 
 namespace tessel {
@@ -24,33 +24,17 @@ jit::KernelCache& IsolatedCache() {
 
 absl::StatusOr<CompiledKernel> compile(const ir::Program& program,
                                        const CompileOptions& options) {
-  const Target& target = options.target;
-  if (target.kind() == Target::Kind::kCpu) {
+  if (options.target.kind() == Target::Kind::kCpu) {
     return absl::UnimplementedError(
         "compile(): Target::cpu() (the interpreter) is not wired into "
-        "compile() yet; run the program with the interpreter directly");
+        "compile() yet; run the program with tessel::interpret");
   }
-  if (!target.status().ok()) return target.status();
-  if (target.sm() < 80) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "compile(): ", target.arch(), " is below sm_80, the oldest arch the ",
-        "CUDA path supports (cp.async, ldmatrix, mma.sync)"));
-  }
-  passes::LoweringState state;
-  state.program = program;
-  state.target = target;
-  state.config = options.pass_config;
-  if (absl::Status s = passes::RunPipeline(state); !s.ok()) return s;
-  absl::StatusOr<codegen::GeneratedKernel> gen = codegen::EmitCuda(state);
-  if (!gen.ok()) return gen.status();
-  // The pass config changes the source; say so in it so it also keys the
-  // cache when it does not.
-  gen->source.text = absl::StrCat("// pass config: ", state.config.ToString(),
-                                  "\n", gen->source.text);
-  jit::CompileOptions jo;
-  jo.arch = target.arch();
-  jo.fast_math = options.fast_math;
-  jo.lineinfo = options.lineinfo;
+  absl::StatusOr<runtime::Lowered> lowered = runtime::Lower(program, options);
+  if (!lowered.ok()) return lowered.status();
+  const passes::LoweringState& state = lowered->state;
+  const codegen::GeneratedKernel* gen = &lowered->generated;
+  const jit::CompileOptions& jo = lowered->jit_options;
+  const Target& target = options.target;
   jit::KernelCache& cache =
       options.isolated ? IsolatedCache() : jit::KernelCache::Default();
   absl::StatusOr<jit::CachedCubin> cubin = cache.GetCubin(gen->source, jo);

@@ -1,0 +1,42 @@
+#include "src/runtime/lower.h"
+
+#include "absl/strings/str_cat.h"
+#include "src/passes/pipeline.h"
+
+namespace tessel::runtime {
+
+absl::StatusOr<Lowered> Lower(const ir::Program& program,
+                              const CompileOptions& options) {
+  const Target& target = options.target;
+  if (target.kind() == Target::Kind::kCpu) {
+    return absl::InvalidArgumentError(
+        "the CPU target has no CUDA lowering; run the program with "
+        "tessel::interpret");
+  }
+  if (!target.status().ok()) return target.status();
+  if (target.sm() < 80) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compile(): ", target.arch(), " is below sm_80, the oldest arch the ",
+        "CUDA path supports (cp.async, ldmatrix, mma.sync)"));
+  }
+  Lowered lowered;
+  lowered.state.program = program;
+  lowered.state.target = target;
+  lowered.state.config = options.pass_config;
+  if (absl::Status s = passes::RunPipeline(lowered.state); !s.ok()) return s;
+  absl::StatusOr<codegen::GeneratedKernel> gen =
+      codegen::EmitCuda(lowered.state);
+  if (!gen.ok()) return gen.status();
+  lowered.generated = *std::move(gen);
+  // The pass config changes the source; say so in it so it also keys the
+  // cache when it does not.
+  jit::CudaSource& source = lowered.generated.source;
+  source.text = absl::StrCat(
+      "// pass config: ", lowered.state.config.ToString(), "\n", source.text);
+  lowered.jit_options.arch = target.arch();
+  lowered.jit_options.fast_math = options.fast_math;
+  lowered.jit_options.lineinfo = options.lineinfo;
+  return lowered;
+}
+
+}  // namespace tessel::runtime

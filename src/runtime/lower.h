@@ -1,0 +1,32 @@
+// Everything compile() does before NVRTC: the scheduler passes and the CUDA
+// codegen, giving the exact source and NVRTC options that key the cache.
+// tessel-warmup uses it to ask the cache about a kernel without compiling.
+//
+//   ASSIGN_OR_RETURN(runtime::Lowered l,
+//                    runtime::Lower(program.ir(), options));
+//   ASSIGN_OR_RETURN(std::string key,
+//                    jit::ComputeCacheKey(l.generated.source, l.jit_options));
+#ifndef TESSEL_SRC_RUNTIME_LOWER_H_
+#define TESSEL_SRC_RUNTIME_LOWER_H_
+
+#include "absl/status/statusor.h"
+#include "jit/nvrtc.h"
+#include "src/codegen/cuda_codegen.h"
+#include "src/passes/lowering_state.h"
+#include "tessel/compile.h"
+
+namespace tessel::runtime {
+
+struct Lowered {
+  passes::LoweringState state;  // the program after every pass
+  codegen::GeneratedKernel generated;
+  jit::CompileOptions jit_options;
+};
+
+// Fails for the CPU target and for archs below sm_80.
+absl::StatusOr<Lowered> Lower(const ir::Program& program,
+                              const CompileOptions& options);
+
+}  // namespace tessel::runtime
+
+#endif  // TESSEL_SRC_RUNTIME_LOWER_H_

@@ -1,0 +1,76 @@
+// Running a compiled kernel on device tensors.
+//
+//   tessel::TensorView a = tessel::TensorView::Contiguous(ptr_a, tessel::f16,
+//                                                         {4096, 4096});
+//   RETURN_IF_ERROR(kernel.launch({a, b, c}, stream));
+//
+// launch() checks every view against its parameter ("A: expected
+// f16[4096,4096], got f32[4096,4096]"), binds the program's symbolic sizes
+// from the shapes, computes the grid and launches on `stream` (nullptr: the
+// legacy default stream) in the current context (or device 0's primary).
+#ifndef TESSEL_RUNTIME_H_
+#define TESSEL_RUNTIME_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "tessel/dtype.h"
+
+struct CUstream_st;
+
+namespace tessel {
+
+// A device tensor: pointer, element type, shape and strides (in elements;
+// empty = row-major contiguous). Generated kernels take contiguous tensors.
+struct TensorView {
+  uint64_t data = 0;  // a CUdeviceptr
+  DataType dtype = DataType::kF32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+
+  static TensorView Contiguous(uint64_t data, DataType dtype,
+                               std::vector<int64_t> shape) {
+    return TensorView{data, dtype, std::move(shape), {}};
+  }
+  template <typename T>
+  static TensorView Contiguous(T* data, DataType dtype,
+                               std::vector<int64_t> shape) {
+    return Contiguous(reinterpret_cast<uintptr_t>(data), dtype,
+                      std::move(shape));
+  }
+  std::string ToString() const;  // "f16[4096,4096]"
+};
+
+namespace runtime {
+struct KernelImpl;
+}  // namespace runtime
+
+class CompiledKernel {
+ public:
+  CompiledKernel() = default;
+  explicit CompiledKernel(std::shared_ptr<runtime::KernelImpl> impl)
+      : impl_(std::move(impl)) {}
+
+  absl::Status launch(const std::vector<TensorView>& tensors,
+                      CUstream_st* stream = nullptr) const;
+
+  const std::string& name() const;
+  const std::string& source() const;      // the generated CUDA C++
+  const std::string& entry() const;       // the kernel's name in it
+  const std::string& lowered_ir() const;  // the IR the codegen printed
+  const std::string& arch() const;
+  int threads() const;
+  int shared_memory_bytes() const;  // dynamic shared memory per block
+  size_t cubin_bytes() const;
+  bool valid() const { return impl_ != nullptr; }
+
+ private:
+  std::shared_ptr<runtime::KernelImpl> impl_;
+};
+
+}  // namespace tessel
+
+#endif  // TESSEL_RUNTIME_H_

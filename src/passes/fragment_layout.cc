@@ -1,0 +1,171 @@
+#include "src/passes/fragment_layout.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/ir/op.h"
+
+namespace tessel::passes {
+
+FragmentLayout FragmentLayout::Mma(std::vector<int64_t> shape, int threads,
+                                   int warps_m, int warps_n) {
+  FragmentLayout l;
+  l.kind_ = Kind::kMma;
+  l.shape_ = std::move(shape);
+  l.threads_ = threads;
+  l.warps_m_ = warps_m;
+  l.warps_n_ = warps_n;
+  l.mi_ = static_cast<int>(l.shape_[0] / warps_m / 16);
+  l.ni_ = static_cast<int>(l.shape_[1] / warps_n / 8);
+  return l;
+}
+
+FragmentLayout FragmentLayout::Blocked(std::vector<int64_t> shape, int threads,
+                                       int vec) {
+  FragmentLayout l;
+  l.kind_ = Kind::kBlocked;
+  l.shape_ = std::move(shape);
+  l.threads_ = threads;
+  l.vec_ = vec;
+  return l;
+}
+
+FragmentLayout FragmentLayout::RowsOf() const {
+  FragmentLayout l = *this;
+  l.kind_ = Kind::kMmaRows;
+  l.shape_ = {shape_[0]};
+  return l;
+}
+
+namespace {
+int64_t NumElements(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+}  // namespace
+
+std::vector<int64_t> FragmentLayout::local_shape() const {
+  switch (kind_) {
+    case Kind::kMma:
+      return {mi_, ni_, 4};
+    case Kind::kMmaRows:
+      return {mi_, 2};
+    case Kind::kBlocked: {
+      int64_t chunks = NumElements(shape_) / vec_;
+      return {(chunks + threads_ - 1) / threads_, vec_};
+    }
+  }
+  return {};
+}
+
+std::vector<ir::Expr> FragmentLayout::Logical(
+    const ir::Expr& tx, const std::vector<ir::Expr>& local) const {
+  switch (kind_) {
+    case Kind::kMma:
+    case Kind::kMmaRows: {
+      ir::Expr lane = tx % 32, warp = tx / 32;
+      ir::Expr wm = warp / warps_n_, wn = warp % warps_n_;
+      int64_t wtm = shape_[0] / warps_m_;
+      ir::Expr h = kind_ == Kind::kMma ? local[2] / 2 : local[1];
+      ir::Expr row =
+          wm * static_cast<int>(wtm) + local[0] * 16 + lane / 4 + h * 8;
+      if (kind_ == Kind::kMmaRows) return {row};
+      int64_t wtn = shape_[1] / warps_n_;
+      ir::Expr col = wn * static_cast<int>(wtn) + local[1] * 8 +
+                     (lane % 4) * 2 + local[2] % 2;
+      return {row, col};
+    }
+    case Kind::kBlocked: {
+      ir::Expr p = (local[0] * threads_ + tx) * vec_ + local[1];
+      std::vector<ir::Expr> out(shape_.size());
+      for (int d = static_cast<int>(shape_.size()) - 1; d >= 0; --d) {
+        if (d == 0) {
+          out[d] = p;
+        } else {
+          out[d] = p % static_cast<int>(shape_[d]);
+          p = p / static_cast<int>(shape_[d]);
+        }
+      }
+      return out;
+    }
+  }
+  return {};
+}
+
+ir::Expr FragmentLayout::Valid(const ir::Expr& tx,
+                               const std::vector<ir::Expr>& local) const {
+  if (kind_ != Kind::kBlocked) return ir::Expr();
+  int64_t chunks = NumElements(shape_) / vec_;
+  if (chunks % threads_ == 0) return ir::Expr();
+  return local[0] * threads_ + tx < static_cast<int>(chunks);
+}
+
+ir::Expr FragmentLayout::Leader(const ir::Expr& tx) const {
+  if (kind_ != Kind::kMmaRows) return ir::Expr();
+  ir::Expr lead = tx % 4 == 0;
+  if (warps_n_ > 1) lead = lead && ((tx / 32) % warps_n_ == 0);
+  return lead;
+}
+
+int FragmentLayout::contiguous() const {
+  switch (kind_) {
+    case Kind::kMma:
+      return 2;
+    case Kind::kMmaRows:
+      return 1;
+    case Kind::kBlocked:
+      return vec_;
+  }
+  return 1;
+}
+
+bool FragmentLayout::operator==(const FragmentLayout& o) const {
+  return kind_ == o.kind_ && shape_ == o.shape_ && threads_ == o.threads_ &&
+         warps_m_ == o.warps_m_ && warps_n_ == o.warps_n_ && vec_ == o.vec_;
+}
+
+std::string FragmentLayout::ToString() const {
+  std::string shape = absl::StrJoin(shape_, ", ");
+  switch (kind_) {
+    case Kind::kMma:
+      return absl::StrCat("mma[", shape, "] warps ", warps_m_, "x", warps_n_,
+                          " local [", mi_, "][", ni_, "][4]");
+    case Kind::kMmaRows:
+      return absl::StrCat("mma_rows[", shape, "] warps ", warps_m_, "x",
+                          warps_n_, " local [", mi_, "][2]");
+    case Kind::kBlocked: {
+      std::vector<int64_t> l = local_shape();
+      return absl::StrCat("blocked[", shape, "] vec ", vec_, " local [", l[0],
+                          "][", l[1], "]");
+    }
+  }
+  return "";
+}
+
+std::pair<int, int> ChooseWarpGrid(int64_t m, int64_t n, int warps,
+                                   int policy) {
+  auto fits = [&](int wm, int wn) {
+    return wm * wn == warps && m % (16 * wm) == 0 && n % (16 * wn) == 0;
+  };
+  if (policy == 1 && fits(warps, 1)) return {warps, 1};
+  if (policy == 2 && fits(1, warps)) return {1, warps};
+  // Square: the warp tile closest to square (ties: more warps along m, as
+  // the probe's 4x2 for a 256x128 tile).
+  std::pair<int, int> best{0, 0};
+  double best_score = 1e30;
+  for (int wm = 1; wm <= warps; ++wm) {
+    if (warps % wm != 0) continue;
+    int wn = warps / wm;
+    if (!fits(wm, wn)) continue;
+    double ratio = std::fabs(std::log(double(m / wm) / double(n / wn)));
+    if (ratio < best_score - 1e-9) {
+      best_score = ratio;
+      best = {wm, wn};
+    }
+  }
+  return best;
+}
+
+}  // namespace tessel::passes

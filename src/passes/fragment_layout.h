@@ -1,0 +1,87 @@
+// How a fragment (a block-level register tile) is spread over the threads
+// of a block: which thread holds logical element (i, j, ...) and where in
+// its local array.
+//
+//   FragmentLayout acc = FragmentLayout::Mma({128, 128}, 256, 4, 2);
+//   acc.local_shape();                    // {2, 8, 4}: float acc[2][8][4]
+//   std::vector<ir::Expr> ij = acc.Logical(tx, {mi, ni, e});
+//   FragmentLayout m = acc.RowsOf();        // [128] row-wise reduce result
+//
+// Kinds:
+//  - kMma: the mma.m16n8k16 accumulator layout. The block's warps form a
+//    warps_m x warps_n grid; warp (wm, wn) owns rows wm*M/warps_m.. and
+//    columns wn*N/warps_n..; local [mi][ni][e] is row mi*16 + lane/4 +
+//    (e/2)*8, column ni*8 + (lane%4)*2 + e%2 of the warp tile.
+//  - kMmaRows: a rank-1 [M] tile holding one value per row of an kMma
+//    layout, in the threads that hold that row (replicated over the 4 lanes
+//    of a row group and over warps_n); local [mi][h] is row mi*16 + lane/4 +
+//    h*8 of the warp tile.
+//  - kBlocked: element p (row-major) belongs to chunk p / vec; chunk c goes
+//    to thread c % threads, local [c / threads][p % vec].
+#ifndef TESSEL_SRC_PASSES_FRAGMENT_LAYOUT_H_
+#define TESSEL_SRC_PASSES_FRAGMENT_LAYOUT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/ir/expr.h"
+
+namespace tessel::passes {
+
+class FragmentLayout {
+ public:
+  enum class Kind { kMma, kMmaRows, kBlocked };
+
+  static FragmentLayout Mma(std::vector<int64_t> shape, int threads,
+                            int warps_m, int warps_n);
+  static FragmentLayout Blocked(std::vector<int64_t> shape, int threads,
+                                int vec);
+  // The row-wise layout of this kMma layout's rows.
+  FragmentLayout RowsOf() const;
+
+  Kind kind() const { return kind_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int threads() const { return threads_; }
+  int warps_m() const { return warps_m_; }
+  int warps_n() const { return warps_n_; }
+  int vec() const { return vec_; }
+  // mma: m16 tiles and n8 tiles per warp.
+  int mi() const { return mi_; }
+  int ni() const { return ni_; }
+
+  // The per-thread array: float acc[local_shape...].
+  std::vector<int64_t> local_shape() const;
+  // Logical indices of local element `local` of thread `tx`.
+  std::vector<ir::Expr> Logical(const ir::Expr& tx,
+                                const std::vector<ir::Expr>& local) const;
+  // Whether local element `local` of thread tx exists (blocked tails);
+  // undefined when always.
+  ir::Expr Valid(const ir::Expr& tx, const std::vector<ir::Expr>& local) const;
+  // Among threads holding the same element, true for exactly one (for
+  // effects that must happen once: global stores, atomics); undefined when
+  // the layout does not replicate.
+  ir::Expr Leader(const ir::Expr& tx) const;
+  // Number of consecutive local elements along the last local dim that are
+  // consecutive along the last logical dim (2 for mma pairs, vec blocked).
+  int contiguous() const;
+
+  bool operator==(const FragmentLayout& o) const;
+  std::string ToString() const;
+
+ private:
+  Kind kind_ = Kind::kBlocked;
+  std::vector<int64_t> shape_;
+  int threads_ = 0;
+  int warps_m_ = 1, warps_n_ = 1, mi_ = 0, ni_ = 0;
+  int vec_ = 1;
+};
+
+// The warp grid (warps_m x warps_n) a gemm with C [m, n] uses, for the
+// policy (0 square, 1 full row, 2 full col), or {0, 0} when the tile does
+// not fit the mma.sync path (m % (16 warps_m), n % (16 warps_n)).
+std::pair<int, int> ChooseWarpGrid(int64_t m, int64_t n, int warps, int policy);
+
+}  // namespace tessel::passes
+
+#endif  // TESSEL_SRC_PASSES_FRAGMENT_LAYOUT_H_

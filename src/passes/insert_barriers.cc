@@ -1,0 +1,344 @@
+#include "src/passes/insert_barriers.h"
+
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "src/ir/visitor.h"
+#include "src/passes/intrinsics.h"
+#include "src/passes/ir_util.h"
+
+namespace tessel::passes {
+namespace {
+
+// One access of a shared buffer by a block-collective statement.
+struct Access {
+  const ir::BufferNode* buffer;
+  bool write;
+  bool atomic;     // mbarrier arrive / wait: commute with each other
+  ir::Expr first;  // first index when it is one element (stage), else undef
+  // cp_async_wait: the async data of other threads lands. It orders later
+  // accesses (RAW, WAW) but nothing before it (the copy's issue did).
+  bool landing = false;
+};
+
+using Accesses = std::vector<Access>;
+
+bool IsSharedLike(const ir::BufferNode* b) {
+  return b->scope == ir::Scope::kShared || b->scope == ir::Scope::kBarrier;
+}
+
+ir::Expr FirstIndex(const ir::Region& r) {
+  if (r.rank() >= 2 && ir::IsConstInt(r.extent[0], 1)) return r.start[0];
+  return ir::Expr();
+}
+
+// Whether two first indices provably name different elements.
+bool Disjoint(const ir::Expr& a, const ir::Expr& b) {
+  if (!a.defined() || !b.defined()) return false;
+  const auto* ma = a.As<ir::BinaryNode>();
+  const auto* mb = b.As<ir::BinaryNode>();
+  if (ma && mb && ma->op == ir::BinaryOp::kMod &&
+      mb->op == ir::BinaryOp::kMod) {
+    auto sa = ir::AsConstInt(ma->b), sb = ir::AsConstInt(mb->b);
+    if (sa && sb && *sa == *sb && *sa > 0) {
+      auto d = ir::ConstDifference(ma->a, mb->a);
+      return d && ir::FloorMod(*d, *sa) != 0;
+    }
+    return false;
+  }
+  auto d = ir::ConstDifference(a, b);
+  return d && *d != 0;
+}
+
+class Planner {
+ public:
+  Planner(const LoweringState& state) : state_(state) {
+    // Buffers cp.async fills (any global -> shared copy may become one), and
+    // mbarrier arrays every thread arrives on.
+    ForEachStmt(state.program.body, [&](const ir::Stmt& s) {
+      if (const auto* c = s.As<ir::CopyNode>()) {
+        if (c->src.buffer->scope == ir::Scope::kGlobal &&
+            c->dst.buffer->scope == ir::Scope::kShared) {
+          async_.insert(c->dst.buffer.get());
+        }
+      }
+      if (const auto* m = s.As<ir::MbarrierInitNode>()) {
+        bool full = true;
+        for (const ir::Expr& c : m->arrive_counts) {
+          full &= ir::IsConstInt(c, state.threads);
+        }
+        if (full) full_barriers_.insert(m->barriers.get());
+      }
+    });
+  }
+
+  absl::Status status;
+  int inserted = 0;
+
+  struct Result {
+    ir::Stmt stmt;
+    Accesses head, tail;
+    bool synced = false;
+  };
+
+  Result Scan(const ir::Stmt& s) {
+    switch (s->kind) {
+      case ir::StmtKind::kSeq:
+        return ScanSeq(s.As<ir::SeqNode>()->stmts, s->loc);
+      case ir::StmtKind::kKernel: {
+        const auto* k = s.As<ir::KernelNode>();
+        Result r = Scan(k->body);
+        r.stmt = ir::MakeStmt<ir::KernelNode>(k->grid, k->threads,
+                                              k->block_vars, r.stmt, k->loc);
+        return r;
+      }
+      case ir::StmtKind::kAllocate: {
+        const auto* a = s.As<ir::AllocateNode>();
+        Result r = Scan(a->body);
+        r.stmt = ir::MakeStmt<ir::AllocateNode>(a->buffer, r.stmt, a->loc);
+        return r;
+      }
+      case ir::StmtKind::kIfThenElse:
+        return ScanIf(*s.As<ir::IfThenElseNode>(), s);
+      case ir::StmtKind::kFor: {
+        const auto* f = s.As<ir::ForNode>();
+        if (f->for_kind != ir::ForKind::kParallel) return ScanLoop(*f);
+        break;
+      }
+      case ir::StmtKind::kSyncThreads:
+        return Result{s, {}, {}, true};
+      case ir::StmtKind::kMbarrierWaitParity: {
+        const auto* w = s.As<ir::MbarrierWaitParityNode>();
+        Result r{s, {{w->barriers.get(), false, true, ir::Expr()}}, {}, false};
+        if (full_barriers_.count(w->barriers.get())) r.synced = true;
+        return r;
+      }
+      default:
+        break;
+    }
+    Accesses a = Leaf(s);
+    return Result{s, a, a, false};
+  }
+
+ private:
+  Accesses Leaf(const ir::Stmt& s) {
+    Accesses out;
+    auto region = [&](const ir::Region& r, bool write) {
+      if (IsSharedLike(r.buffer.get()))
+        out.push_back({r.buffer.get(), write, false, FirstIndex(r)});
+    };
+    auto whole = [&](const ir::Buffer& b, bool write) {
+      if (IsSharedLike(b.get())) out.push_back({b.get(), write, false, {}});
+    };
+    if (const auto* c = s.As<ir::CopyNode>()) {
+      region(c->src, false);
+      region(c->dst, true);
+    } else if (const auto* g = s.As<ir::GemmNode>()) {
+      region(g->a, false);
+      region(g->b, false);
+      region(g->c, true);
+    } else if (const auto* f = s.As<ir::FillNode>()) {
+      region(f->dst, true);
+    } else if (const auto* r = s.As<ir::ReduceNode>()) {
+      whole(r->src, false);
+      whole(r->dst, true);
+      if (!r->clear) whole(r->dst, false);
+    } else if (const auto* c = s.As<ir::CumsumNode>()) {
+      whole(c->src, false);
+      whole(c->dst, true);
+    } else if (const auto* a = s.As<ir::AtomicNode>()) {
+      if (a->src) region(*a->src, false);
+    } else if (const auto* m = s.As<ir::MbarrierInitNode>()) {
+      whole(m->barriers, true);
+    } else if (const auto* m = s.As<ir::MbarrierArriveNode>()) {
+      out.push_back({m->barriers.get(), false, true, {}});
+    } else if (const auto* m = s.As<ir::MbarrierExpectTxNode>()) {
+      out.push_back({m->barriers.get(), false, true, {}});
+    } else if (const auto* p = s.As<ir::PrintNode>()) {
+      if (p->buffer.defined()) whole(p->buffer, false);
+    } else if (AsIntrin(s, "cp_async_wait")) {
+      for (const ir::BufferNode* b : async_)
+        out.push_back({b, true, false, {}, true});
+    }
+    // Element loads and stores anywhere inside (Parallel loops, stores).
+    struct Elems : ir::IRVisitor {
+      Accesses* out;
+      void Visit(const ir::LoadNode* op) override {
+        if (IsSharedLike(op->buffer.get()))
+          out->push_back({op->buffer.get(), false, false, First(op->indices)});
+        IRVisitor::Visit(op);
+      }
+      void Visit(const ir::StoreNode* op) override {
+        if (IsSharedLike(op->buffer.get()))
+          out->push_back({op->buffer.get(), true, false, First(op->indices)});
+        IRVisitor::Visit(op);
+      }
+      static ir::Expr First(const std::vector<ir::Expr>& idx) {
+        return idx.size() >= 2 ? idx[0] : ir::Expr();
+      }
+    } elems;
+    elems.out = &out;
+    elems.VisitStmt(s);
+    return out;
+  }
+
+  bool Conflict(const Access& a, const Access& b) const {
+    if (b.landing) return false;
+    if (!a.write && !b.write) return false;
+    if (a.atomic && b.atomic) return false;
+    if (a.buffer != b.buffer) return state_.smem.MayAlias(a.buffer, b.buffer);
+    return !Disjoint(a.first, b.first);
+  }
+  bool Conflicts(const Accesses& before, const Accesses& after) const {
+    for (const Access& a : before)
+      for (const Access& b : after)
+        if (Conflict(a, b)) return true;
+    return false;
+  }
+
+  static void Append(Accesses& to, const Accesses& from) {
+    to.insert(to.end(), from.begin(), from.end());
+  }
+
+  ir::Stmt Sync() {
+    ++inserted;
+    return ir::MakeStmt<ir::SyncThreadsNode>(ir::SourceLoc());
+  }
+
+  Result ScanSeq(const std::vector<ir::Stmt>& stmts, ir::SourceLoc loc) {
+    Result out;
+    std::vector<ir::Stmt> body;
+    Accesses pending;
+    bool seen_sync = false;
+    for (const ir::Stmt& child : stmts) {
+      Result r = Scan(child);
+      if (Conflicts(pending, r.head)) {
+        if (divergent_depth_ > 0) Reject(child);
+        body.push_back(Sync());
+        pending.clear();
+        seen_sync = true;
+      }
+      if (!seen_sync) {
+        Append(out.head, r.head);
+        if (!r.synced) Append(out.head, r.tail);
+      }
+      body.push_back(r.stmt);
+      if (r.synced) {
+        pending = r.tail;
+        seen_sync = true;
+      } else {
+        Append(pending, r.head);
+        Append(pending, r.tail);
+      }
+    }
+    out.stmt = ir::MakeStmt<ir::SeqNode>(std::move(body), loc);
+    out.tail = std::move(pending);
+    out.synced = seen_sync;
+    return out;
+  }
+
+  Result ScanIf(const ir::IfThenElseNode& op, const ir::Stmt& self) {
+    bool divergent = ThreadDependent(op.cond);
+    if (divergent) ++divergent_depth_;
+    Result t = Scan(op.then_case);
+    Result e = op.else_case.defined() ? Scan(op.else_case) : Result{};
+    if (divergent) --divergent_depth_;
+    Result out;
+    out.stmt =
+        ir::MakeStmt<ir::IfThenElseNode>(op.cond, t.stmt, e.stmt, op.loc);
+    for (const Result* r : {&t, &e}) {
+      Append(out.head, r->head);
+      Append(out.tail, r->tail);
+      if (!r->synced) {
+        Append(out.head, r->tail);
+        Append(out.tail, r->head);
+      }
+    }
+    out.synced = t.synced && e.synced && op.else_case.defined();
+    return out;
+  }
+
+  Result ScanLoop(const ir::ForNode& f) {
+    Result r = Scan(f.body);
+    Accesses next_head;
+    ir::Expr step = ir::Expr(f.var) + 1;
+    for (const Access& a : r.head) {
+      Access s = a;
+      if (s.first.defined())
+        s.first = Substitute(s.first, {{f.var.get(), step}});
+      next_head.push_back(s);
+    }
+    const Accesses& carried = r.tail;  // without a sync: everything
+    bool at_least_once = false;
+    if (auto n = ir::AsConstInt(f.extent)) at_least_once = *n >= 1;
+    ir::Stmt body = r.stmt;
+    Result out;
+    if (Conflicts(carried, next_head)) {
+      if (divergent_depth_ > 0) Reject(f.body);
+      body = ir::Seq({Sync(), body});
+      out.head = {};
+      out.tail = r.synced ? r.tail : r.head;
+      if (!r.synced) Append(out.tail, r.tail);
+      out.synced = at_least_once;
+      if (!at_least_once) {
+        // A zero-trip loop syncs nothing: what comes before stays pending.
+        out.head = r.head;
+      }
+    } else {
+      out.head = r.head;
+      out.tail = r.tail;
+      if (!r.synced) Append(out.tail, r.head);
+      out.synced = r.synced && at_least_once;
+    }
+    out.stmt =
+        ir::MakeStmt<ir::ForNode>(f.var, f.min, f.extent, f.for_kind,
+                                  f.num_stages, f.order, f.stage, body, f.loc);
+    return out;
+  }
+
+  // A condition that reads per-thread state (locals, fragments) may differ
+  // between threads.
+  static bool ThreadDependent(const ir::Expr& cond) {
+    struct F : ir::IRVisitor {
+      bool found = false;
+      void Visit(const ir::LoadNode* op) override {
+        found |= op->buffer->scope != ir::Scope::kGlobal &&
+                 op->buffer->scope != ir::Scope::kShared;
+        IRVisitor::Visit(op);
+      }
+      void Visit(const ir::CallNode* op) override {
+        found |= op->name == "thread_idx";
+        IRVisitor::Visit(op);
+      }
+    } f;
+    f.VisitExpr(cond);
+    return f.found;
+  }
+
+  void Reject(const ir::Stmt& at) {
+    if (!status.ok()) return;
+    status = absl::FailedPreconditionError(absl::StrCat(
+        state_.program.name, ": a barrier is needed at ",
+        ir::FormatLoc(at->loc),
+        " inside a branch whose condition differs between threads; move the ",
+        "shared-memory accesses out of the branch"));
+  }
+
+  const LoweringState& state_;
+  std::unordered_set<const ir::BufferNode*> async_;
+  std::unordered_set<const ir::BufferNode*> full_barriers_;
+  int divergent_depth_ = 0;
+};
+
+}  // namespace
+
+absl::Status InsertBarriers(LoweringState& state) {
+  if (state.config.disable_thread_sync) return absl::OkStatus();
+  Planner planner(state);
+  Planner::Result r = planner.Scan(state.program.body);
+  if (!planner.status.ok()) return planner.status;
+  state.program.body = r.stmt;
+  return absl::OkStatus();
+}
+
+}  // namespace tessel::passes

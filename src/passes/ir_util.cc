@@ -1,0 +1,240 @@
+#include "src/passes/ir_util.h"
+
+#include <numeric>
+
+#include "src/ir/visitor.h"
+
+namespace tessel::passes {
+namespace {
+
+class VarSubst : public ir::IRMutator {
+ public:
+  explicit VarSubst(const VarMap& map) : map_(map) {}
+  ir::Expr Visit(const ir::VarNode* op) override {
+    auto it = map_.find(op);
+    return it == map_.end() ? Self(op) : it->second;
+  }
+  // Rebuild derived nodes through the folding constructors, so that
+  // substituted constants simplify ((k + 1) % 3 with k = 2 -> 0).
+  ir::Expr Visit(const ir::BinaryNode* op) override {
+    ir::Expr a = MutateExpr(op->a), b = MutateExpr(op->b);
+    if (a.same_as(op->a) && b.same_as(op->b)) return Self(op);
+    return ir::Binary(op->op, a, b);
+  }
+
+ private:
+  const VarMap& map_;
+};
+
+class BufferSubst : public ir::IRMutator {
+ public:
+  explicit BufferSubst(const BufferMap& map) : map_(map) {}
+  ir::Buffer MutateBuffer(const ir::Buffer& b) override {
+    auto it = map_.find(b.get());
+    return it == map_.end() ? b : it->second;
+  }
+  ir::Expr Visit(const ir::LoadNode* op) override {
+    ir::Buffer b = MutateBuffer(op->buffer);
+    bool changed = !b.same_as(op->buffer);
+    std::vector<ir::Expr> idx = MutateExprs(op->indices, &changed);
+    if (!changed) return Self(op);
+    return ir::Load(b, idx);
+  }
+
+ private:
+  const BufferMap& map_;
+};
+
+class VarFinder : public ir::IRVisitor {
+ public:
+  explicit VarFinder(const ir::VarNode* v) : v_(v) {}
+  void Visit(const ir::VarNode* op) override { found |= op == v_; }
+  bool found = false;
+
+ private:
+  const ir::VarNode* v_;
+};
+
+class BufferFinder : public ir::IRVisitor {
+ public:
+  explicit BufferFinder(const ir::BufferNode* b) : b_(b) {}
+  void VisitBuffer(const ir::Buffer& b) override { found |= b.get() == b_; }
+  bool found = false;
+
+ private:
+  const ir::BufferNode* b_;
+};
+
+class StmtWalker : public ir::IRVisitor {
+ public:
+  explicit StmtWalker(const std::function<void(const ir::Stmt&)>& fn)
+      : fn_(fn) {}
+  void VisitStmt(const ir::Stmt& s) override {
+    if (!s.defined()) return;
+    fn_(s);
+    IRVisitor::VisitStmt(s);
+  }
+
+ private:
+  const std::function<void(const ir::Stmt&)>& fn_;
+};
+
+}  // namespace
+
+ir::Expr Substitute(const ir::Expr& e, const VarMap& map) {
+  if (map.empty() || !e.defined()) return e;
+  return VarSubst(map).MutateExpr(e);
+}
+ir::Stmt Substitute(const ir::Stmt& s, const VarMap& map) {
+  if (map.empty() || !s.defined()) return s;
+  return VarSubst(map).MutateStmt(s);
+}
+
+ir::Stmt ReplaceBuffers(const ir::Stmt& s, const BufferMap& map) {
+  if (map.empty()) return s;
+  return BufferSubst(map).MutateStmt(s);
+}
+
+int64_t KnownDivisor(const ir::Expr& e) {
+  if (auto c = ir::AsConstInt(e))
+    return *c == 0 ? (int64_t{1} << 30) : std::abs(*c);
+  if (const auto* b = e.As<ir::BinaryNode>()) {
+    switch (b->op) {
+      case ir::BinaryOp::kAdd:
+      case ir::BinaryOp::kSub:
+        return std::gcd(KnownDivisor(b->a), KnownDivisor(b->b));
+      case ir::BinaryOp::kMul:
+        return std::min<int64_t>(KnownDivisor(b->a) * KnownDivisor(b->b),
+                                 int64_t{1} << 30);
+      case ir::BinaryOp::kShl:
+        if (auto c = ir::AsConstInt(b->b)) return KnownDivisor(b->a) << *c;
+        return 1;
+      case ir::BinaryOp::kMod:
+        if (auto c = ir::AsConstInt(b->b))
+          return std::gcd(KnownDivisor(b->a), *c);
+        return 1;
+      default:
+        return 1;
+    }
+  }
+  if (const auto* c = e.As<ir::CastNode>()) return KnownDivisor(c->value);
+  return 1;
+}
+
+bool ProvablyNonNegative(const ir::Expr& e) {
+  if (auto c = ir::AsConstInt(e)) return *c >= 0;
+  if (e.As<ir::VarNode>()) return true;
+  if (const auto* c = e.As<ir::CallNode>()) return c->name == "thread_idx";
+  if (const auto* c = e.As<ir::CastNode>())
+    return ProvablyNonNegative(c->value);
+  if (const auto* b = e.As<ir::BinaryNode>()) {
+    switch (b->op) {
+      case ir::BinaryOp::kAdd:
+      case ir::BinaryOp::kMul:
+      case ir::BinaryOp::kDiv:
+      case ir::BinaryOp::kMod:
+      case ir::BinaryOp::kMin:
+      case ir::BinaryOp::kCeilDiv:
+      case ir::BinaryOp::kShr:
+      case ir::BinaryOp::kBitAnd:
+      case ir::BinaryOp::kBitXor:
+      case ir::BinaryOp::kBitOr:
+        return ProvablyNonNegative(b->a) && ProvablyNonNegative(b->b);
+      case ir::BinaryOp::kMax:
+        return ProvablyNonNegative(b->a) || ProvablyNonNegative(b->b);
+      default:
+        return false;
+    }
+  }
+  return false;
+}
+
+bool UsesVar(const ir::Expr& e, const ir::VarNode* var) {
+  VarFinder f(var);
+  f.VisitExpr(e);
+  return f.found;
+}
+bool UsesVar(const ir::Stmt& s, const ir::VarNode* var) {
+  VarFinder f(var);
+  f.VisitStmt(s);
+  return f.found;
+}
+bool UsesBuffer(const ir::Stmt& s, const ir::BufferNode* buffer) {
+  BufferFinder f(buffer);
+  f.VisitStmt(s);
+  return f.found;
+}
+
+ir::Expr FlatIndex(const std::vector<ir::Expr>& shape,
+                   const std::vector<ir::Expr>& indices) {
+  ir::Expr flat = indices.empty() ? ir::Expr(0) : indices[0];
+  for (size_t d = 1; d < indices.size(); ++d) {
+    ir::Expr dim = shape[d];
+    if (flat.dtype() != dim.dtype()) dim = ir::Cast(flat.dtype(), dim);
+    ir::Expr idx = indices[d];
+    if (idx.dtype() != flat.dtype()) idx = ir::Cast(flat.dtype(), idx);
+    flat = flat * dim + idx;
+  }
+  return flat;
+}
+
+std::optional<std::vector<int64_t>> ConstShape(const std::vector<ir::Expr>& s) {
+  std::vector<int64_t> out;
+  for (const ir::Expr& e : s) {
+    auto c = ir::AsConstInt(e);
+    if (!c) return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+std::vector<int> NonUnitDims(const ir::Region& r) {
+  std::vector<int> dims;
+  for (int d = 0; d < r.rank(); ++d) {
+    if (!ir::IsConstInt(r.extent[d], 1)) dims.push_back(d);
+  }
+  if (dims.empty() && r.rank() > 0) dims.push_back(r.rank() - 1);
+  return dims;
+}
+
+std::vector<ir::Expr> RegionIndices(const ir::Region& r,
+                                    const std::vector<ir::Expr>& squeezed) {
+  std::vector<ir::Expr> out = r.start;
+  std::vector<int> dims = NonUnitDims(r);
+  for (size_t i = 0; i < dims.size() && i < squeezed.size(); ++i) {
+    out[dims[i]] = r.start[dims[i]] + squeezed[i];
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> ConstSqueezedExtents(const ir::Region& r) {
+  std::vector<int64_t> out;
+  for (int d : NonUnitDims(r)) {
+    auto c = ir::AsConstInt(r.extent[d]);
+    if (!c) return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+ir::Stmt MakeFor(const ir::Var& var, ir::Expr min, ir::Expr extent,
+                 ir::ForKind kind, ir::Stmt body) {
+  return ir::MakeStmt<ir::ForNode>(var, std::move(min), std::move(extent), kind,
+                                   0, std::vector<int>{}, std::vector<int>{},
+                                   std::move(body), ir::SourceLoc());
+}
+
+ir::Stmt MakeIf(ir::Expr cond, ir::Stmt then_case, ir::Stmt else_case) {
+  if (auto c = ir::AsConstInt(cond)) return *c ? then_case : else_case;
+  return ir::MakeStmt<ir::IfThenElseNode>(std::move(cond), std::move(then_case),
+                                          std::move(else_case),
+                                          ir::SourceLoc());
+}
+
+void ForEachStmt(const ir::Stmt& s,
+                 const std::function<void(const ir::Stmt&)>& fn) {
+  StmtWalker w(fn);
+  w.VisitStmt(s);
+}
+
+}  // namespace tessel::passes

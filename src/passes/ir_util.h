@@ -1,0 +1,78 @@
+// Small IR helpers the passes share: substitution, a divisibility and sign
+// analysis of index expressions, row-major flattening, and statement
+// builders.
+//
+//   ir::Stmt s2 = passes::Substitute(s, {{k.get(), k + 1}});
+//   int64_t d = passes::KnownDivisor(by * 128 + tx * 8);   // 8
+//   ir::Expr off = passes::FlatIndex(shape, {i, j});       // i * N + j
+#ifndef TESSEL_SRC_PASSES_IR_UTIL_H_
+#define TESSEL_SRC_PASSES_IR_UTIL_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "src/ir/buffer.h"
+#include "src/ir/expr.h"
+#include "src/ir/op.h"
+#include "src/ir/stmt.h"
+
+namespace tessel::passes {
+
+using VarMap = std::unordered_map<const ir::VarNode*, ir::Expr>;
+
+ir::Expr Substitute(const ir::Expr& e, const VarMap& map);
+ir::Stmt Substitute(const ir::Stmt& s, const VarMap& map);
+
+// Replaces every use of a buffer (loads, stores, regions, tile ops,
+// allocations) by another buffer.
+using BufferMap = std::unordered_map<const ir::BufferNode*, ir::Buffer>;
+ir::Stmt ReplaceBuffers(const ir::Stmt& s, const BufferMap& map);
+
+// The largest power-of-two-times-constant that provably divides e (1 when
+// nothing is known). Variables count as 1.
+int64_t KnownDivisor(const ir::Expr& e);
+
+// Whether e is provably >= 0, given that every variable is (block and thread
+// indices, loop variables of loops starting at >= 0, sizes).
+bool ProvablyNonNegative(const ir::Expr& e);
+
+// Whether e mentions the variable.
+bool UsesVar(const ir::Expr& e, const ir::VarNode* var);
+bool UsesVar(const ir::Stmt& s, const ir::VarNode* var);
+// Whether the statement names the buffer anywhere.
+bool UsesBuffer(const ir::Stmt& s, const ir::BufferNode* buffer);
+
+// Row-major linear index of `indices` in a tensor of `shape`.
+ir::Expr FlatIndex(const std::vector<ir::Expr>& shape,
+                   const std::vector<ir::Expr>& indices);
+
+// Integer constants of a shape (nullopt when one is symbolic).
+std::optional<std::vector<int64_t>> ConstShape(const std::vector<ir::Expr>& s);
+
+// The positions of a region's non-unit extents (the dims a tile op's
+// squeezed index runs over). When every extent is 1, the last dim.
+std::vector<int> NonUnitDims(const ir::Region& r);
+
+// Full indices into r's buffer for a squeezed tile index: start + index on
+// the non-unit dims, start elsewhere.
+std::vector<ir::Expr> RegionIndices(const ir::Region& r,
+                                    const std::vector<ir::Expr>& squeezed);
+
+// Constant squeezed extents of a region, or nullopt.
+std::optional<std::vector<int64_t>> ConstSqueezedExtents(const ir::Region& r);
+
+// A serial or unrolled loop.
+ir::Stmt MakeFor(const ir::Var& var, ir::Expr min, ir::Expr extent,
+                 ir::ForKind kind, ir::Stmt body);
+ir::Stmt MakeIf(ir::Expr cond, ir::Stmt then_case, ir::Stmt else_case = {});
+
+// Walks every statement (pre-order).
+void ForEachStmt(const ir::Stmt& s,
+                 const std::function<void(const ir::Stmt&)>& fn);
+
+}  // namespace tessel::passes
+
+#endif  // TESSEL_SRC_PASSES_IR_UTIL_H_

@@ -1,0 +1,291 @@
+#include "src/passes/layout_inference.h"
+
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "src/ir/printer.h"
+#include "src/ir/visitor.h"
+#include "src/passes/ir_util.h"
+
+namespace tessel::passes {
+namespace {
+
+bool IsFragment(const ir::Buffer& b) {
+  return b->scope == ir::Scope::kFragment;
+}
+
+// One (possibly nested) Parallel loop and the fragments it indexes.
+struct ParallelLoop {
+  std::vector<const ir::VarNode*> vars;
+  std::vector<int64_t> extents;
+  std::vector<ir::Buffer> full;  // indexed by exactly the loop's vars
+  std::vector<ir::Buffer> rows;  // rank 1, indexed by the first var
+};
+
+class Collector : public ir::IRVisitor {
+ public:
+  std::vector<ParallelLoop> loops;
+  std::vector<const ir::GemmNode*> gemms;
+  std::vector<const ir::ReduceNode*> reduces;
+  std::vector<const ir::CopyNode*> copies;
+  std::vector<ir::Buffer> fragments;  // in allocation order
+  std::unordered_map<const ir::BufferNode*, ir::Layout> annotated;
+  int threads = 0;
+
+  void Visit(const ir::KernelNode* op) override {
+    threads = op->threads;
+    IRVisitor::Visit(op);
+  }
+  void Visit(const ir::AllocateNode* op) override {
+    if (IsFragment(op->buffer)) fragments.push_back(op->buffer);
+    IRVisitor::Visit(op);
+  }
+  void Visit(const ir::GemmNode* op) override {
+    gemms.push_back(op);
+    IRVisitor::Visit(op);
+  }
+  void Visit(const ir::ReduceNode* op) override {
+    reduces.push_back(op);
+    IRVisitor::Visit(op);
+  }
+  void Visit(const ir::CopyNode* op) override {
+    copies.push_back(op);
+    IRVisitor::Visit(op);
+  }
+  void Visit(const ir::AnnotateLayoutNode* op) override {
+    annotated[op->buffer.get()] = op->layout;
+  }
+  void Visit(const ir::ForNode* op) override {
+    if (op->for_kind != ir::ForKind::kParallel || current_ != nullptr) {
+      IRVisitor::Visit(op);
+      return;
+    }
+    ParallelLoop loop;
+    const ir::ForNode* f = op;
+    while (true) {
+      loop.vars.push_back(f->var.get());
+      auto e = ir::AsConstInt(f->extent);
+      loop.extents.push_back(e ? *e : -1);
+      const auto* inner = f->body.As<ir::ForNode>();
+      if (inner == nullptr || inner->for_kind != ir::ForKind::kParallel) break;
+      f = inner;
+    }
+    current_ = &loop;
+    VisitStmt(f->body);
+    current_ = nullptr;
+    loops.push_back(std::move(loop));
+  }
+  void Visit(const ir::LoadNode* op) override {
+    Note(op->buffer, op->indices);
+    IRVisitor::Visit(op);
+  }
+  void Visit(const ir::StoreNode* op) override {
+    Note(op->buffer, op->indices);
+    IRVisitor::Visit(op);
+  }
+
+ private:
+  void Note(const ir::Buffer& b, const std::vector<ir::Expr>& idx) {
+    if (current_ == nullptr || !IsFragment(b)) return;
+    auto is_var = [&](size_t i, const ir::VarNode* v) {
+      return idx[i].get() == v;
+    };
+    if (idx.size() == current_->vars.size()) {
+      bool all = true;
+      for (size_t i = 0; i < idx.size(); ++i)
+        all &= is_var(i, current_->vars[i]);
+      if (all) current_->full.push_back(b);
+    }
+    if (idx.size() == 1 && current_->vars.size() == 2 &&
+        is_var(0, current_->vars[0])) {
+      current_->rows.push_back(b);
+    }
+  }
+  ParallelLoop* current_ = nullptr;
+};
+
+std::vector<int64_t> ShapeOf(const ir::Buffer& b) {
+  auto s = ConstShape(b->shape);
+  return s ? *s : std::vector<int64_t>{};
+}
+
+int BlockedVec(const ir::Buffer& b, int threads) {
+  std::vector<int64_t> s = ShapeOf(b);
+  if (s.empty()) return 1;
+  int vec = std::max(1, 16 / dtype_bytes(b->dtype));
+  while (vec > 1 && s.back() % vec != 0) vec /= 2;
+  return vec;
+}
+
+}  // namespace
+
+int PickSwizzleBytes(int64_t row_bytes) {
+  if (row_bytes % 128 == 0) return 128;
+  if (row_bytes == 64) return 64;
+  if (row_bytes == 32) return 32;
+  return 0;
+}
+
+std::pair<int, int> MmaWarpGrid(const ir::GemmNode& g, int threads) {
+  DataType a = g.a.buffer->dtype, b = g.b.buffer->dtype, c = g.c.buffer->dtype;
+  if (a != b || (a != DataType::kF16 && a != DataType::kBF16) ||
+      c != DataType::kF32) {
+    return {0, 0};
+  }
+  if (g.a.buffer->scope != ir::Scope::kShared ||
+      g.b.buffer->scope != ir::Scope::kShared) {
+    return {0, 0};
+  }
+  auto ce = ConstSqueezedExtents(g.c);
+  auto ae = ConstSqueezedExtents(g.a);
+  if (!ce || ce->size() != 2 || !ae || ae->size() != 2) return {0, 0};
+  int64_t k = g.transpose_a ? (*ae)[0] : (*ae)[1];
+  if (k % 16 != 0 || threads % 32 != 0) return {0, 0};
+  int policy = g.policy == ir::GemmWarpPolicy::kFullRow   ? 1
+               : g.policy == ir::GemmWarpPolicy::kFullCol ? 2
+                                                          : 0;
+  return ChooseWarpGrid((*ce)[0], (*ce)[1], threads / 32, policy);
+}
+
+absl::Status InferLayouts(LoweringState& state) {
+  Collector c;
+  c.VisitStmt(state.program.body);
+  if (c.threads <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(state.program.name, ": the program has no kernel"));
+  }
+  state.threads = c.threads;
+  auto& layouts = state.layouts;
+
+  // Seeds: gemm accumulators.
+  for (const ir::GemmNode* g : c.gemms) {
+    const ir::Buffer& acc = g->c.buffer;
+    if (!IsFragment(acc)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("gemm at ", ir::FormatLoc(g->loc), ": the accumulator ",
+                       acc->name, " must be a fragment"));
+    }
+    auto [wm, wn] = MmaWarpGrid(*g, c.threads);
+    std::vector<int64_t> shape = ShapeOf(acc);
+    if (wm == 0 || shape.size() != 2) continue;  // FMA path: blocked later
+    FragmentLayout l = FragmentLayout::Mma(shape, c.threads, wm, wn);
+    auto it = layouts.find(acc.get());
+    if (it != layouts.end() && !(it->second == l)) {
+      return absl::UnimplementedError(absl::StrCat(
+          "gemm at ", ir::FormatLoc(g->loc), ": accumulator ", acc->name,
+          " is written by gemms with different warp partitions"));
+    }
+    layouts.emplace(acc.get(), l);
+  }
+
+  auto propagate = [&]() {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (const ParallelLoop& loop : c.loops) {
+        const FragmentLayout* driver = nullptr;
+        for (const ir::Buffer& b : loop.full) {
+          auto it = layouts.find(b.get());
+          if (it != layouts.end()) {
+            driver = &it->second;
+            break;
+          }
+        }
+        if (driver == nullptr) continue;
+        FragmentLayout d = *driver;
+        for (const ir::Buffer& b : loop.full) {
+          if (!layouts.count(b.get()) && ShapeOf(b) == d.shape()) {
+            layouts.emplace(b.get(), d);
+            changed = true;
+          }
+        }
+        if (d.kind() == FragmentLayout::Kind::kMma) {
+          for (const ir::Buffer& b : loop.rows) {
+            if (!layouts.count(b.get()) &&
+                ShapeOf(b) == std::vector<int64_t>{d.shape()[0]}) {
+              layouts.emplace(b.get(), d.RowsOf());
+              changed = true;
+            }
+          }
+        }
+      }
+      for (const ir::ReduceNode* r : c.reduces) {
+        auto it = layouts.find(r->src.get());
+        if (it == layouts.end() || layouts.count(r->dst.get())) continue;
+        if (it->second.kind() == FragmentLayout::Kind::kMma && r->dim == 1 &&
+            IsFragment(r->dst)) {
+          layouts.emplace(r->dst.get(), it->second.RowsOf());
+          changed = true;
+        }
+      }
+      for (const ir::CopyNode* cp : c.copies) {
+        const ir::Buffer &s = cp->src.buffer, &d = cp->dst.buffer;
+        if (!IsFragment(s) || !IsFragment(d) || ShapeOf(s) != ShapeOf(d))
+          continue;
+        auto is = layouts.find(s.get()), id = layouts.find(d.get());
+        if (is != layouts.end() && id == layouts.end()) {
+          layouts.emplace(d.get(), is->second);
+          changed = true;
+        } else if (id != layouts.end() && is == layouts.end()) {
+          layouts.emplace(s.get(), id->second);
+          changed = true;
+        }
+      }
+    }
+  };
+  propagate();
+  for (const ir::Buffer& f : c.fragments) {
+    if (layouts.count(f.get())) continue;
+    std::vector<int64_t> shape = ShapeOf(f);
+    if (shape.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fragment ", f->name, " needs a constant shape"));
+    }
+    layouts.emplace(f.get(), FragmentLayout::Blocked(shape, c.threads,
+                                                     BlockedVec(f, c.threads)));
+    propagate();
+  }
+
+  // Shared swizzles.
+  BufferMap swizzled;
+  auto swizzle = [&](const ir::Buffer& b, int bytes) {
+    if (swizzled.count(b.get())) return;
+    int64_t row_bytes = 0;
+    if (auto last = ir::AsConstInt(b->shape.back())) {
+      row_bytes = *last * dtype_bytes(b->dtype);
+    }
+    if (bytes == 0) bytes = PickSwizzleBytes(row_bytes);
+    if (bytes == 0 || b->rank() < 2) return;
+    swizzled[b.get()] =
+        ir::MakeBuffer(b->name, b->dtype, b->shape, b->scope,
+                       ir::Layout{ir::Layout::Kind::kSwizzled, bytes});
+  };
+  for (const auto& [node, layout] : c.annotated) {
+    if (layout.kind == ir::Layout::Kind::kSwizzled &&
+        node->scope == ir::Scope::kShared) {
+      swizzle(ir::Buffer(std::shared_ptr<const ir::BufferNode>(
+                  std::shared_ptr<const ir::BufferNode>(), node)),
+              layout.swizzle_bytes);
+    }
+  }
+  for (const ir::GemmNode* g : c.gemms) {
+    if (MmaWarpGrid(*g, c.threads).first == 0) continue;
+    for (const ir::Buffer& b : {g->a.buffer, g->b.buffer}) {
+      auto it = c.annotated.find(b.get());
+      if (it != c.annotated.end() &&
+          it->second.kind == ir::Layout::Kind::kDefault) {
+        continue;  // the user asked for row-major
+      }
+      if (b->layout.kind == ir::Layout::Kind::kSwizzled) continue;
+      swizzle(b, 0);
+    }
+  }
+  if (!swizzled.empty()) {
+    // The annotated buffers were wrapped without ownership above; rebuild the
+    // map from real handles found in the program.
+    state.program.body = ReplaceBuffers(state.program.body, swizzled);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tessel::passes

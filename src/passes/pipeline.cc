@@ -1,0 +1,104 @@
+#include "src/passes/pipeline.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "src/ir/printer.h"
+#include "src/passes/inject_pipeline.h"
+#include "src/passes/insert_barriers.h"
+#include "src/passes/layout_inference.h"
+#include "src/passes/lower_tile_ops.h"
+#include "src/passes/plan_shared_memory.h"
+
+namespace tessel::passes {
+namespace {
+
+struct Pass {
+  const char* name;
+  absl::Status (*run)(LoweringState&);
+};
+
+// The one list. Order matters: layouts decide swizzles and warp grids the
+// pipeline and lowering use; the pipeline multiplies shared tiles before the
+// plan sizes them; the barrier planner needs the plan's aliasing and still
+// sees tile ops; the lowering comes last. The Hopper path (TMA, wgmma, warp
+// specialization) goes between insert_barriers and lower_tile_ops.
+constexpr Pass kPasses[] = {
+    {"layout_inference", InferLayouts},
+    {"inject_pipeline", InjectPipeline},
+    {"plan_shared_memory", PlanSharedMemory},
+    {"insert_barriers", InsertBarriers},
+    {"lower_tile_ops", LowerTileOps},
+};
+
+absl::Status Check(const LoweringState& state) {
+  const ir::Stmt& body = state.program.body;
+  if (!body.defined()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(state.program.name, ": empty program"));
+  }
+  return absl::OkStatus();
+}
+
+void Dump(const LoweringState& state, const std::string& dir, int index,
+          const std::string& pass) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::string path = absl::StrFormat("%s/%s.%02d_%s.txt", dir,
+                                     state.program.name, index, pass);
+  std::ofstream(path) << DumpState(state);
+}
+
+}  // namespace
+
+std::vector<std::string> PassNames() {
+  std::vector<std::string> names;
+  for (const Pass& p : kPasses) names.push_back(p.name);
+  return names;
+}
+
+std::string DumpState(const LoweringState& state) {
+  std::string out = ir::ToString(state.program);
+  if (!state.layouts.empty()) {
+    std::map<std::string, std::string> sorted;
+    for (const auto& [b, l] : state.layouts) sorted[b->name] = l.ToString();
+    out += "# fragment layouts\n";
+    for (const auto& [n, l] : sorted)
+      absl::StrAppend(&out, "#   ", n, ": ", l, "\n");
+  }
+  if (!state.smem.offset.empty()) {
+    std::map<std::string, std::string> sorted;
+    for (const auto& [b, off] : state.smem.offset) {
+      sorted[b->name] =
+          absl::StrCat("offset ", off, ", ", state.smem.bytes.at(b), " bytes");
+    }
+    absl::StrAppend(&out, "# shared memory: ", state.smem.total_bytes,
+                    " bytes\n");
+    for (const auto& [n, t] : sorted)
+      absl::StrAppend(&out, "#   ", n, ": ", t, "\n");
+  }
+  return out;
+}
+
+absl::Status RunPipeline(LoweringState& state, std::string_view stop_after) {
+  if (absl::Status s = Check(state); !s.ok()) return s;
+  std::string dir = state.config.dump_ir;
+  if (dir.empty()) {
+    if (const char* env = std::getenv("TESSEL_DUMP_IR")) dir = env;
+  }
+  if (!dir.empty()) Dump(state, dir, 0, "input");
+  int index = 1;
+  for (const Pass& p : kPasses) {
+    if (absl::Status s = p.run(state); !s.ok()) return s;
+    if (!dir.empty()) Dump(state, dir, index, p.name);
+    ++index;
+    if (stop_after == p.name) break;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tessel::passes

@@ -1,0 +1,207 @@
+#include "src/passes/plan_shared_memory.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "src/ir/visitor.h"
+#include "src/passes/ir_util.h"
+
+namespace tessel::passes {
+
+bool SharedPlan::MayAlias(const ir::BufferNode* a,
+                          const ir::BufferNode* b) const {
+  if (a == b) return true;
+  auto oa = offset.find(a), ob = offset.find(b);
+  if (oa == offset.end() || ob == offset.end()) return false;
+  int64_t a0 = oa->second, a1 = a0 + bytes.at(a);
+  int64_t b0 = ob->second, b1 = b0 + bytes.at(b);
+  return a0 < b1 && b0 < a1;
+}
+
+namespace {
+
+struct Interval {
+  const ir::BufferNode* buffer;
+  int64_t bytes;
+  int64_t align;
+  int first = -1, last = -1;
+};
+
+// Numbers the leaf statements in program order and records, per buffer,
+// the first and last use, widened to enclosing loops the buffer outlives.
+class Liveness : public ir::IRVisitor {
+ public:
+  std::map<const ir::BufferNode*, Interval> live;
+  std::vector<const ir::BufferNode*> order;
+
+  void VisitStmt(const ir::Stmt& s) override {
+    if (!s.defined()) return;
+    switch (s->kind) {
+      case ir::StmtKind::kSeq:
+      case ir::StmtKind::kKernel:
+      case ir::StmtKind::kIfThenElse:
+        IRVisitor::VisitStmt(s);
+        return;
+      case ir::StmtKind::kAllocate: {
+        const auto* a = s.As<ir::AllocateNode>();
+        const ir::BufferNode* b = a->buffer.get();
+        if (b->scope == ir::Scope::kShared || b->scope == ir::Scope::kBarrier) {
+          Interval iv{b, 0, 128};
+          int64_t n = b->ConstNumElements().value_or(0);
+          if (b->scope == ir::Scope::kBarrier) {
+            iv.bytes = n * 8;
+            iv.align = 8;
+          } else {
+            iv.bytes = n * dtype_bytes(b->dtype);
+          }
+          live[b] = iv;
+          order.push_back(b);
+          alloc_depth_[b] = static_cast<int>(loops_.size());
+        }
+        VisitStmt(a->body);
+        return;
+      }
+      case ir::StmtKind::kFor: {
+        const auto* f = s.As<ir::ForNode>();
+        if (f->for_kind == ir::ForKind::kParallel) break;  // a leaf
+        int start = counter_;
+        loops_.push_back({start, {}});
+        VisitStmt(f->body);
+        Loop done = loops_.back();
+        loops_.pop_back();
+        int end = counter_;
+        for (const ir::BufferNode* b : done.used) {
+          if (alloc_depth_[b] <= static_cast<int>(loops_.size())) {
+            live[b].first = std::min(live[b].first, start);
+            live[b].last = std::max(live[b].last, end);
+          }
+          if (!loops_.empty()) loops_.back().used.push_back(b);
+        }
+        return;
+      }
+      default:
+        break;
+    }
+    // A leaf statement: every buffer it names is used here.
+    int at = ++counter_;
+    struct Uses : ir::IRVisitor {
+      std::vector<const ir::BufferNode*> found;
+      void VisitBuffer(const ir::Buffer& b) override {
+        found.push_back(b.get());
+      }
+    } uses;
+    uses.VisitStmt(s);
+    for (const ir::BufferNode* b : uses.found) {
+      auto it = live.find(b);
+      if (it == live.end()) continue;
+      if (it->second.first < 0) it->second.first = at;
+      it->second.first = std::min(it->second.first, at);
+      it->second.last = std::max(it->second.last, at);
+      if (!loops_.empty()) loops_.back().used.push_back(b);
+    }
+  }
+
+ private:
+  struct Loop {
+    int start;
+    std::vector<const ir::BufferNode*> used;
+  };
+  std::vector<Loop> loops_;
+  std::unordered_map<const ir::BufferNode*, int> alloc_depth_;
+  int counter_ = 0;
+};
+
+int64_t AlignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s) {
+  auto it = s.layouts.find(r.src.get());
+  if (it != s.layouts.end() &&
+      it->second.kind() == FragmentLayout::Kind::kMma && r.dim == 1) {
+    const FragmentLayout& l = it->second;
+    if (l.warps_n() == 1) return 0;
+    return l.warps_n() * l.shape()[0] * 4;
+  }
+  int64_t n = r.src->ConstNumElements().value_or(0);
+  return n * std::max(4, dtype_bytes(r.src->dtype));
+}
+
+int64_t CumsumScratchBytes(const ir::CumsumNode& c, const LoweringState& s) {
+  int64_t n = c.src->ConstNumElements().value_or(0);
+  return n * std::max(4, dtype_bytes(c.src->dtype));
+}
+
+absl::Status PlanSharedMemory(LoweringState& state) {
+  Liveness lv;
+  lv.VisitStmt(state.program.body);
+  SharedPlan plan;
+  std::vector<Interval> items;
+  for (const ir::BufferNode* b : lv.order) {
+    Interval iv = lv.live[b];
+    if (iv.first < 0) iv.first = iv.last = 0;  // never used
+    items.push_back(iv);
+  }
+  // Largest first; each goes to the lowest offset free during its lifetime.
+  std::stable_sort(
+      items.begin(), items.end(),
+      [](const Interval& a, const Interval& b) { return a.bytes > b.bytes; });
+  std::vector<Interval> placed;
+  std::vector<int64_t> placed_offset;
+  int64_t total = 0;
+  for (const Interval& iv : items) {
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (size_t i = 0; i < placed.size(); ++i) {
+      const Interval& p = placed[i];
+      if (p.first <= iv.last && iv.first <= p.last) {
+        busy.push_back({placed_offset[i], placed_offset[i] + p.bytes});
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t off = 0;
+    for (auto [b0, b1] : busy) {
+      off = AlignUp(off, iv.align);
+      if (off + iv.bytes <= b0) break;
+      off = std::max(off, b1);
+    }
+    off = AlignUp(off, iv.align);
+    plan.offset[iv.buffer] = off;
+    plan.bytes[iv.buffer] = iv.bytes;
+    placed.push_back(iv);
+    placed_offset.push_back(off);
+    total = std::max(total, off + iv.bytes);
+  }
+  int64_t scratch = 0;
+  ForEachStmt(state.program.body, [&](const ir::Stmt& s) {
+    if (const auto* r = s.As<ir::ReduceNode>())
+      scratch = std::max(scratch, ReduceScratchBytes(*r, state));
+    if (const auto* c = s.As<ir::CumsumNode>())
+      scratch = std::max(scratch, CumsumScratchBytes(*c, state));
+  });
+  if (scratch > 0) {
+    plan.scratch_offset = AlignUp(total, 128);
+    plan.scratch_bytes = scratch;
+    total = plan.scratch_offset + scratch;
+  }
+  plan.total_bytes = total;
+  if (state.target.max_shared_bytes() > 0 &&
+      total > state.target.max_shared_bytes()) {
+    std::string parts;
+    for (const ir::BufferNode* b : lv.order) {
+      absl::StrAppend(&parts, parts.empty() ? "" : ", ", b->name, " ",
+                      plan.bytes[b], " B");
+    }
+    if (scratch > 0)
+      absl::StrAppend(&parts, ", reduction scratch ", scratch, " B");
+    return absl::ResourceExhaustedError(absl::StrCat(
+        state.program.name, ": needs ", total, " bytes of shared memory per ",
+        "block (", parts, "); ", state.target.arch(), " allows ",
+        state.target.max_shared_bytes(),
+        ". Use smaller tiles or fewer pipeline stages."));
+  }
+  state.smem = std::move(plan);
+  return absl::OkStatus();
+}
+
+}  // namespace tessel::passes

@@ -1,0 +1,30 @@
+// Shared memory planning: a byte offset in the block's dynamic shared memory
+// for every shared tile and mbarrier array, reusing the bytes of buffers
+// whose lifetimes do not overlap, plus a scratch area for reductions and
+// scans across threads.
+//
+//   RETURN_IF_ERROR(passes::PlanSharedMemory(state));
+//   state.smem.offset.at(As.get());   // 0
+//   state.smem.total_bytes;           // > 48 KB: the launch raises the limit
+//
+// A lifetime runs from a buffer's first to its last use in program order;
+// a use inside a loop that the buffer outlives covers the whole loop (the
+// next iteration comes back to it). Over the target's per-block limit the
+// pass returns ResourceExhausted listing the buffers.
+#ifndef TESSEL_SRC_PASSES_PLAN_SHARED_MEMORY_H_
+#define TESSEL_SRC_PASSES_PLAN_SHARED_MEMORY_H_
+
+#include "absl/status/status.h"
+#include "src/passes/lowering_state.h"
+
+namespace tessel::passes {
+
+absl::Status PlanSharedMemory(LoweringState& state);
+
+// Scratch bytes the lowering of a reduce / cumsum needs (0 for none).
+int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s);
+int64_t CumsumScratchBytes(const ir::CumsumNode& c, const LoweringState& s);
+
+}  // namespace tessel::passes
+
+#endif  // TESSEL_SRC_PASSES_PLAN_SHARED_MEMORY_H_

@@ -1,0 +1,86 @@
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "jit/context.h"
+#include "tessel/compile.h"
+
+namespace tessel {
+namespace {
+
+int MaxSharedFor(int sm) {
+  if (sm >= 90) return 232448;              // 227 KB
+  if (sm == 80 || sm == 87) return 166912;  // 163 KB
+  if (sm >= 86) return 101376;              // 99 KB
+  if (sm >= 70) return 98304;
+  return 49152;
+}
+
+int ParseSm(const std::string& arch) {
+  int sm = 0;
+  std::string digits;
+  for (char c : arch.substr(arch.rfind('_') + 1)) {
+    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+  }
+  if (!absl::SimpleAtoi(digits, &sm)) return 0;
+  return sm;
+}
+
+}  // namespace
+
+Target Target::cuda(std::string arch) {
+  Target t;
+  t.kind_ = Kind::kCuda;
+  t.sm_ = ParseSm(arch);
+  if (arch.rfind("sm_", 0) != 0 || t.sm_ == 0) {
+    t.status_ = absl::InvalidArgumentError(
+        absl::StrCat("Target::cuda: \"", arch, "\" is not an sm_XY arch"));
+  }
+  t.arch_ = std::move(arch);
+  t.max_shared_bytes_ = MaxSharedFor(t.sm_);
+  return t;
+}
+
+Target Target::sm80() { return cuda("sm_80"); }
+Target Target::sm90a() { return cuda("sm_90a"); }
+
+Target Target::cpu() {
+  Target t;
+  t.kind_ = Kind::kCpu;
+  t.arch_ = "cpu";
+  return t;
+}
+
+Target Target::detect() {
+  static const Target* detected = [] {
+    absl::StatusOr<std::string> arch = jit::DetectArch();
+    if (!arch.ok()) {
+      auto* t = new Target();
+      t->status_ = absl::UnavailableError(absl::StrCat(
+          "Target::detect(): no GPU to detect (", arch.status().message(),
+          "); give an explicit target such as Target::sm90a() to compile "
+          "without one"));
+      return t;
+    }
+    auto* t = new Target(cuda(*arch));
+    absl::StatusOr<int> smem = jit::DeviceAttribute(
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    if (smem.ok() && *smem > 0) t->max_shared_bytes_ = *smem;
+    return t;
+  }();
+  return *detected;
+}
+
+std::string Target::ToString() const {
+  if (kind_ == Kind::kCpu) return "cpu";
+  return absl::StrCat(arch_, " (", max_shared_bytes_, " B shared per block)");
+}
+
+std::string PassConfig::ToString() const {
+  return absl::StrCat("tma_lower=", !disable_tma_lower,
+                      " warp_specialized=", !disable_warp_specialized,
+                      " async_copy=", !disable_async_copy,
+                      " thread_sync=", !disable_thread_sync);
+}
+
+}  // namespace tessel

@@ -1,0 +1,174 @@
+// Every test program goes through the whole pipeline and NVRTC, for sm_80
+// and sm_90a, without a GPU.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "tessel/compile.h"
+#include "tests/codegen/test_programs.h"
+
+namespace tessel {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Case {
+  const char* name;
+  ir::Program (*make)();
+};
+
+ir::Program GemmDefault() { return testing::Gemm({}); }
+ir::Program GemmBig() {
+  return testing::Gemm({.m = 4096,
+                        .n = 4096,
+                        .k = 4096,
+                        .bm = 256,
+                        .bn = 128,
+                        .bk = 64,
+                        .threads = 256,
+                        .stages = 3,
+                        .panel = 8});
+}
+ir::Program GemmOdd() {
+  return testing::Gemm(
+      {.m = 333, .n = 264, .k = 200, .bm = 128, .bn = 128, .bk = 32});
+}
+ir::Program GemmSymbolic() { return testing::Gemm({.symbolic = true}); }
+ir::Program GemmBf16Nt() {
+  return testing::Gemm({.dtype = DataType::kBF16, .transpose_b = true});
+}
+ir::Program GemmF32() {
+  return testing::Gemm({.m = 64,
+                        .n = 64,
+                        .k = 64,
+                        .bm = 32,
+                        .bn = 32,
+                        .bk = 16,
+                        .threads = 128,
+                        .stages = 2,
+                        .dtype = DataType::kF32});
+}
+ir::Program Elementwise() { return testing::Elementwise(1000); }
+ir::Program RoundTrip() { return testing::CopyRoundTrip(100, 136); }
+ir::Program Reverse() { return testing::ReverseTile(4); }
+ir::Program Double() { return testing::DoubleBuffered(8); }
+ir::Program Atomic() { return testing::AtomicAccumulate(4, 100); }
+ir::Program RowMax() { return testing::GemmRowMax(128, 128, 64); }
+ir::Program ReduceCumsum() { return testing::ReduceAndCumsum(); }
+ir::Program Mbarrier() { return testing::MbarrierPipeline(4); }
+
+const Case kCases[] = {
+    {"gemm", GemmDefault},
+    {"gemm_4096", GemmBig},
+    {"gemm_odd", GemmOdd},
+    {"gemm_symbolic", GemmSymbolic},
+    {"gemm_bf16_nt", GemmBf16Nt},
+    {"gemm_f32_fma", GemmF32},
+    {"elementwise", Elementwise},
+    {"copy_round_trip", RoundTrip},
+    {"reverse_tile", Reverse},
+    {"double_buffered", Double},
+    {"atomic", Atomic},
+    {"gemm_row_max", RowMax},
+    {"reduce_cumsum", ReduceCumsum},
+    {"mbarrier", Mbarrier},
+};
+
+class CompileAll
+    : public ::testing::TestWithParam<std::tuple<Case, const char*>> {};
+
+TEST_P(CompileAll, CompilesWithNvrtc) {
+  auto [c, arch] = GetParam();
+  absl::StatusOr<CompiledKernel> k =
+      compile(c.make(), {.target = Target::cuda(arch)});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_GT(k->cubin_bytes(), 0u);
+  EXPECT_THAT(k->source(), HasSubstr("__launch_bounds__"));
+  EXPECT_EQ(k->arch(), arch);
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, CompileAll,
+                         ::testing::Combine(::testing::ValuesIn(kCases),
+                                            ::testing::Values("sm_80",
+                                                              "sm_90a")),
+                         [](const auto& info) {
+                           std::string arch = std::get<1>(info.param);
+                           return std::string(std::get<0>(info.param).name) +
+                                  "_" + (arch == "sm_80" ? "sm80" : "sm90a");
+                         });
+
+TEST(Codegen, GemmHasTheProbeShape) {
+  absl::StatusOr<CompiledKernel> k =
+      compile(GemmBig(), {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  const std::string& s = k->source();
+  EXPECT_THAT(s, HasSubstr("tl::cp_async<16>("));
+  EXPECT_THAT(s, HasSubstr("tl::cp_async_wait<1>();"));
+  EXPECT_THAT(s, HasSubstr("tl::ldmatrix_x4("));
+  EXPECT_THAT(s, HasSubstr("tl::ldmatrix_x4_trans("));
+  EXPECT_THAT(s, HasSubstr("tl::mma_m16n8k16_f16_f32(C_local["));
+  EXPECT_THAT(s, HasSubstr("float C_local[4][8][4];"));  // 64x64 warp tile
+  EXPECT_THAT(s, HasSubstr("tl::pack_f16x2"));
+  EXPECT_THAT(s, HasSubstr("^"));  // swizzle
+  EXPECT_EQ(k->shared_memory_bytes(), 3 * (256 * 64 + 64 * 128) * 2);
+  // Exactly one barrier in the main loop.
+  size_t n = 0;
+  for (size_t p = s.find("__syncthreads"); p != std::string::npos;
+       p = s.find("__syncthreads", p + 1))
+    ++n;
+  EXPECT_EQ(n, 1u) << s;
+  // 4096 is a multiple of every tile: no bounds checks on the copies.
+  EXPECT_THAT(s, Not(HasSubstr("< 4096")));
+}
+
+TEST(Codegen, OddSizesArePredicated) {
+  absl::StatusOr<CompiledKernel> k =
+      compile(GemmOdd(), {.target = Target::sm80()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(), HasSubstr("< 333"));
+  EXPECT_THAT(k->source(), HasSubstr("< 200"));
+}
+
+TEST(Codegen, DisableAsyncCopyUsesPlainLoads) {
+  absl::StatusOr<CompiledKernel> k = compile(
+      GemmDefault(),
+      {.target = Target::sm80(), .pass_config = {.disable_async_copy = true}});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(), Not(HasSubstr("cp_async<")));
+  EXPECT_THAT(k->source(), HasSubstr("uint4"));
+}
+
+TEST(Codegen, TooMuchSharedMemoryIsResourceExhausted) {
+  absl::StatusOr<CompiledKernel> k = compile(testing::Gemm({.m = 4096,
+                                                            .n = 4096,
+                                                            .k = 4096,
+                                                            .bm = 256,
+                                                            .bn = 256,
+                                                            .bk = 128,
+                                                            .threads = 256,
+                                                            .stages = 4}),
+                                             {.target = Target::sm90a()});
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(k.status().message(), HasSubstr("A_shared"));
+  EXPECT_THAT(k.status().message(), HasSubstr("232448"));
+}
+
+TEST(Codegen, CpuTargetIsUnimplementedForNow) {
+  absl::StatusOr<CompiledKernel> k =
+      compile(Elementwise(), {.target = Target::cpu()});
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kUnimplemented);
+}
+
+TEST(Codegen, NamesComeFromTheUsersBuffers) {
+  absl::StatusOr<CompiledKernel> k =
+      compile(GemmDefault(), {.target = Target::sm80()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(), HasSubstr("A_shared"));
+  EXPECT_THAT(k->source(), HasSubstr("const tl::f16* __restrict__ A"));
+  EXPECT_THAT(k->source(), HasSubstr("tl::f16* __restrict__ C"));
+}
+
+}  // namespace
+}  // namespace tessel

@@ -1,0 +1,101 @@
+// Helpers of the GPU tests: device tensors from host vectors, f16 on the
+// host, comparison against float64 references.
+#ifndef TESSEL_TESTS_CODEGEN_GPU_UTIL_H_
+#define TESSEL_TESTS_CODEGEN_GPU_UTIL_H_
+
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "jit/device_buffer.h"
+#include "jit/driver_api.h"
+#include "tessel/runtime.h"
+
+namespace tessel::testing {
+
+inline bool HaveGpu() {
+  auto d = jit::Driver();
+  if (!d.ok()) return false;
+  int n = 0;
+  return (*d)->cuDeviceGetCount(&n) == CUDA_SUCCESS && n > 0;
+}
+
+inline std::vector<float> Random(size_t n, uint32_t seed, float lo = -1,
+                                 float hi = 1) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(gen);
+  return v;
+}
+
+inline uint16_t ToHalfBits(float f) {
+  __half h = __float2half_rn(f);
+  uint16_t b;
+  std::memcpy(&b, &h, 2);
+  return b;
+}
+inline float FromHalfBits(uint16_t b) {
+  __half h;
+  std::memcpy(&h, &b, 2);
+  return __half2float(h);
+}
+
+// A device tensor holding host data (f32 or f16).
+struct DeviceTensor {
+  jit::DeviceBuffer buffer;
+  TensorView view;
+
+  static DeviceTensor From(const std::vector<float>& host, DataType t,
+                           std::vector<int64_t> shape) {
+    DeviceTensor d;
+    size_t bytes = host.size() * dtype_bytes(t);
+    d.buffer = *jit::DeviceBuffer::Allocate(bytes);
+    if (t == DataType::kF16) {
+      std::vector<uint16_t> h(host.size());
+      for (size_t i = 0; i < host.size(); ++i) h[i] = ToHalfBits(host[i]);
+      (void)d.buffer.CopyFromHost(h.data(), bytes);
+    } else {
+      (void)d.buffer.CopyFromHost(host.data(), bytes);
+    }
+    d.view = TensorView::Contiguous(d.buffer.ptr(), t, std::move(shape));
+    return d;
+  }
+  std::vector<float> ToHost() const {
+    size_t n = 1;
+    for (int64_t s : view.shape) n *= s;
+    std::vector<float> out(n);
+    if (view.dtype == DataType::kF16) {
+      std::vector<uint16_t> h(n);
+      (void)buffer.CopyToHost(h.data(), n * 2);
+      for (size_t i = 0; i < n; ++i) out[i] = FromHalfBits(h[i]);
+    } else {
+      (void)buffer.CopyToHost(out.data(), n * 4);
+    }
+    return out;
+  }
+};
+
+// Host values as the device sees them after rounding to t.
+inline std::vector<float> Rounded(std::vector<float> v, DataType t) {
+  if (t == DataType::kF16)
+    for (float& x : v) x = FromHalfBits(ToHalfBits(x));
+  return v;
+}
+
+// max |x - ref| / max(1, max |ref|).
+inline double MaxRelError(const std::vector<float>& x,
+                          const std::vector<double>& ref) {
+  double worst = 0, scale = 1;
+  for (double r : ref) scale = std::max(scale, std::fabs(r));
+  for (size_t i = 0; i < x.size(); ++i)
+    worst = std::max(worst, std::fabs(double(x[i]) - ref[i]));
+  return worst / scale;
+}
+
+}  // namespace tessel::testing
+
+#endif  // TESSEL_TESTS_CODEGEN_GPU_UTIL_H_

@@ -1,0 +1,56 @@
+// Tile programs built directly in IR for the scheduler and codegen tests
+// (until the DSL lands): GEMM, element-wise, copies, a real shared-memory
+// hazard, a double-buffered loop, atomics, reductions, cumsum, mbarriers.
+//
+//   ir::Program p = testing::Gemm({.m = 256, .n = 256, .k = 128});
+#ifndef TESSEL_TESTS_CODEGEN_TEST_PROGRAMS_H_
+#define TESSEL_TESTS_CODEGEN_TEST_PROGRAMS_H_
+
+#include "src/ir/program.h"
+
+namespace tessel::testing {
+
+struct GemmShape {
+  int m = 256, n = 256, k = 256;
+  int bm = 128, bn = 128, bk = 32;
+  int threads = 128;
+  int stages = 3;
+  DataType dtype = DataType::kF16;
+  bool transpose_b = false;
+  int panel = 0;          // use_swizzle panel (0: none)
+  bool symbolic = false;  // M, N, K as symbolic sizes
+};
+ir::Program Gemm(const GemmShape& s);
+
+// Y[i] = X[i] * 2 + 1 through a fragment (f32, n elements, 256 per block).
+ir::Program Elementwise(int n);
+
+// Y = X (f16 [m, n]) through shared -> fragment (f32) -> shared -> global,
+// 64x64 tiles.
+ir::Program CopyRoundTrip(int m, int n);
+
+// Y[i, j] = X[63 - i, 63 - j] of each 64x64 f32 tile through shared memory:
+// every thread reads what other threads wrote (a real hazard).
+ir::Program ReverseTile(int tiles);
+
+// A loop that fills S[(k + 1) % 2] while reading S[k % 2].
+ir::Program DoubleBuffered(int steps);
+
+// Y (f32 [64, 64]) += sum over `blocks` blocks of X[b] tiles, with
+// atomic_add from shared memory (the linear attention backward pattern).
+ir::Program AtomicAccumulate(int blocks, int rows);
+
+// C = A B, then row max m (reduce_max of an mma fragment), C -= m[i].
+ir::Program GemmRowMax(int m, int n, int k);
+
+// Y[j] = sum_i X[i, j] (fragment [64, 32], generic reduce), and
+// Z = cumsum(X[:, 0]) along the rows (64 values).
+ir::Program ReduceAndCumsum();
+
+// A two-stage loop with explicit mbarrier_arrive / mbarrier_wait_parity
+// handing a tile from a load stage to a gemm stage (the fused-chunk seed).
+ir::Program MbarrierPipeline(int chunks);
+
+}  // namespace tessel::testing
+
+#endif  // TESSEL_TESTS_CODEGEN_TEST_PROGRAMS_H_

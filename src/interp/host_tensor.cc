@@ -1,0 +1,144 @@
+#include "tessel/host_tensor.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/interp/numeric.h"
+
+namespace tessel {
+namespace {
+
+// Element count of a shape, or an error for negative or huge shapes.
+absl::StatusOr<int64_t> CountElements(DataType dtype,
+                                      const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  const int64_t limit =
+      std::numeric_limits<int64_t>::max() / 8 / (dtype_bytes(dtype) + 1);
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("HostTensor: negative dimension ", d, " in shape [",
+                       absl::StrJoin(shape, ", "), "]"));
+    }
+    if (d != 0 && n > limit / d) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("HostTensor: shape [", absl::StrJoin(shape, ", "),
+                       "] has too many elements"));
+    }
+    n *= d;
+  }
+  return n;
+}
+
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "tessel::HostTensor: %s\n", message.c_str());
+  std::abort();
+}
+
+}  // namespace
+
+HostTensor::HostTensor(DataType dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  absl::StatusOr<int64_t> n = CountElements(dtype_, shape_);
+  if (!n.ok()) {
+    status_ = n.status();
+    return;
+  }
+  num_elements_ = *n;
+  bytes_.assign(static_cast<size_t>(num_elements_) * dtype_bytes(dtype_),
+                std::byte{0});
+}
+
+absl::StatusOr<HostTensor> HostTensor::Create(DataType dtype,
+                                              std::vector<int64_t> shape) {
+  HostTensor t(dtype, std::move(shape));
+  if (!t.status().ok()) return t.status();
+  return t;
+}
+
+absl::StatusOr<HostTensor> HostTensor::FromDoubles(
+    DataType dtype, std::vector<int64_t> shape,
+    std::span<const double> values) {
+  HostTensor t(dtype, std::move(shape));
+  if (!t.status().ok()) return t.status();
+  if (static_cast<int64_t>(values.size()) != t.num_elements()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("HostTensor::FromDoubles: ", values.size(), " values for ",
+                     t.type_string(), " (", t.num_elements(), " elements)"));
+  }
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.set_flat(i, values[i]);
+  return t;
+}
+
+std::byte* HostTensor::ElementPtr(int64_t i) {
+  if (i < 0 || i >= num_elements_) {
+    Die(absl::StrCat("flat index ", i, " out of range for ", type_string()));
+  }
+  return bytes_.data() + i * dtype_bytes(dtype_);
+}
+
+const std::byte* HostTensor::ElementPtr(int64_t i) const {
+  return const_cast<HostTensor*>(this)->ElementPtr(i);
+}
+
+int64_t HostTensor::FlatIndex(std::initializer_list<int64_t> index) const {
+  if (static_cast<int>(index.size()) != rank()) {
+    Die(absl::StrCat(index.size(), " indices for ", type_string()));
+  }
+  int64_t flat = 0;
+  int d = 0;
+  for (int64_t i : index) {
+    if (i < 0 || i >= shape_[d]) {
+      Die(absl::StrCat("index ", i, " out of range in dimension ", d, " of ",
+                       type_string()));
+    }
+    flat = flat * shape_[d] + i;
+    ++d;
+  }
+  return flat;
+}
+
+double HostTensor::get_flat(int64_t i) const {
+  return interp::LoadElement(dtype_, ElementPtr(i));
+}
+
+void HostTensor::set_flat(int64_t i, double value) {
+  interp::StoreElement(dtype_, ElementPtr(i), value);
+}
+
+int64_t HostTensor::get_flat_int(int64_t i) const {
+  return interp::LoadElementInt(dtype_, ElementPtr(i));
+}
+
+void HostTensor::set_flat_int(int64_t i, int64_t value) {
+  interp::StoreElementInt(dtype_, ElementPtr(i), value);
+}
+
+double HostTensor::at(std::initializer_list<int64_t> index) const {
+  return get_flat(FlatIndex(index));
+}
+
+void HostTensor::set(std::initializer_list<int64_t> index, double value) {
+  set_flat(FlatIndex(index), value);
+}
+
+void HostTensor::fill(double value) {
+  for (int64_t i = 0; i < num_elements_; ++i) set_flat(i, value);
+}
+
+std::vector<double> HostTensor::to_doubles() const {
+  std::vector<double> out(num_elements_);
+  for (int64_t i = 0; i < num_elements_; ++i) out[i] = get_flat(i);
+  return out;
+}
+
+std::string HostTensor::type_string() const {
+  return absl::StrCat(std::string(dtype_name(dtype_)), "[",
+                      absl::StrJoin(shape_, ", "), "]");
+}
+
+}  // namespace tessel

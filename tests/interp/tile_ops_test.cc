@@ -1,0 +1,313 @@
+// Tile ops and element-wise loops on the interpreter: each reduction kind,
+// cumsum both ways, Parallel loops on floats and integers, fill, the
+// boundary rule, Print, and the row softmax / cumsum seed program.
+#include <cmath>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/interp/interpreter.h"
+#include "tessel/interpret.h"
+#include "tessel/tessel.h"
+#include "tests/dsl/seed_programs.h"
+#include "tests/interp/test_util.h"
+
+namespace tessel {
+namespace {
+
+namespace T = tessel;
+using interp_test::ExpectClose;
+using interp_test::IntegerTensor;
+using interp_test::RandomTensor;
+
+constexpr int R = 8, N = 24;
+
+using ReduceFn = void (*)(const T::Buffer&, const T::Buffer&, T::ReduceOptions,
+                          T::SourceLocation);
+
+// Y[r] = reduce over c of X[r, c] (dim 1), Z[c] = reduce over r (dim 0); the
+// "acc" variants combine with 0.5 (clear = false).
+absl::StatusOr<Program> ReduceProgram(ReduceFn reduce, bool clear) {
+  T::ProgramBuilder p("reduce");
+  auto X = p.tensor("X", {R, N}, T::f32);
+  auto Y = p.tensor("Y", {R}, T::f32);
+  auto Z = p.tensor("Z", {N}, T::f32);
+  {
+    T::Kernel kernel(1, {.threads = 128});
+    auto x = T::alloc_fragment({R, N}, T::f32, "x");
+    auto y = T::alloc_fragment({R}, T::f32, "y");
+    auto z = T::alloc_fragment({N}, T::f32, "z");
+    T::copy(X(0, 0), x);
+    T::fill(y, 0.5);
+    T::fill(z, 0.5);
+    reduce(x, y, {.dim = 1, .clear = clear}, TESSEL_HERE);
+    reduce(x, z, {.dim = 0, .clear = clear}, TESSEL_HERE);
+    T::copy(y, Y(0));
+    T::copy(z, Z(0));
+  }
+  return p.finish();
+}
+
+struct ReduceCase {
+  const char* name;
+  ReduceFn fn;
+  double (*combine)(double, double);
+  double (*map)(double);
+};
+
+double Id(double x) { return x; }
+double Abs(double x) { return std::fabs(x); }
+double Add(double a, double b) { return a + b; }
+double Max(double a, double b) { return std::max(a, b); }
+double Min(double a, double b) { return std::min(a, b); }
+
+TEST(ReduceTest, EachKindBothDimsWithAndWithoutClear) {
+  const ReduceCase cases[] = {
+      {"sum", &T::reduce_sum, Add, Id},
+      {"max", &T::reduce_max, Max, Id},
+      {"min", &T::reduce_min, Min, Id},
+      {"abssum", &T::reduce_abssum, Add, Abs},
+      {"absmax", &T::reduce_absmax, Max, Abs},
+  };
+  HostTensor x = RandomTensor(f32, {R, N}, 41, -2, 2);
+  for (const ReduceCase& c : cases) {
+    for (bool clear : {true, false}) {
+      SCOPED_TRACE(testing::Message() << c.name << " clear=" << clear);
+      absl::StatusOr<Program> prog = ReduceProgram(c.fn, clear);
+      ASSERT_TRUE(prog.ok()) << prog.status();
+      HostTensor y(f32, {R}), z(f32, {N});
+      absl::Status s = interpret(*prog, {&x, &y, &z});
+      ASSERT_TRUE(s.ok()) << s;
+      std::vector<double> want_y(R), want_z(N);
+      for (int r = 0; r < R; ++r) {
+        double acc = c.map(x.at({r, 0}));
+        for (int k = 1; k < N; ++k) acc = c.combine(acc, c.map(x.at({r, k})));
+        want_y[r] = clear ? acc : c.combine(0.5, acc);
+      }
+      for (int k = 0; k < N; ++k) {
+        double acc = c.map(x.at({0, k}));
+        for (int r = 1; r < R; ++r) acc = c.combine(acc, c.map(x.at({r, k})));
+        want_z[k] = clear ? acc : c.combine(0.5, acc);
+      }
+      ExpectClose(y, want_y, 1e-6, 1e-6);  // sums: f32 accumulation
+      ExpectClose(z, want_z, 1e-6, 1e-6);
+    }
+  }
+}
+
+TEST(ReduceTest, SumAccumulatesInTheDestinationDtype) {
+  // 2^24 + 1 + 1 in f32 steps stays 2^24; float64 would give 2^24 + 2.
+  T::ProgramBuilder p("f32_sum");
+  auto X = p.tensor("X", {1, 3}, T::f32);
+  auto Y = p.tensor("Y", {1}, T::f32);
+  {
+    T::Kernel kernel(1);
+    auto x = T::alloc_fragment({1, 3}, T::f32, "x");
+    auto y = T::alloc_fragment({1}, T::f32, "y");
+    T::copy(X(0, 0), x);
+    T::reduce_sum(x, y, {.dim = 1});
+    T::copy(y, Y(0));
+  }
+  absl::StatusOr<Program> prog = p.finish();
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  absl::StatusOr<HostTensor> x = HostTensor::FromDoubles(
+      f32, {1, 3}, std::vector<double>{16777216.0, 1.0, 1.0});
+  ASSERT_TRUE(x.ok());
+  HostTensor y(f32, {1});
+  ASSERT_TRUE(interpret(*prog, {&*x, &y}).ok());
+  EXPECT_EQ(y.at({0}), 16777216.0);
+}
+
+absl::StatusOr<Program> CumsumProgram(int dim, bool reverse, bool in_place) {
+  T::ProgramBuilder p("cumsum");
+  auto X = p.tensor("X", {R, N}, T::f32);
+  auto Y = p.tensor("Y", {R, N}, T::f32);
+  {
+    T::Kernel kernel(1);
+    auto x = T::alloc_shared({R, N}, T::f32, "x");
+    auto y = T::alloc_fragment({R, N}, T::f32, "y");
+    T::copy(X(0, 0), x);
+    if (in_place) {
+      T::cumsum(x, {.dim = dim, .reverse = reverse});
+      T::copy(x, Y(0, 0));
+    } else {
+      T::cumsum(x, y, {.dim = dim, .reverse = reverse});
+      T::copy(y, Y(0, 0));
+    }
+  }
+  return p.finish();
+}
+
+TEST(CumsumTest, BothDimsBothDirectionsInPlaceOrNot) {
+  HostTensor x = RandomTensor(f32, {R, N}, 43);
+  for (int dim : {0, 1}) {
+    for (bool reverse : {false, true}) {
+      for (bool in_place : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "dim=" << dim << " reverse="
+                                        << reverse << " in_place=" << in_place);
+        absl::StatusOr<Program> prog = CumsumProgram(dim, reverse, in_place);
+        ASSERT_TRUE(prog.ok()) << prog.status();
+        HostTensor y(f32, {R, N});
+        absl::Status s = interpret(*prog, {&x, &y});
+        ASSERT_TRUE(s.ok()) << s;
+        std::vector<double> want(R * N);
+        for (int r = 0; r < R; ++r) {
+          for (int c = 0; c < N; ++c) {
+            double acc = 0;
+            const int i = dim == 0 ? r : c;
+            const int len = dim == 0 ? R : N;
+            for (int j = 0; j < len; ++j) {
+              if (reverse ? j < i : j > i) continue;
+              acc += dim == 0 ? x.at({j, c}) : x.at({r, j});
+            }
+            want[r * N + c] = acc;
+          }
+        }
+        ExpectClose(y, want, 1e-6, 1e-6);
+      }
+    }
+  }
+}
+
+TEST(ElementwiseTest, ParallelLoopOnFloats) {
+  T::ProgramBuilder p("elementwise");
+  auto M = p.dim("M");
+  auto X = p.tensor("X", {M, 32}, T::f32);
+  auto Y = p.tensor("Y", {M, 32}, T::f32);
+  {
+    T::Kernel kernel(T::ceildiv(M, 16));
+    auto [bx] = kernel.block_index();
+    auto x = T::alloc_fragment({16, 32}, T::f32, "x");
+    auto y = T::alloc_shared({16, 32}, T::f32, "y");
+    T::copy(X(bx * 16, 0), x);
+    for (auto [i, j] : T::Parallel(16, 32)) {
+      y(i, j) = T::select(x(i, j) > 0, T::exp2(x(i, j)) * 2,
+                          T::sqrt(T::abs(x(i, j))) - T::cast(i + j, T::f32));
+    }
+    T::copy(y, Y(bx * 16, 0));
+  }
+  absl::StatusOr<Program> prog = p.finish();
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  const int m = 40;  // ragged: the last block's rows 40..47 are past the edge
+  HostTensor x = RandomTensor(f32, {m, 32}, 44, -3, 3);
+  HostTensor y(f32, {m, 32});
+  ASSERT_TRUE(interpret(*prog, {&x, &y}).ok());
+  std::vector<double> want(m * 32);
+  for (int r = 0; r < m; ++r) {
+    for (int c = 0; c < 32; ++c) {
+      const double v = x.at({r, c});
+      want[r * 32 + c] =
+          v > 0 ? std::exp2(v) * 2 : std::sqrt(std::fabs(v)) - ((r % 16) + c);
+    }
+  }
+  ExpectClose(y, want, 2e-7, 1e-6);
+}
+
+TEST(ElementwiseTest, IntegerFloorDivisionModuloAndBitOps) {
+  T::ProgramBuilder p("int_ops");
+  auto X = p.tensor("X", {64}, T::i32);
+  auto Y = p.tensor("Y", {4, 64}, T::i32);
+  {
+    T::Kernel kernel(1);
+    auto x = T::alloc_local({64}, T::i32, "x");
+    T::copy(X(0), x);
+    for (auto i : T::Parallel(64)) {
+      Y(0, i) = x(i) / 3;  // floor division
+      Y(1, i) = x(i) % 3;  // floor modulo
+      Y(2, i) = (x(i) & 6) ^ (x(i) << 2);
+      Y(3, i) = T::max(x(i), -5) * T::min(x(i), 7);
+    }
+  }
+  absl::StatusOr<Program> prog = p.finish();
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  HostTensor x = IntegerTensor(i32, {64}, 45, -40, 40);
+  HostTensor y(i32, {4, 64});
+  ASSERT_TRUE(interpret(*prog, {&x, &y}).ok());
+  for (int i = 0; i < 64; ++i) {
+    const int64_t v = x.get_flat_int(i);
+    const int64_t q = v >= 0 ? v / 3 : -((-v + 2) / 3);
+    EXPECT_EQ(y.get_flat_int(i), q) << v;
+    EXPECT_EQ(y.get_flat_int(64 + i), v - 3 * q) << v;
+    EXPECT_EQ(y.get_flat_int(128 + i), (v & 6) ^ (v * 4)) << v;
+    EXPECT_EQ(y.get_flat_int(192 + i),
+              std::max<int64_t>(v, -5) * std::min<int64_t>(v, 7))
+        << v;
+  }
+}
+
+TEST(BoundaryRuleTest, ReadsPastTheEdgeAreZeroAndStoresAreSkipped) {
+  T::ProgramBuilder p("boundary");
+  auto X = p.tensor("X", {10}, T::f32);
+  auto Y = p.tensor("Y", {10}, T::f32);
+  auto S = p.tensor("S", {1}, T::f32);
+  {
+    T::Kernel kernel(1);
+    auto t = T::alloc_fragment({16}, T::f32, "t");
+    auto sum = T::alloc_fragment({1}, T::f32, "sum");
+    T::fill(t, 7);
+    T::copy(X(4), t);  // X[4..9] then six zeros (not the 7s)
+    T::reduce_sum(t, sum, {.dim = 0});
+    T::copy(sum, S(0));
+    T::fill(t, 3);
+    T::copy(t, Y(-2));  // starts before the edge and runs past the end
+  }
+  absl::StatusOr<Program> prog = p.finish();
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  HostTensor x = IntegerTensor(f32, {10}, 46, 1, 9);
+  HostTensor y(f32, {10}), s(f32, {1});
+  absl::Status st = interpret(*prog, {&x, &y, &s});
+  ASSERT_TRUE(st.ok()) << st;
+  double want = 0;
+  for (int i = 4; i < 10; ++i) want += x.at({i});
+  EXPECT_EQ(s.at({0}), want);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(y.at({i}), 3.0) << i;
+}
+
+TEST(PrintTest, WritesValuesAndBuffersWithTheBlock) {
+  T::ProgramBuilder p("print");
+  auto X = p.tensor("X", {2}, T::f32);
+  {
+    T::Kernel kernel(2);
+    auto [bx] = kernel.block_index();
+    auto t = T::alloc_fragment({2}, T::f32, "t");
+    T::fill(t, 1.5);
+    T::print(bx * 10, "bx");
+    T::print(t, "tile");
+    T::copy(t, X(0));
+  }
+  absl::StatusOr<Program> prog = p.finish();
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  HostTensor x(f32, {2});
+  std::ostringstream out;
+  ASSERT_TRUE(interpret(*prog, {&x}, {.print = &out}).ok());
+  EXPECT_EQ(out.str(),
+            "[block 0] bx: 0\n[block 0] tile: t[2] = 1.5 1.5\n"
+            "[block 1] bx: 10\n[block 1] tile: t[2] = 1.5 1.5\n");
+}
+
+TEST(SeedTest, RowSoftmaxAndCumsum) {
+  const int M = 70, Ncols = 48;  // ragged: 70 rows in blocks of 32
+  absl::StatusOr<Program> prog = seed::RowSoftmaxCumsum(M, Ncols);
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  HostTensor x = RandomTensor(f32, {M, Ncols}, 47, -4, 4);
+  HostTensor y(f32, {M, Ncols}), z(f32, {M, Ncols});
+  absl::Status s = interpret(*prog, {&x, &y, &z});
+  ASSERT_TRUE(s.ok()) << s;
+  std::vector<double> want_y(M * Ncols), want_z(M * Ncols);
+  for (int r = 0; r < M; ++r) {
+    double mx = -INFINITY, sum = 0;
+    for (int c = 0; c < Ncols; ++c) mx = std::max(mx, x.at({r, c}));
+    for (int c = 0; c < Ncols; ++c) sum += std::exp(x.at({r, c}) - mx);
+    double run = 0;
+    for (int c = 0; c < Ncols; ++c) {
+      want_y[r * Ncols + c] = std::exp(x.at({r, c}) - mx) / sum;
+      run += want_y[r * Ncols + c];
+      want_z[r * Ncols + c] = run;
+    }
+  }
+  ExpectClose(y, want_y, 1e-5, 1e-7);
+  ExpectClose(z, want_z, 1e-5, 1e-6);
+}
+
+}  // namespace
+}  // namespace tessel

@@ -1,0 +1,146 @@
+// The kernel registry: named factories that build a Program from JSON
+// parameters, so tools (tessel-warmup) can build any registered kernel from a
+// manifest entry such as {"name": "gemm", "params": {"M": 4096, ...}}.
+//
+//   absl::StatusOr<tessel::Program> MakeGemm(const nlohmann::json& json) {
+//     tessel::KernelParams params(json);
+//     ASSIGN_OR_RETURN(int64_t m, params.Int("M"));      // required
+//     ASSIGN_OR_RETURN(int64_t bm, params.Int("block_m", 128));  // default
+//     RETURN_IF_ERROR(params.CheckAllUsed());  // rejects misspelt keys
+//     return Gemm(m, ...);
+//   }
+//   TESSEL_REGISTER_KERNEL(gemm, MakeGemm);
+//
+//   absl::StatusOr<tessel::Program> p =
+//       tessel::KernelRegistry::Global().Build("gemm", {{"M", 4096}});
+//
+// Errors name the JSON path from "params" ("params.M: expected an integer,
+// got \"4096\""); a caller that knows where params sit prefixes its own path
+// ("kernels[3]."). An unknown name lists the registered ones.
+//
+// Static libraries: TESSEL_REGISTER_KERNEL works through a static
+// initializer, which the linker drops when it sits in a static archive member
+// that nothing else references. Put registering files in an OBJECT library,
+// or link their static library whole ($<LINK_LIBRARY:WHOLE_ARCHIVE,lib>);
+// docs/warmup.md shows both.
+#ifndef TESSEL_REGISTRY_H_
+#define TESSEL_REGISTRY_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "nlohmann/json_fwd.hpp"
+#include "tessel/dtype.h"
+#include "tessel/program.h"
+
+namespace tessel {
+
+using KernelFactory =
+    std::function<absl::StatusOr<Program>(const nlohmann::json& params)>;
+
+class KernelRegistry {
+ public:
+  KernelRegistry() = default;
+  KernelRegistry(const KernelRegistry&) = delete;
+  KernelRegistry& operator=(const KernelRegistry&) = delete;
+
+  // The registry TESSEL_REGISTER_KERNEL fills; never destroyed.
+  static KernelRegistry& Global();
+
+  // AlreadyExists for a second factory under one name; InvalidArgument for a
+  // name that is not [A-Za-z0-9_.:-]+.
+  absl::Status Register(std::string name, KernelFactory factory);
+
+  bool Contains(std::string_view name) const;
+  // Sorted.
+  std::vector<std::string> Names() const;
+
+  // Runs the factory. `params` must be a JSON object (null counts as {}).
+  // NotFound for an unknown name, listing the registered ones.
+  absl::StatusOr<Program> Build(std::string_view name,
+                                const nlohmann::json& params) const;
+
+ private:
+  mutable absl::Mutex mu_;
+  std::map<std::string, KernelFactory, std::less<>> factories_
+      ABSL_GUARDED_BY(mu_);
+};
+
+// Typed reads of a factory's JSON parameters with path-naming errors.
+// Remembers which keys were read, so CheckAllUsed() can reject the rest.
+class KernelParams {
+ public:
+  // `json` must outlive this object. `path` prefixes every error.
+  explicit KernelParams(const nlohmann::json& json,
+                        std::string path = "params");
+
+  // Required; InvalidArgument when missing or of another type.
+  absl::StatusOr<int64_t> Int(std::string_view key) const;
+  absl::StatusOr<double> Number(std::string_view key) const;
+  absl::StatusOr<bool> Bool(std::string_view key) const;
+  absl::StatusOr<std::string> String(std::string_view key) const;
+  // A dtype name as tessel::dtype_name spells it ("f16", "bf16", ...).
+  absl::StatusOr<DataType> Dtype(std::string_view key) const;
+
+  // With a default for a missing key (a present key of another type is
+  // still an error).
+  absl::StatusOr<int64_t> Int(std::string_view key, int64_t fallback) const;
+  absl::StatusOr<double> Number(std::string_view key, double fallback) const;
+  absl::StatusOr<bool> Bool(std::string_view key, bool fallback) const;
+  absl::StatusOr<std::string> String(std::string_view key,
+                                     std::string fallback) const;
+  absl::StatusOr<DataType> Dtype(std::string_view key,
+                                 DataType fallback) const;
+
+  // InvalidArgument when a value lies outside [lo, hi]; for sizes.
+  absl::StatusOr<int64_t> IntInRange(std::string_view key, int64_t lo,
+                                     int64_t hi) const;
+  absl::StatusOr<int64_t> IntInRange(std::string_view key, int64_t lo,
+                                     int64_t hi, int64_t fallback) const;
+
+  // InvalidArgument naming the first key that no read asked for
+  // ("params.blok_m: unknown parameter (known: M, N, block_m)").
+  absl::Status CheckAllUsed() const;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  // nullptr when absent; an error when `json_` is not an object.
+  absl::StatusOr<const nlohmann::json*> Find(std::string_view key) const;
+  std::string PathOf(std::string_view key) const;
+
+  const nlohmann::json& json_;
+  std::string path_;
+  mutable std::set<std::string, std::less<>> used_;
+};
+
+namespace internal {
+// Registers into KernelRegistry::Global(); aborts on a duplicate or invalid
+// name (a build mistake, found at the program's start).
+bool RegisterKernelOrDie(const char* name, KernelFactory factory);
+}  // namespace internal
+
+}  // namespace tessel
+
+#define TESSEL_REGISTRY_CONCAT_INNER_(a, b) a##b
+#define TESSEL_REGISTRY_CONCAT_(a, b) TESSEL_REGISTRY_CONCAT_INNER_(a, b)
+
+// Registers `factory` (anything callable as
+// absl::StatusOr<tessel::Program>(const nlohmann::json&)) under the
+// identifier `name`, at namespace scope, once per program.
+#define TESSEL_REGISTER_KERNEL(name, factory)                     \
+  [[maybe_unused]] static const bool TESSEL_REGISTRY_CONCAT_(     \
+      tessel_kernel_registered_, name) =                          \
+      ::tessel::internal::RegisterKernelOrDie(#name, (factory))
+
+#endif  // TESSEL_REGISTRY_H_

@@ -1,0 +1,264 @@
+#include "tools/cache_archive.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "jit/cache_entry.h"
+#include "xxhash.h"
+
+namespace tessel::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMagic[] = "tessel-cache-archive 1";
+constexpr uint64_t kMaxFileBytes = uint64_t{1} << 32;  // a sanity bound
+
+std::string ReadFile(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  *ok = static_cast<bool>(in);
+  std::ostringstream out;
+  if (*ok) out << in.rdbuf();
+  return out.str();
+}
+
+bool IsHex(absl::string_view s) {
+  for (char c : s) {
+    if (!absl::ascii_isxdigit(c) || absl::ascii_isupper(c)) return false;
+  }
+  return !s.empty();
+}
+
+// "v1/ab/ab....cubin": a version folder, the key's first two hex digits and
+// the key's .cu, .json or .cubin. Nothing else may come out of an archive.
+bool IsEntryPath(absl::string_view path) {
+  std::vector<absl::string_view> parts = absl::StrSplit(path, '/');
+  if (parts.size() != 3) return false;
+  if (parts[0].size() < 2 || parts[0][0] != 'v') return false;
+  for (char c : parts[0].substr(1)) {
+    if (!absl::ascii_isdigit(c)) return false;
+  }
+  if (parts[1].size() != 2 || !IsHex(parts[1])) return false;
+  const size_t dot = parts[2].find('.');
+  if (dot == absl::string_view::npos) return false;
+  const absl::string_view key = parts[2].substr(0, dot);
+  const absl::string_view ext = parts[2].substr(dot);
+  return key.size() == 32 && IsHex(key) && key.substr(0, 2) == parts[1] &&
+         (ext == ".cu" || ext == ".json" || ext == ".cubin");
+}
+
+absl::Status MakePrivateDirs(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return absl::OkStatus();
+  if (dir.has_parent_path() && dir.parent_path() != dir) {
+    if (absl::Status s = MakePrivateDirs(dir.parent_path()); !s.ok()) return s;
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot make ", dir.string(), ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+// Temp file beside `path`, then rename: readers see nothing or the whole.
+absl::Status WriteAtomically(const fs::path& path, absl::string_view bytes) {
+  if (absl::Status s = MakePrivateDirs(path.parent_path()); !s.ok()) return s;
+  const fs::path temp =
+      path.parent_path() / absl::StrCat(".", path.filename().string(), ".tmp.",
+                                        ::getpid(), ".import");
+  const int fd =
+      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::UnavailableError(absl::StrCat("cannot write ", temp.string(),
+                                               ": ", std::strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string error = std::strerror(errno);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return absl::UnavailableError(
+          absl::StrCat("cannot write ", temp.string(), ": ", error));
+    }
+    done += static_cast<size_t>(n);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced || ::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string error = std::strerror(errno);
+    ::unlink(temp.c_str());
+    return absl::UnavailableError(
+        absl::StrCat("cannot write ", path.string(), ": ", error));
+  }
+  return absl::OkStatus();
+}
+
+struct ArchiveFile {
+  std::string path;  // under the cache root
+  std::string bytes;
+};
+
+void HashFile(XXH3_state_t* state, const ArchiveFile& file) {
+  XXH3_64bits_update(state, file.path.data(), file.path.size());
+  XXH3_64bits_update(state, "\0", 1);
+  XXH3_64bits_update(state, file.bytes.data(), file.bytes.size());
+}
+
+// Reads and checks the whole archive: every path, size and the checksum.
+absl::StatusOr<std::vector<ArchiveFile>> ReadArchive(
+    const std::string& archive_path) {
+  std::ifstream in(archive_path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", archive_path));
+  }
+  auto bad = [&](const std::string& why) {
+    return absl::DataLossError(absl::StrCat(
+        archive_path, ": not a whole tessel cache archive: ", why));
+  };
+  std::string line;
+  if (!std::getline(in, line) || line != kMagic) {
+    return bad("the first line is not \"tessel-cache-archive 1\"");
+  }
+  std::vector<ArchiveFile> files;
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  struct Free {
+    XXH3_state_t* s;
+    ~Free() { XXH3_freeState(s); }
+  } free_state{state};
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields = absl::StrSplit(line, ' ');
+    if (fields.size() == 3 && fields[0] == "end") {
+      int count = 0;
+      if (!absl::SimpleAtoi(fields[1], &count) ||
+          count != static_cast<int>(files.size())) {
+        return bad("the file count does not match");
+      }
+      if (fields[2] != absl::StrFormat("%016x", XXH3_64bits_digest(state))) {
+        return bad("the checksum does not match (damaged in transit?)");
+      }
+      return files;
+    }
+    uint64_t size = 0;
+    if (fields.size() != 3 || fields[0] != "file" ||
+        !absl::SimpleAtoi(fields[2], &size) || size > kMaxFileBytes) {
+      return bad(absl::StrCat("unexpected line \"", line.substr(0, 80), "\""));
+    }
+    if (!IsEntryPath(fields[1])) {
+      return bad(absl::StrCat("refusing the path \"", fields[1], "\""));
+    }
+    ArchiveFile file{fields[1], std::string(size, '\0')};
+    if (!in.read(file.bytes.data(), static_cast<std::streamsize>(size)) ||
+        in.get() != '\n') {
+      return bad(absl::StrCat(fields[1], " is cut short"));
+    }
+    HashFile(state, file);
+    files.push_back(std::move(file));
+  }
+  return bad("the end line is missing");
+}
+
+}  // namespace
+
+absl::StatusOr<ArchiveStats> ExportCache(const jit::CacheDirectory& directory,
+                                         const std::string& archive_path) {
+  absl::StatusOr<std::vector<jit::CacheEntryInfo>> entries = directory.List();
+  if (!entries.ok()) return entries.status();
+  ArchiveStats stats;
+  std::string out = absl::StrCat(kMagic, "\n");
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  int files = 0;
+  for (const jit::CacheEntryInfo& entry : *entries) {
+    if (entry.cubin_path.empty()) continue;  // a leftover without its cubin
+    bool ok = false;
+    const std::string cubin = ReadFile(entry.cubin_path, &ok);
+    if (!ok || !jit::DecodeCacheEntry(cubin).has_value()) {
+      ++stats.skipped;
+      continue;
+    }
+    for (const char* ext : {".cu", ".json", ".cubin"}) {
+      const std::string path = directory.EntryPath(entry.key, ext);
+      bool read = false;
+      ArchiveFile file{
+          fs::relative(path, directory.root()).generic_string(),
+          std::string(ext) == ".cubin" ? cubin : ReadFile(path, &read)};
+      if (std::string(ext) != ".cubin" && !read) continue;  // optional files
+      absl::StrAppend(&out, "file ", file.path, " ", file.bytes.size(), "\n",
+                      file.bytes, "\n");
+      HashFile(state, file);
+      stats.bytes += file.bytes.size();
+      ++files;
+    }
+    ++stats.entries;
+  }
+  absl::StrAppendFormat(&out, "end %d %016x\n", files,
+                        XXH3_64bits_digest(state));
+  XXH3_freeState(state);
+  const fs::path target = fs::absolute(archive_path);
+  if (absl::Status s = WriteAtomically(target, out); !s.ok()) return s;
+  return stats;
+}
+
+absl::StatusOr<ArchiveStats> ImportCache(const jit::CacheDirectory& directory,
+                                         const std::string& archive_path) {
+  absl::StatusOr<std::vector<ArchiveFile>> files = ReadArchive(archive_path);
+  if (!files.ok()) return files.status();
+  ArchiveStats stats;
+  // Group by key: .cu and .json first, .cubin last (the archive's order).
+  for (size_t i = 0; i < files->size();) {
+    const std::string stem = fs::path((*files)[i].path).stem().string();
+    size_t end = i;
+    while (end < files->size() &&
+           fs::path((*files)[end].path).stem().string() == stem) {
+      ++end;
+    }
+    const ArchiveFile* cubin = nullptr;
+    for (size_t j = i; j < end; ++j) {
+      if (absl::EndsWith((*files)[j].path, ".cubin")) cubin = &(*files)[j];
+    }
+    const size_t first = i;
+    i = end;
+    if (cubin == nullptr || !jit::DecodeCacheEntry(cubin->bytes)) continue;
+    const fs::path existing = fs::path(directory.root()) / cubin->path;
+    bool present = false;
+    const std::string have = ReadFile(existing.string(), &present);
+    if (present && jit::DecodeCacheEntry(have).has_value()) {
+      ++stats.skipped;
+      continue;
+    }
+    for (size_t j = first; j < end; ++j) {
+      if (&(*files)[j] == cubin) continue;
+      const fs::path path = fs::path(directory.root()) / (*files)[j].path;
+      if (absl::Status s = WriteAtomically(path, (*files)[j].bytes); !s.ok()) {
+        return s;
+      }
+      stats.bytes += (*files)[j].bytes.size();
+    }
+    if (absl::Status s = WriteAtomically(existing, cubin->bytes); !s.ok()) {
+      return s;
+    }
+    stats.bytes += cubin->bytes.size();
+    ++stats.entries;
+  }
+  return stats;
+}
+
+}  // namespace tessel::tools

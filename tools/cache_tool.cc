@@ -1,0 +1,251 @@
+// tessel-cache: stats | list | verify | prune --max-size S | clear |
+// export FILE | import FILE, over one cache folder.
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+#include "absl/strings/string_view.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "jit/cache_directory.h"
+#include "jit/disk_cache.h"
+#include "tessel/warmup.h"
+#include "tools/cache_archive.h"
+
+namespace tessel {
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage: tessel-cache [--cache-dir DIR] COMMAND [ARGS]
+
+Inspects and maintains the tessel disk cache (default folder:
+$TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel).
+
+  stats                  entries, bytes, archs, oldest and newest use
+  list                   one line per entry: key, arch, bytes, last use, entry
+  verify                 check every entry's checksum; remove corrupt ones
+  prune --max-size S     remove least recently used entries down to S bytes
+                         (S takes a K, M or G suffix: 512M)
+  clear                  remove every entry
+  export FILE            write every sound entry into one archive file
+  import FILE            add an archive's entries (checked first)
+
+Exit status: 0 done (verify: every entry was sound); 1 verify removed
+corrupt entries; 2 a usage error or a failure.
+)";
+
+std::string HumanBytes(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 30)) {
+    return absl::StrFormat("%.2f GiB", bytes / double(uint64_t{1} << 30));
+  }
+  if (bytes >= (uint64_t{1} << 20)) {
+    return absl::StrFormat("%.2f MiB", bytes / double(uint64_t{1} << 20));
+  }
+  if (bytes >= 1024) return absl::StrFormat("%.1f KiB", bytes / 1024.0);
+  return absl::StrCat(bytes, " B");
+}
+
+std::string TimeText(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::LocalTimeZone());
+}
+
+// "512M", "1G", "4096", "100K" (powers of 1024).
+absl::StatusOr<uint64_t> ParseSize(absl::string_view text) {
+  uint64_t scale = 1;
+  absl::string_view digits = text;
+  if (!digits.empty()) {
+    switch (absl::ascii_toupper(digits.back())) {
+      case 'K':
+        scale = uint64_t{1} << 10;
+        break;
+      case 'M':
+        scale = uint64_t{1} << 20;
+        break;
+      case 'G':
+        scale = uint64_t{1} << 30;
+        break;
+      default:
+        break;
+    }
+    if (scale != 1) digits.remove_suffix(1);
+  }
+  uint64_t number = 0;
+  if (!absl::SimpleAtoi(digits, &number) || number > UINT64_MAX / scale) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max-size ", text, ": expected a size such as 512M, 2G or 1048576"));
+  }
+  return number * scale;
+}
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "tessel-cache: %s\n",
+               std::string(status.message()).c_str());
+  return 2;
+}
+
+int Stats(const jit::CacheDirectory& dir) {
+  absl::StatusOr<std::vector<jit::CacheEntryInfo>> entries = dir.List();
+  if (!entries.ok()) return Fail(entries.status());
+  absl::StatusOr<uint64_t> total = dir.TotalBytes();
+  if (!total.ok()) return Fail(total.status());
+  std::map<std::string, int> by_arch;
+  int leftovers = 0;
+  for (const jit::CacheEntryInfo& e : *entries) {
+    if (e.cubin_path.empty()) {
+      ++leftovers;
+      continue;
+    }
+    ++by_arch[e.arch.empty() ? "(unknown)" : e.arch];
+  }
+  std::printf("cache:    %s\n", dir.version_dir().c_str());
+  std::printf("entries:  %d\n", static_cast<int>(entries->size()) - leftovers);
+  std::printf("bytes:    %s (%llu)\n", HumanBytes(*total).c_str(),
+              static_cast<unsigned long long>(*total));
+  for (const auto& [arch, count] : by_arch) {
+    std::printf("  %-10s %d\n", arch.c_str(), count);
+  }
+  if (leftovers > 0) {
+    std::printf("leftovers: %d keys without a .cubin (prune removes them)\n",
+                leftovers);
+  }
+  if (!entries->empty()) {
+    std::printf("oldest use: %s\nnewest use: %s\n",
+                TimeText(entries->front().last_used).c_str(),
+                TimeText(entries->back().last_used).c_str());
+  }
+  return 0;
+}
+
+int List(const jit::CacheDirectory& dir) {
+  absl::StatusOr<std::vector<jit::CacheEntryInfo>> entries = dir.List();
+  if (!entries.ok()) return Fail(entries.status());
+  for (const jit::CacheEntryInfo& e : *entries) {
+    if (e.cubin_path.empty()) continue;
+    std::printf("%s  %-8s %10llu  %s  %s\n", e.key.c_str(),
+                e.arch.empty() ? "?" : e.arch.c_str(),
+                static_cast<unsigned long long>(e.bytes),
+                TimeText(e.last_used).c_str(), e.entry.c_str());
+  }
+  return 0;
+}
+
+int Verify(const jit::CacheDirectory& dir) {
+  absl::StatusOr<jit::CacheVerifyReport> report = dir.Verify(true);
+  if (!report.ok()) return Fail(report.status());
+  std::printf("verify: %d sound, %d corrupt (removed)\n", report->good,
+              static_cast<int>(report->removed.size()));
+  for (const std::string& key : report->removed) {
+    std::printf("  removed %s\n", key.c_str());
+  }
+  return report->removed.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int CacheToolMain(int argc, char** argv) {
+  std::string cache_dir;
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (arg == "--cache-dir" || arg == "--max-size") {
+      if (i + 1 >= argc) {
+        return Fail(absl::InvalidArgumentError(
+            absl::StrCat(arg, ": missing its value")));
+      }
+      if (arg == "--cache-dir") {
+        cache_dir = argv[++i];
+      } else {
+        args.push_back(std::string(arg));
+        args.push_back(argv[++i]);
+      }
+      continue;
+    }
+    if (arg.substr(0, 12) == "--cache-dir=") {
+      cache_dir = std::string(arg.substr(12));
+      continue;
+    }
+    if (arg.substr(0, 11) == "--max-size=") {
+      args.push_back("--max-size");
+      args.push_back(std::string(arg.substr(11)));
+      continue;
+    }
+    args.push_back(std::string(arg));
+  }
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  if (cache_dir.empty()) cache_dir = jit::DiskCacheOptions::FromEnv().dir;
+  const jit::CacheDirectory dir(cache_dir);
+  const std::string& command = args[0];
+  auto want_args = [&](size_t n, const char* form) -> bool {
+    if (args.size() == n) return true;
+    std::fprintf(stderr, "tessel-cache: usage: tessel-cache %s\n", form);
+    return false;
+  };
+  if (command == "stats") {
+    return want_args(1, "stats") ? Stats(dir) : 2;
+  }
+  if (command == "list") {
+    return want_args(1, "list") ? List(dir) : 2;
+  }
+  if (command == "verify") {
+    return want_args(1, "verify") ? Verify(dir) : 2;
+  }
+  if (command == "clear") {
+    if (!want_args(1, "clear")) return 2;
+    if (absl::Status s = dir.Clear(); !s.ok()) return Fail(s);
+    std::printf("cleared %s\n", dir.version_dir().c_str());
+    return 0;
+  }
+  if (command == "prune") {
+    if (args.size() != 3 || args[1] != "--max-size") {
+      want_args(0, "prune --max-size SIZE");
+      return 2;
+    }
+    absl::StatusOr<uint64_t> max_bytes = ParseSize(args[2]);
+    if (!max_bytes.ok()) return Fail(max_bytes.status());
+    absl::StatusOr<uint64_t> freed = dir.Prune(*max_bytes);
+    if (!freed.ok()) return Fail(freed.status());
+    absl::StatusOr<uint64_t> left = dir.TotalBytes();
+    std::printf("pruned %s; %s left\n", HumanBytes(*freed).c_str(),
+                left.ok() ? HumanBytes(*left).c_str() : "?");
+    return 0;
+  }
+  if (command == "export") {
+    if (!want_args(2, "export FILE")) return 2;
+    absl::StatusOr<tools::ArchiveStats> stats =
+        tools::ExportCache(dir, args[1]);
+    if (!stats.ok()) return Fail(stats.status());
+    std::printf("exported %d entries (%s) to %s", stats->entries,
+                HumanBytes(stats->bytes).c_str(), args[1].c_str());
+    if (stats->skipped > 0) {
+      std::printf("; skipped %d corrupt", stats->skipped);
+    }
+    std::printf("\n");
+    return 0;
+  }
+  if (command == "import") {
+    if (!want_args(2, "import FILE")) return 2;
+    absl::StatusOr<tools::ArchiveStats> stats =
+        tools::ImportCache(dir, args[1]);
+    if (!stats.ok()) return Fail(stats.status());
+    std::printf("imported %d entries (%s) into %s; %d already present\n",
+                stats->entries, HumanBytes(stats->bytes).c_str(),
+                dir.version_dir().c_str(), stats->skipped);
+    return 0;
+  }
+  return Fail(absl::InvalidArgumentError(
+      absl::StrCat("unknown command \"", command, "\" (see --help)")));
+}
+
+}  // namespace tessel

@@ -1,0 +1,453 @@
+#include "tools/warmup_driver.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "jit/cache_directory.h"
+#include "jit/cache_entry.h"
+#include "jit/cache_key.h"
+#include "jit/disk_cache.h"
+#include "jit/kernel_cache.h"
+
+namespace tessel::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+jit::DiskCacheOptions DiskOptions(const WarmupOptions& options) {
+  jit::DiskCacheOptions disk = jit::DiskCacheOptions::FromEnv();
+  // Filling the cache is the whole point: TESSEL_CACHE=off does not apply.
+  disk.enabled = true;
+  if (!options.cache_dir.empty()) disk.dir = options.cache_dir;
+  return disk;
+}
+
+bool WriteAll(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void Send(int fd, const json& message) { WriteAll(fd, message.dump() + "\n"); }
+
+// Present and whole (header and checksum), read without side effects.
+bool EntryPresent(const jit::CacheDirectory& directory,
+                  const std::string& key) {
+  std::ifstream in(directory.EntryPath(key, ".cubin"), std::ios::binary);
+  if (!in) return false;
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return jit::DecodeCacheEntry(bytes.str()).has_value();
+}
+
+// The child's work; its messages are JSON lines on `fd`: {"key": ...} as
+// soon as the key is known, then {"outcome": ..., "error": ...}.
+json RunChildJob(const WarmupJob& job, const WarmupOptions& options, int fd) {
+  if (options.child_hook_for_testing) options.child_hook_for_testing(job);
+  const LowerOptions lower_options{.arch = job.arch,
+                                   .fast_math = job.entry->fast_math,
+                                   .lineinfo = job.entry->lineinfo};
+  absl::StatusOr<LoweredKernel> lowered =
+      options.lower(*job.program, lower_options);
+  if (!lowered.ok()) {
+    return {{"outcome", "failed"},
+            {"error",
+             absl::StrCat("lowering failed: ", lowered.status().ToString())}};
+  }
+  absl::StatusOr<std::string> key =
+      jit::ComputeCacheKey(lowered->source, lowered->options);
+  if (!key.ok()) {
+    return {{"outcome", "failed"}, {"error", key.status().ToString()}};
+  }
+  Send(fd, {{"key", *key}});
+  const jit::DiskCacheOptions disk = DiskOptions(options);
+  if (options.dry_run) {
+    const bool present = EntryPresent(jit::CacheDirectory(disk.dir), *key);
+    return {{"outcome", present ? "cached" : "missing"}};
+  }
+  jit::KernelCache cache(jit::KernelCacheOptions{.disk = disk});
+  absl::StatusOr<jit::CachedCubin> cubin =
+      cache.GetCubin(lowered->source, lowered->options);
+  if (!cubin.ok()) {
+    return {{"outcome", "failed"},
+            {"error", absl::StrCat("NVRTC: ", cubin.status().ToString())}};
+  }
+  if (cubin->key != *key) {
+    return {{"outcome", "failed"},
+            {"error", absl::StrCat("internal: the cache keyed the kernel ",
+                                   cubin->key, ", expected ", *key)}};
+  }
+  return {{"outcome", cubin->origin == jit::CubinOrigin::kCompiled ? "compiled"
+                                                                   : "cached"}};
+}
+
+std::string SignalText(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* text = strsignal(sig);
+  return absl::StrFormat("signal %d (SIG%s: %s)", sig,
+                         abbrev != nullptr ? abbrev : "?",
+                         text != nullptr ? text : "unknown");
+}
+
+struct Running {
+  size_t index = 0;  // into the job list
+  pid_t pid = -1;
+  int fd = -1;
+  std::string output;
+  absl::Time start;
+  absl::Time deadline;
+  bool timed_out = false;
+};
+
+// A child that died mid-write leaves its temp files and maybe the key's lock
+// file; remove them the way the cache's own lock holder would.
+void CleanAfterDeadChild(const jit::CacheDirectory& directory,
+                         const std::string& key, pid_t pid) {
+  if (key.size() < 2) return;
+  const fs::path folder =
+      fs::path(directory.EntryPath(key, ".cubin")).parent_path();
+  std::error_code ec;
+  const std::string marker = absl::StrCat(".tmp.", pid, ".");
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (absl::StartsWith(name, absl::StrCat(".", key)) &&
+        absl::StrContains(name, marker)) {
+      std::error_code remove_ec;
+      fs::remove(it->path(), remove_ec);
+    }
+  }
+  const std::string lock = directory.EntryPath(key, ".lock");
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  // Unlinked only while held, so no one waiting on it is cut out.
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    ::unlink(lock.c_str());
+    ::flock(fd, LOCK_UN);
+  }
+  ::close(fd);
+}
+
+JobResult Collect(const Running& run, const WarmupJob& job, int wait_status,
+                  const jit::CacheDirectory& directory) {
+  JobResult result{.job = job};
+  result.seconds = absl::ToDoubleSeconds(absl::Now() - run.start);
+  json final_message;
+  for (absl::string_view line : absl::StrSplit(run.output, '\n')) {
+    if (line.empty()) continue;
+    json message = json::parse(line, nullptr, false);
+    if (!message.is_object()) continue;
+    if (auto key = message.find("key");
+        key != message.end() && key->is_string()) {
+      result.key = key->get<std::string>();
+    }
+    if (message.contains("outcome")) final_message = std::move(message);
+  }
+  const bool exited_cleanly =
+      WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
+  if (run.timed_out) {
+    result.error = "the compile process ran past the timeout and was killed";
+  } else if (WIFSIGNALED(wait_status)) {
+    result.error = absl::StrCat("the compile process was killed by ",
+                                SignalText(WTERMSIG(wait_status)));
+  } else if (!exited_cleanly) {
+    result.error = absl::StrCat("the compile process exited with status ",
+                                WEXITSTATUS(wait_status));
+  } else if (!final_message.is_object()) {
+    result.error = "the compile process ended without a result";
+  } else {
+    const std::string outcome = final_message.value("outcome", "");
+    if (outcome == "compiled") {
+      result.outcome = JobOutcome::kCompiled;
+    } else if (outcome == "cached") {
+      result.outcome = JobOutcome::kCached;
+    } else if (outcome == "missing") {
+      result.outcome = JobOutcome::kMissing;
+    } else {
+      result.error = final_message.value("error", "failed (no reason given)");
+    }
+    return result;
+  }
+  result.outcome = JobOutcome::kFailed;
+  CleanAfterDeadChild(directory, result.key, run.pid);
+  return result;
+}
+
+absl::Status ValidateOptions(const WarmupOptions& options) {
+  if (options.archs.empty()) {
+    return absl::InvalidArgumentError(
+        "no arch given: pass --arch sm_90a (or a list: sm_90a,sm_80)");
+  }
+  for (const std::string& arch : options.archs) {
+    absl::StatusOr<std::string> resolved = jit::ResolveArch({.arch = arch});
+    if (!resolved.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--arch ", arch, ": ", resolved.status().message()));
+    }
+  }
+  if (options.jobs < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--jobs ", options.jobs, ": expected at least 1"));
+  }
+  if (options.timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("the job timeout must be positive");
+  }
+  if (!options.lower) {
+    return absl::InvalidArgumentError("no lowering function");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const char* JobOutcomeName(JobOutcome outcome) {
+  switch (outcome) {
+    case JobOutcome::kCompiled:
+      return "compiled";
+    case JobOutcome::kCached:
+      return "cached";
+    case JobOutcome::kMissing:
+      return "missing";
+    case JobOutcome::kFailed:
+      return "failed";
+  }
+  return "?";
+}
+
+std::string WarmupJob::Describe() const {
+  return absl::StrCat(entry->Path(), " ", entry->Describe(), " ", arch);
+}
+
+int WarmupReport::Count(JobOutcome outcome) const {
+  return static_cast<int>(
+      std::count_if(results.begin(), results.end(),
+                    [&](const JobResult& r) { return r.outcome == outcome; }));
+}
+
+std::vector<WarmupJob> PlanJobs(const Manifest& manifest,
+                                const std::vector<Program>& programs,
+                                const std::vector<std::string>& archs) {
+  std::vector<WarmupJob> jobs;
+  for (size_t i = 0; i < manifest.kernels.size() && i < programs.size(); ++i) {
+    const ManifestEntry& entry = manifest.kernels[i];
+    for (const std::string& arch : archs) {
+      if (!entry.archs.empty() &&
+          std::find(entry.archs.begin(), entry.archs.end(), arch) ==
+              entry.archs.end()) {
+        continue;
+      }
+      jobs.push_back(WarmupJob{&entry, &programs[i], arch});
+    }
+  }
+  return jobs;
+}
+
+absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
+                                       const std::vector<Program>& programs,
+                                       const WarmupOptions& options,
+                                       WarmupProgress* progress) {
+  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  if (programs.size() != manifest.kernels.size()) {
+    return absl::InvalidArgumentError(
+        "RunWarmup: one program per manifest entry expected");
+  }
+  const jit::DiskCacheOptions disk = DiskOptions(options);
+  if (!options.dry_run) {
+    jit::DiskCache probe(disk);
+    if (!probe.enabled()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the cache folder ", disk.dir,
+                       " cannot be used: ", probe.disabled_reason()));
+    }
+  }
+  const jit::CacheDirectory directory(disk.dir);
+  const std::vector<WarmupJob> jobs =
+      PlanJobs(manifest, programs, options.archs);
+
+  WarmupReport report;
+  report.jobs = options.jobs;
+  report.dry_run = options.dry_run;
+  std::vector<std::optional<JobResult>> results(jobs.size());
+  const absl::Time run_start = absl::Now();
+  if (progress != nullptr) progress->Start(static_cast<int>(jobs.size()));
+
+  std::vector<Running> running;
+  size_t next = 0;
+  int done = 0;
+  auto finish = [&](size_t slot, int wait_status) {
+    Running run = std::move(running[slot]);
+    running.erase(running.begin() + static_cast<ptrdiff_t>(slot));
+    JobResult result = Collect(run, jobs[run.index], wait_status, directory);
+    ++done;
+    if (progress != nullptr) {
+      std::vector<const WarmupJob*> in_flight;
+      for (const Running& r : running) in_flight.push_back(&jobs[r.index]);
+      progress->JobDone(result, done, static_cast<int>(jobs.size()), in_flight);
+    }
+    results[run.index] = std::move(result);
+  };
+
+  while (next < jobs.size() || !running.empty()) {
+    while (next < jobs.size() &&
+           running.size() < static_cast<size_t>(options.jobs)) {
+      int fds[2];
+      if (::pipe2(fds, O_CLOEXEC) != 0) {
+        return absl::InternalError(
+            absl::StrCat("pipe: ", std::strerror(errno)));
+      }
+      std::fflush(nullptr);  // no buffered output duplicated into the child
+      const pid_t pid = ::fork();
+      if (pid < 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return absl::InternalError(
+            absl::StrCat("fork: ", std::strerror(errno)));
+      }
+      if (pid == 0) {
+        ::close(fds[0]);
+        for (const Running& r : running) ::close(r.fd);
+        const json message = RunChildJob(jobs[next], options, fds[1]);
+        Send(fds[1], message);
+        ::close(fds[1]);
+        ::_exit(0);  // no atexit handlers or static destructors
+      }
+      ::close(fds[1]);
+      const absl::Time now = absl::Now();
+      running.push_back(Running{.index = next,
+                                .pid = pid,
+                                .fd = fds[0],
+                                .start = now,
+                                .deadline = now + options.timeout});
+      ++next;
+    }
+
+    std::vector<pollfd> polls;
+    absl::Time nearest = absl::InfiniteFuture();
+    for (const Running& r : running) {
+      polls.push_back(pollfd{.fd = r.fd, .events = POLLIN, .revents = 0});
+      nearest = std::min(nearest, r.deadline);
+    }
+    const int wait_ms = static_cast<int>(std::clamp<int64_t>(
+        absl::ToInt64Milliseconds(nearest - absl::Now()) + 1, 0, 250));
+    const int ready = ::poll(polls.data(), polls.size(), wait_ms);
+    if (ready < 0 && errno != EINTR) {
+      return absl::InternalError(absl::StrCat("poll: ", std::strerror(errno)));
+    }
+    // Read what arrived; a closed pipe means the child is done.
+    for (size_t i = running.size(); i-- > 0;) {
+      if (polls[i].revents == 0) continue;
+      char buffer[4096];
+      const ssize_t n = ::read(running[i].fd, buffer, sizeof(buffer));
+      if (n > 0) {
+        running[i].output.append(buffer, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      ::close(running[i].fd);
+      int status = 0;
+      while (::waitpid(running[i].pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      finish(i, status);
+    }
+    const absl::Time now = absl::Now();
+    for (Running& r : running) {
+      if (!r.timed_out && now >= r.deadline) {
+        r.timed_out = true;
+        ::kill(r.pid, SIGKILL);  // its pipe closes; collected above
+      }
+    }
+  }
+  if (progress != nullptr) progress->Finish();
+  for (std::optional<JobResult>& result : results) {
+    report.results.push_back(*std::move(result));
+  }
+  report.seconds = absl::ToDoubleSeconds(absl::Now() - run_start);
+  return report;
+}
+
+std::string FormatSummary(const WarmupReport& report) {
+  std::string out;
+  const int total = static_cast<int>(report.results.size());
+  if (report.dry_run) {
+    const int missing = report.Count(JobOutcome::kMissing);
+    absl::StrAppendFormat(&out,
+                          "dry run: %d of %d kernels missing from the cache, "
+                          "%d cached, %d failed to lower\n",
+                          missing, total, report.Count(JobOutcome::kCached),
+                          report.Count(JobOutcome::kFailed));
+    for (const JobResult& r : report.results) {
+      if (r.outcome == JobOutcome::kMissing) {
+        absl::StrAppend(&out, "  missing: ", r.job.Describe(), "  key ", r.key,
+                        "\n");
+      }
+    }
+  } else {
+    absl::StrAppendFormat(
+        &out,
+        "warmup: %d kernels in %.2fs with %d jobs: %d compiled, %d already "
+        "cached, %d failed\n",
+        total, report.seconds, report.jobs, report.Count(JobOutcome::kCompiled),
+        report.Count(JobOutcome::kCached), report.Count(JobOutcome::kFailed));
+    std::vector<const JobResult*> compiled;
+    double compile_seconds = 0;
+    for (const JobResult& r : report.results) {
+      if (r.outcome != JobOutcome::kCompiled) continue;
+      compiled.push_back(&r);
+      compile_seconds += r.seconds;
+    }
+    if (!compiled.empty()) {
+      std::sort(compiled.begin(), compiled.end(),
+                [](const JobResult* a, const JobResult* b) {
+                  return a->seconds > b->seconds;
+                });
+      absl::StrAppendFormat(&out, "  compile time: %.2fs in all; slowest:\n",
+                            compile_seconds);
+      for (size_t i = 0; i < compiled.size() && i < 5; ++i) {
+        absl::StrAppendFormat(&out, "    %7.2fs  %s\n", compiled[i]->seconds,
+                              compiled[i]->job.Describe());
+      }
+    }
+  }
+  for (const JobResult& r : report.results) {
+    if (r.outcome != JobOutcome::kFailed) continue;
+    // NVRTC logs run long: the first lines name the cause.
+    constexpr size_t kMaxLines = 16;
+    std::vector<absl::string_view> lines = absl::StrSplit(r.error, '\n');
+    const size_t shown = std::min(lines.size(), kMaxLines);
+    absl::StrAppend(&out, "  FAILED: ", r.job.Describe(), "\n");
+    for (size_t i = 0; i < shown; ++i) {
+      absl::StrAppend(&out, "    ", lines[i], "\n");
+    }
+    if (shown < lines.size()) {
+      absl::StrAppend(&out, "    ... (", lines.size() - shown,
+                      " more lines)\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace tessel::tools

@@ -79,6 +79,9 @@ struct CompileOptions {
   bool isolated = false;
 };
 
+absl::StatusOr<CompiledKernel> compile(const Program& program,
+                                       const CompileOptions& options = {});
+// The same from the tile IR (tessel's own stages and tests).
 absl::StatusOr<CompiledKernel> compile(const ir::Program& program,
                                        const CompileOptions& options = {});
 

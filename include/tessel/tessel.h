@@ -19,9 +19,11 @@
 #define TESSEL_TESSEL_H_
 
 #include "tessel/builder.h"
+#include "tessel/compile.h"
 #include "tessel/dtype.h"
 #include "tessel/expr.h"
 #include "tessel/program.h"
+#include "tessel/runtime.h"
 #include "tessel/version.h"
 
 #endif  // TESSEL_TESSEL_H_

@@ -95,11 +95,22 @@ class Printer {
  public:
   explicit Printer(const passes::LoweringState& st) : st_(st) {
     for (const char* reserved :
-         {"smem",  "smem_base", "tl",     "int",       "float",    "double",
-          "bool",  "min",       "max",    "threadIdx", "blockIdx", "printf",
-          "half",  "char",      "short",  "long",      "unsigned", "signed",
-          "const", "auto",      "for",    "if",        "else",     "return",
-          "void",  "new",       "delete", "this",      "default",  "case"}) {
+         {"smem",     "smem_base", "tl",        "int",      "float",
+          "double",   "bool",      "min",       "max",      "threadIdx",
+          "blockIdx", "printf",    "half",      "char",     "short",
+          "long",     "unsigned",  "signed",    "const",    "auto",
+          "for",      "if",        "else",      "return",   "void",
+          "new",      "delete",    "this",      "default",  "case",
+          "do",       "while",     "switch",    "break",    "continue",
+          "goto",     "static",    "extern",    "volatile", "inline",
+          "struct",   "class",     "union",     "enum",     "typedef",
+          "sizeof",   "namespace", "template",  "typename", "operator",
+          "public",   "private",   "protected", "virtual",  "friend",
+          "register", "true",      "false",     "nullptr",  "using",
+          "try",      "catch",     "throw",     "asm",      "mutable",
+          "explicit", "export",    "float2",    "float4",   "uint4",
+          "uint2",    "dim3",      "warpSize",  "blockDim", "gridDim",
+          "std"}) {
       used_.insert(reserved);
     }
   }

@@ -31,6 +31,15 @@ FragmentLayout FragmentLayout::Blocked(std::vector<int64_t> shape, int threads,
   return l;
 }
 
+FragmentLayout FragmentLayout::Replicated(std::vector<int64_t> shape,
+                                          int threads) {
+  FragmentLayout l;
+  l.kind_ = Kind::kReplicated;
+  l.shape_ = std::move(shape);
+  l.threads_ = threads;
+  return l;
+}
+
 FragmentLayout FragmentLayout::RowsOf() const {
   FragmentLayout l = *this;
   l.kind_ = Kind::kMmaRows;
@@ -56,6 +65,8 @@ std::vector<int64_t> FragmentLayout::local_shape() const {
       int64_t chunks = NumElements(shape_) / vec_;
       return {(chunks + threads_ - 1) / threads_, vec_};
     }
+    case Kind::kReplicated:
+      return {NumElements(shape_)};
   }
   return {};
 }
@@ -77,8 +88,11 @@ std::vector<ir::Expr> FragmentLayout::Logical(
                      (lane % 4) * 2 + local[2] % 2;
       return {row, col};
     }
-    case Kind::kBlocked: {
-      ir::Expr p = (local[0] * threads_ + tx) * vec_ + local[1];
+    case Kind::kBlocked:
+    case Kind::kReplicated: {
+      ir::Expr p = kind_ == Kind::kReplicated
+                       ? local[0]
+                       : (local[0] * threads_ + tx) * vec_ + local[1];
       std::vector<ir::Expr> out(shape_.size());
       for (int d = static_cast<int>(shape_.size()) - 1; d >= 0; --d) {
         if (d == 0) {
@@ -103,6 +117,7 @@ ir::Expr FragmentLayout::Valid(const ir::Expr& tx,
 }
 
 ir::Expr FragmentLayout::Leader(const ir::Expr& tx) const {
+  if (kind_ == Kind::kReplicated) return tx == 0;
   if (kind_ != Kind::kMmaRows) return ir::Expr();
   ir::Expr lead = tx % 4 == 0;
   if (warps_n_ > 1) lead = lead && ((tx / 32) % warps_n_ == 0);
@@ -117,6 +132,8 @@ int FragmentLayout::contiguous() const {
       return 1;
     case Kind::kBlocked:
       return vec_;
+    case Kind::kReplicated:
+      return 1;
   }
   return 1;
 }
@@ -135,6 +152,8 @@ std::string FragmentLayout::ToString() const {
     case Kind::kMmaRows:
       return absl::StrCat("mma_rows[", shape, "] warps ", warps_m_, "x",
                           warps_n_, " local [", mi_, "][2]");
+    case Kind::kReplicated:
+      return absl::StrCat("replicated[", shape, "]");
     case Kind::kBlocked: {
       std::vector<int64_t> l = local_shape();
       return absl::StrCat("blocked[", shape, "] vec ", vec_, " local [", l[0],

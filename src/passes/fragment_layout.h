@@ -18,6 +18,8 @@
 //    h*8 of the warp tile.
 //  - kBlocked: element p (row-major) belongs to chunk p / vec; chunk c goes
 //    to thread c % threads, local [c / threads][p % vec].
+//  - kReplicated: every thread holds every element (row statistics of a
+//    blocked tile); local [p]. Side effects run in thread 0.
 #ifndef TESSEL_SRC_PASSES_FRAGMENT_LAYOUT_H_
 #define TESSEL_SRC_PASSES_FRAGMENT_LAYOUT_H_
 
@@ -31,12 +33,14 @@ namespace tessel::passes {
 
 class FragmentLayout {
  public:
-  enum class Kind { kMma, kMmaRows, kBlocked };
+  enum class Kind { kMma, kMmaRows, kBlocked, kReplicated };
 
   static FragmentLayout Mma(std::vector<int64_t> shape, int threads,
                             int warps_m, int warps_n);
   static FragmentLayout Blocked(std::vector<int64_t> shape, int threads,
                                 int vec);
+  // Every thread holds the whole (small) tile; local [numel].
+  static FragmentLayout Replicated(std::vector<int64_t> shape, int threads);
   // The row-wise layout of this kMma layout's rows.
   FragmentLayout RowsOf() const;
 

@@ -199,6 +199,15 @@ absl::Status InferLayouts(LoweringState& state) {
             changed = true;
           }
         }
+        if (d.kind() != FragmentLayout::Kind::kMma) {
+          for (const ir::Buffer& b : loop.rows) {
+            if (!layouts.count(b.get())) {
+              layouts.emplace(
+                  b.get(), FragmentLayout::Replicated(ShapeOf(b), c.threads));
+              changed = true;
+            }
+          }
+        }
         if (d.kind() == FragmentLayout::Kind::kMma) {
           for (const ir::Buffer& b : loop.rows) {
             if (!layouts.count(b.get()) &&
@@ -234,6 +243,11 @@ absl::Status InferLayouts(LoweringState& state) {
     }
   };
   propagate();
+  // Higher-rank tiles first: their loops decide the rows' layouts.
+  std::stable_sort(c.fragments.begin(), c.fragments.end(),
+                   [](const ir::Buffer& a, const ir::Buffer& b) {
+                     return a->rank() > b->rank();
+                   });
   for (const ir::Buffer& f : c.fragments) {
     if (layouts.count(f.get())) continue;
     std::vector<int64_t> shape = ShapeOf(f);

@@ -659,6 +659,11 @@ class Lowerer : public ir::IRMutator {
         for (size_t i = 0; full && i < idx.size(); ++i)
           full = idx[i].get() == (*vars)[i];
         if (full && l == *d) return *local;
+        if (l.kind() == FragmentLayout::Kind::kReplicated && !is_store) {
+          std::vector<Expr> shape;
+          for (int64_t x : l.shape()) shape.push_back(Expr(int(x)));
+          return std::vector<Expr>{FlatIndex(shape, idx)};
+        }
         if (d->kind() == FragmentLayout::Kind::kMma &&
             l.kind() == FragmentLayout::Kind::kMmaRows && idx.size() == 1 &&
             idx[0].get() == (*vars)[0] && l == d->RowsOf()) {
@@ -671,9 +676,11 @@ class Lowerer : public ir::IRMutator {
                                 "; index a fragment by the loop variables"));
         return std::nullopt;
       }
+      bool is_store = false;
       Expr Visit(const ir::LoadNode* op) override {
         Expr e = IRMutator::Visit(op);
         if (op->buffer->scope != ir::Scope::kFragment) return e;
+        is_store = false;
         auto idx = Map(op->buffer, op->indices);
         if (!idx) return e;
         return ir::Load(self->Local(op->buffer), *idx);
@@ -681,6 +688,7 @@ class Lowerer : public ir::IRMutator {
       ir::Stmt Visit(const ir::StoreNode* op) override {
         ir::Stmt s = IRMutator::Visit(op);
         if (op->buffer->scope != ir::Scope::kFragment) return s;
+        is_store = true;
         auto idx = Map(op->buffer, op->indices);
         if (!idx) return s;
         const auto* st = s.As<ir::StoreNode>();

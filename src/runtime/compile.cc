@@ -6,6 +6,7 @@
 #include "src/passes/ir_util.h"
 #include "src/passes/pipeline.h"
 #include "src/runtime/kernel_impl.h"
+#include "tessel/program.h"
 
 namespace tessel {
 namespace {
@@ -77,6 +78,11 @@ absl::StatusOr<CompiledKernel> compile(const ir::Program& program,
   impl->cubin = *cubin;
   impl->signature = gen->signature;
   return CompiledKernel(std::move(impl));
+}
+
+absl::StatusOr<CompiledKernel> compile(const Program& program,
+                                       const CompileOptions& options) {
+  return compile(program.ir(), options);
 }
 
 }  // namespace tessel

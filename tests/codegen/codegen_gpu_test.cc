@@ -54,7 +54,8 @@ void CheckGemm(const testing::GemmShape& s) {
     for (int kk = 0; kk < K; ++kk) {
       double av = a[size_t(i) * K + kk];
       for (int j = 0; j < N; ++j) {
-        double bv = s.transpose_b ? b[size_t(j) * K + kk] : b[size_t(kk) * N + j];
+        double bv =
+            s.transpose_b ? b[size_t(j) * K + kk] : b[size_t(kk) * N + j];
         ref[size_t(i) * N + j] += av * bv;
       }
     }
@@ -67,21 +68,40 @@ TEST_F(Gpu, GemmNotMultipleOfTiles) {
   CheckGemm({.m = 333, .n = 264, .k = 200});
 }
 TEST_F(Gpu, GemmBigTileRasterized) {
-  CheckGemm({.m = 520, .n = 392, .k = 264, .bm = 256, .bn = 128, .bk = 64,
-             .threads = 256, .stages = 3, .panel = 8});
+  CheckGemm({.m = 520,
+             .n = 392,
+             .k = 264,
+             .bm = 256,
+             .bn = 128,
+             .bk = 64,
+             .threads = 256,
+             .stages = 3,
+             .panel = 8});
 }
 TEST_F(Gpu, GemmSymbolicSizes) {
   CheckGemm({.m = 200, .n = 136, .k = 72, .symbolic = true});
 }
 TEST_F(Gpu, GemmBf16TransposedB) {
-  CheckGemm({.m = 192, .n = 136, .k = 96, .dtype = DataType::kBF16,
+  CheckGemm({.m = 192,
+             .n = 136,
+             .k = 96,
+             .dtype = DataType::kBF16,
              .transpose_b = true});
 }
-TEST_F(Gpu, GemmTwoStages) { CheckGemm({.m = 128, .n = 128, .k = 512, .stages = 2}); }
+TEST_F(Gpu, GemmTwoStages) {
+  CheckGemm({.m = 128, .n = 128, .k = 512, .stages = 2});
+}
 
 TEST_F(Gpu, GemmF32FmaPath) {
-  testing::GemmShape s{.m = 96, .n = 80, .k = 48, .bm = 32, .bn = 32, .bk = 16,
-                       .threads = 128, .stages = 2, .dtype = DataType::kF32};
+  testing::GemmShape s{.m = 96,
+                       .n = 80,
+                       .k = 48,
+                       .bm = 32,
+                       .bn = 32,
+                       .bk = 16,
+                       .threads = 128,
+                       .stages = 2,
+                       .dtype = DataType::kF32};
   CheckGemm(s);
 }
 
@@ -100,7 +120,8 @@ TEST_F(Gpu, CopyRoundTrip) {
   int m = 100, n = 136;
   std::vector<float> x = Rounded(Random(m * n, 4), DataType::kF16);
   auto X = DeviceTensor::From(x, DataType::kF16, {m, n});
-  auto Y = DeviceTensor::From(std::vector<float>(m * n, 0), DataType::kF16, {m, n});
+  auto Y =
+      DeviceTensor::From(std::vector<float>(m * n, 0), DataType::kF16, {m, n});
   Run(Compile(testing::CopyRoundTrip(m, n)), {X.view, Y.view});
   EXPECT_EQ(Y.ToHost(), x);
 }
@@ -131,8 +152,8 @@ TEST_F(Gpu, ReverseTileRacesWithoutThreadSync) {
   std::vector<float> x = Random(tiles * 64 * 64, 5);
   auto X = DeviceTensor::From(x, DataType::kF32, {tiles * 64, 64});
   std::vector<double> ref = ReverseRef(x, tiles);
-  CompiledKernel k = Compile(testing::ReverseTile(tiles),
-                             {.disable_thread_sync = true});
+  CompiledKernel k =
+      Compile(testing::ReverseTile(tiles), {.disable_thread_sync = true});
   int wrong_runs = 0;
   for (int run = 0; run < 5; ++run) {
     auto Y = DeviceTensor::From(std::vector<float>(x.size(), 0), DataType::kF32,
@@ -147,8 +168,8 @@ TEST_F(Gpu, DoubleBuffered) {
   int steps = 16;
   std::vector<float> x = Random((steps + 1) * 128, 6);
   auto X = DeviceTensor::From(x, DataType::kF32, {steps + 1, 128});
-  auto Y = DeviceTensor::From(std::vector<float>(steps * 128, 0), DataType::kF32,
-                              {steps, 128});
+  auto Y = DeviceTensor::From(std::vector<float>(steps * 128, 0),
+                              DataType::kF32, {steps, 128});
   Run(Compile(testing::DoubleBuffered(steps)), {X.view, Y.view});
   std::vector<double> ref(steps * 128);
   for (int k = 0; k < steps; ++k)
@@ -175,12 +196,14 @@ TEST_F(Gpu, GemmRowMax) {
   std::vector<float> b = Rounded(Random(k * n, 10), DataType::kF16);
   auto A = DeviceTensor::From(a, DataType::kF16, {m, k});
   auto B = DeviceTensor::From(b, DataType::kF16, {k, n});
-  auto C = DeviceTensor::From(std::vector<float>(m * n, 0), DataType::kF32, {m, n});
+  auto C =
+      DeviceTensor::From(std::vector<float>(m * n, 0), DataType::kF32, {m, n});
   Run(Compile(testing::GemmRowMax(m, n, k)), {A.view, B.view, C.view});
   std::vector<double> ref(m * n, 0);
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j)
-      for (int kk = 0; kk < k; ++kk) ref[i * n + j] += double(a[i * k + kk]) * b[kk * n + j];
+      for (int kk = 0; kk < k; ++kk)
+        ref[i * n + j] += double(a[i * k + kk]) * b[kk * n + j];
   for (int i = 0; i < m; ++i)
     for (int j0 = 0; j0 < n; j0 += 64) {
       double mx = -1e30;
@@ -211,7 +234,8 @@ TEST_F(Gpu, MbarrierPipeline) {
   std::vector<float> b = Rounded(Random(64 * 64, 13), DataType::kF16);
   auto A = DeviceTensor::From(a, DataType::kF16, {chunks * 64, 64});
   auto B = DeviceTensor::From(b, DataType::kF16, {64, 64});
-  auto C = DeviceTensor::From(std::vector<float>(64 * 64, 0), DataType::kF32, {64, 64});
+  auto C = DeviceTensor::From(std::vector<float>(64 * 64, 0), DataType::kF32,
+                              {64, 64});
   Run(Compile(testing::MbarrierPipeline(chunks)), {A.view, B.view, C.view});
   std::vector<double> ref(64 * 64, 0);
   for (int c = 0; c < chunks; ++c)
@@ -224,7 +248,8 @@ TEST_F(Gpu, MbarrierPipeline) {
 
 TEST_F(Gpu, LaunchRejectsWrongDtype) {
   CompiledKernel k = Compile(testing::Elementwise(1000));
-  auto X = DeviceTensor::From(std::vector<float>(1000, 0), DataType::kF32, {1000});
+  auto X =
+      DeviceTensor::From(std::vector<float>(1000, 0), DataType::kF32, {1000});
   TensorView bad = X.view;
   bad.dtype = DataType::kF16;
   absl::Status s = k.launch({bad, X.view});

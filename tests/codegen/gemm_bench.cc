@@ -58,17 +58,23 @@ int main(int argc, char** argv) {
     r = testing::Random(elems, 43);
     for (size_t i = 0; i < elems; ++i) host[i] = testing::ToHalfBits(r[i]);
     cudaMemcpy(B, host.data(), elems * 2, cudaMemcpyHostToDevice);
-    absl::StatusOr<CompiledKernel> k = compile(
-        testing::Gemm({.m = n, .n = n, .k = n, .bm = 256, .bn = 128, .bk = 64,
-                       .threads = 256, .stages = 3, .panel = 8}),
-        {.target = Target::detect()});
+    absl::StatusOr<CompiledKernel> k = compile(testing::Gemm({.m = n,
+                                                              .n = n,
+                                                              .k = n,
+                                                              .bm = 256,
+                                                              .bn = 128,
+                                                              .bk = 64,
+                                                              .threads = 256,
+                                                              .stages = 3,
+                                                              .panel = 8}),
+                                               {.target = Target::detect()});
     if (!k.ok()) {
       std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
       return 1;
     }
-    std::vector<TensorView> t = {
-        TensorView::Contiguous(A, f16, {n, n}), TensorView::Contiguous(B, f16, {n, n}),
-        TensorView::Contiguous(C, f16, {n, n})};
+    std::vector<TensorView> t = {TensorView::Contiguous(A, f16, {n, n}),
+                                 TensorView::Contiguous(B, f16, {n, n}),
+                                 TensorView::Contiguous(C, f16, {n, n})};
     absl::Status st;
     auto run_tessel = [&] { st.Update(k->launch(t)); };
     const float alpha = 1, beta = 0;

@@ -3,7 +3,10 @@
 #ifndef TESSEL_TESTS_CODEGEN_GPU_UTIL_H_
 #define TESSEL_TESTS_CODEGEN_GPU_UTIL_H_
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include <cstring>
 
 #include <cmath>
 #include <cstdint>
@@ -38,6 +41,17 @@ inline uint16_t ToHalfBits(float f) {
   std::memcpy(&b, &h, 2);
   return b;
 }
+inline uint16_t ToBf16Bits(float f) {
+  __nv_bfloat16 h = __float2bfloat16_rn(f);
+  uint16_t b;
+  std::memcpy(&b, &h, 2);
+  return b;
+}
+inline float FromBf16Bits(uint16_t b) {
+  __nv_bfloat16 h;
+  std::memcpy(&h, &b, 2);
+  return __bfloat162float(h);
+}
 inline float FromHalfBits(uint16_t b) {
   __half h;
   std::memcpy(&h, &b, 2);
@@ -54,9 +68,10 @@ struct DeviceTensor {
     DeviceTensor d;
     size_t bytes = host.size() * dtype_bytes(t);
     d.buffer = *jit::DeviceBuffer::Allocate(bytes);
-    if (t == DataType::kF16) {
+    if (t == DataType::kF16 || t == DataType::kBF16) {
       std::vector<uint16_t> h(host.size());
-      for (size_t i = 0; i < host.size(); ++i) h[i] = ToHalfBits(host[i]);
+      for (size_t i = 0; i < host.size(); ++i)
+        h[i] = t == DataType::kF16 ? ToHalfBits(host[i]) : ToBf16Bits(host[i]);
       (void)d.buffer.CopyFromHost(h.data(), bytes);
     } else {
       (void)d.buffer.CopyFromHost(host.data(), bytes);
@@ -68,10 +83,12 @@ struct DeviceTensor {
     size_t n = 1;
     for (int64_t s : view.shape) n *= s;
     std::vector<float> out(n);
-    if (view.dtype == DataType::kF16) {
+    if (view.dtype == DataType::kF16 || view.dtype == DataType::kBF16) {
       std::vector<uint16_t> h(n);
       (void)buffer.CopyToHost(h.data(), n * 2);
-      for (size_t i = 0; i < n; ++i) out[i] = FromHalfBits(h[i]);
+      for (size_t i = 0; i < n; ++i)
+        out[i] = view.dtype == DataType::kF16 ? FromHalfBits(h[i])
+                                              : FromBf16Bits(h[i]);
     } else {
       (void)buffer.CopyToHost(out.data(), n * 4);
     }
@@ -83,6 +100,8 @@ struct DeviceTensor {
 inline std::vector<float> Rounded(std::vector<float> v, DataType t) {
   if (t == DataType::kF16)
     for (float& x : v) x = FromHalfBits(ToHalfBits(x));
+  if (t == DataType::kBF16)
+    for (float& x : v) x = FromBf16Bits(ToBf16Bits(x));
   return v;
 }
 

@@ -25,7 +25,8 @@ TEST(Launch, WrongDtypeNamesTheParameter) {
   TensorView b = TensorView::Contiguous(uint64_t{256}, f16, {4096, 4096});
   absl::Status s = k.launch({a, b, b});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("A: expected f16[4096,4096], got f32[4096,4096]"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("A: expected f16[4096,4096], got f32[4096,4096]"));
 }
 
 TEST(Launch, WrongCount) {

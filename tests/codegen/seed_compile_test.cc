@@ -1,0 +1,55 @@
+// Every seed program (built with the DSL) goes through the scheduler, the
+// codegen and NVRTC for sm_80 and sm_90a, without a GPU.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tessel/tessel.h"
+#include "tests/dsl/seed_programs.h"
+
+namespace tessel {
+namespace {
+
+struct Seed {
+  const char* name;
+  absl::StatusOr<Program> (*make)();
+};
+
+const Seed kSeeds[] = {
+    {"tiled_gemm", [] { return seed::TiledGemm(512, 512, 256); }},
+    {"tiled_gemm_odd", [] { return seed::TiledGemm(333, 264, 200); }},
+    {"tiled_gemm_dynamic_m", [] { return seed::TiledGemmDynamicM(256, 128); }},
+    {"split_k_gemm", [] { return seed::SplitKGemm(256, 256, 1024, 4); }},
+    {"mbarrier_gemm",
+     [] { return seed::MbarrierPipelinedGemm(256, 256, 256); }},
+    {"linear_attention_fwd",
+     [] { return seed::LinearAttentionForward(2, 256, 2, 64, 64); }},
+    {"linear_attention_bwd",
+     [] { return seed::LinearAttentionBackward(2, 256, 2, 64, 64); }},
+    {"row_softmax_cumsum", [] { return seed::RowSoftmaxCumsum(128, 64); }},
+};
+
+class SeedCompile
+    : public ::testing::TestWithParam<std::tuple<Seed, const char*>> {};
+
+TEST_P(SeedCompile, CompilesWithNvrtc) {
+  auto [s, arch] = GetParam();
+  absl::StatusOr<Program> p = s.make();
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k =
+      compile(*p, {.target = Target::cuda(arch)});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_GT(k->cubin_bytes(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, SeedCompile,
+                         ::testing::Combine(::testing::ValuesIn(kSeeds),
+                                            ::testing::Values("sm_80",
+                                                              "sm_90a")),
+                         [](const auto& info) {
+                           std::string arch = std::get<1>(info.param);
+                           return std::string(std::get<0>(info.param).name) +
+                                  "_" + (arch == "sm_80" ? "sm80" : "sm90a");
+                         });
+
+}  // namespace
+}  // namespace tessel

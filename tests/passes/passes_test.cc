@@ -1,0 +1,161 @@
+// Scheduler passes: barrier placement (a real hazard gets its barrier, a
+// double-buffered loop does not between its stages) and golden IR after
+// pipelining and after barrier insertion for GEMM and linear attention
+// backward. Regenerate goldens with TESSEL_UPDATE_GOLDEN=1.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "src/ir/printer.h"
+#include "src/passes/ir_util.h"
+#include "src/passes/pipeline.h"
+#include "tessel/tessel.h"
+#include "tests/codegen/test_programs.h"
+#include "tests/dsl/seed_programs.h"
+
+namespace tessel::passes {
+namespace {
+
+LoweringState RunTo(const ir::Program& p, const std::string& stop,
+                    PassConfig config = {}) {
+  LoweringState st;
+  st.program = p;
+  st.target = Target::sm90a();
+  st.config = config;
+  absl::Status s = RunPipeline(st, stop);
+  EXPECT_TRUE(s.ok()) << s;
+  return st;
+}
+
+int CountSyncs(const ir::Stmt& s) {
+  int n = 0;
+  ForEachStmt(s, [&](const ir::Stmt& x) {
+    n += x->kind == ir::StmtKind::kSyncThreads;
+  });
+  return n;
+}
+
+// The statement list directly inside the first serial loop.
+std::vector<ir::Stmt> LoopBody(const ir::Stmt& s) {
+  std::vector<ir::Stmt> out;
+  ForEachStmt(s, [&](const ir::Stmt& x) {
+    const auto* f = x.As<ir::ForNode>();
+    if (!out.empty() || f == nullptr || f->for_kind != ir::ForKind::kSerial)
+      return;
+    if (const auto* q = f->body.As<ir::SeqNode>()) out = q->stmts;
+  });
+  return out;
+}
+
+TEST(Barriers, RealHazardGetsItsBarrier) {
+  LoweringState st = RunTo(testing::ReverseTile(4), "insert_barriers");
+  EXPECT_EQ(CountSyncs(st.program.body), 1);
+  // Between the copy into S and the loop that reads it.
+  std::string text = ir::ToString(st.program);
+  size_t copy = text.find("T.copy"), sync = text.find("T.sync_threads()"),
+         loop = text.find("T.Parallel");
+  EXPECT_LT(copy, sync);
+  EXPECT_LT(sync, loop);
+}
+
+TEST(Barriers, DoubleBufferedStagesDoNotConflict) {
+  LoweringState st = RunTo(testing::DoubleBuffered(8), "insert_barriers");
+  std::vector<ir::Stmt> body = LoopBody(st.program.body);
+  ASSERT_EQ(body.size(), 3u) << ir::ToString(st.program);
+  // One barrier at the top of the iteration (the loop-carried hazard on
+  // S[k % 2]), none between the write of S[(k + 1) % 2] and the read of
+  // S[k % 2].
+  EXPECT_EQ(body[0]->kind, ir::StmtKind::kSyncThreads);
+  EXPECT_EQ(body[1]->kind, ir::StmtKind::kFor);
+  EXPECT_EQ(body[2]->kind, ir::StmtKind::kFor);
+}
+
+TEST(Barriers, PipelinedGemmHasOneBarrierPerIteration) {
+  LoweringState st = RunTo(testing::Gemm({}), "insert_barriers");
+  std::vector<ir::Stmt> body = LoopBody(st.program.body);
+  ASSERT_GE(body.size(), 3u);
+  EXPECT_NE(body[0].As<ir::EvaluateNode>(), nullptr);  // cp_async_wait
+  EXPECT_EQ(body[1]->kind, ir::StmtKind::kSyncThreads);
+  EXPECT_EQ(CountSyncs(st.program.body), 1);
+}
+
+TEST(Barriers, ConsecutiveAtomicsNeedNone) {
+  LoweringState st = RunTo(testing::AtomicAccumulate(4, 64), "insert_barriers");
+  // copy -> barrier -> atomic; nothing else.
+  EXPECT_EQ(CountSyncs(st.program.body), 1);
+}
+
+TEST(Barriers, DisabledThreadSyncInsertsNothing) {
+  LoweringState st = RunTo(testing::ReverseTile(4), "insert_barriers",
+                           {.disable_thread_sync = true});
+  EXPECT_EQ(CountSyncs(st.program.body), 0);
+}
+
+TEST(Barriers, SyncInsideThreadDependentBranchIsRejected) {
+  // if (v[0] > 0) { copy X -> S; read S } with v a per-thread variable.
+  ir::Program p = testing::ReverseTile(1);
+  ir::Buffer v = ir::MakeBuffer("flag", f32, {1}, ir::Scope::kVar);
+  const auto* k = p.body.As<ir::KernelNode>();
+  const auto* alloc = k->body.As<ir::AllocateNode>();
+  ir::Stmt guarded = ir::MakeStmt<ir::IfThenElseNode>(
+      ir::Load(v, {0}) > ir::Expr(0.0), alloc->body, ir::Stmt(),
+      ir::SourceLoc::current());
+  p.body = ir::MakeStmt<ir::KernelNode>(
+      k->grid, k->threads, k->block_vars,
+      ir::MakeStmt<ir::AllocateNode>(
+          alloc->buffer,
+          ir::MakeStmt<ir::AllocateNode>(v, guarded, ir::SourceLoc()),
+          ir::SourceLoc()),
+      k->loc);
+  LoweringState st;
+  st.program = p;
+  st.target = Target::sm90a();
+  absl::Status s = RunPipeline(st, "insert_barriers");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("differs between threads"));
+}
+
+// ---------------------------------------------------------------- golden
+
+void ExpectGolden(const std::string& name, const std::string& text) {
+  const char* root = std::getenv("TESSEL_SOURCE_DIR");
+  std::string dir = std::string(root ? root : ".") + "/tests/passes/golden/";
+  std::string path = dir + name + ".txt";
+  if (std::getenv("TESSEL_UPDATE_GOLDEN")) {
+    std::ofstream(path) << text;
+    return;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << "missing golden " << path
+                         << " (run with TESSEL_UPDATE_GOLDEN=1)";
+  std::stringstream want;
+  want << in.rdbuf();
+  EXPECT_EQ(text, want.str()) << "golden " << path;
+}
+
+TEST(Golden, GemmAfterPipelining) {
+  ExpectGolden("gemm.inject_pipeline",
+               DumpState(RunTo(testing::Gemm({}), "inject_pipeline")));
+}
+TEST(Golden, GemmAfterBarriers) {
+  ExpectGolden("gemm.insert_barriers",
+               DumpState(RunTo(testing::Gemm({}), "insert_barriers")));
+}
+TEST(Golden, LinearAttentionBackwardAfterPipelining) {
+  absl::StatusOr<Program> p = seed::LinearAttentionBackward(1, 128, 1, 64, 64);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ExpectGolden("linear_attention_bwd.inject_pipeline",
+               DumpState(RunTo(p->ir(), "inject_pipeline")));
+}
+TEST(Golden, LinearAttentionBackwardAfterBarriers) {
+  absl::StatusOr<Program> p = seed::LinearAttentionBackward(1, 128, 1, 64, 64);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ExpectGolden("linear_attention_bwd.insert_barriers",
+               DumpState(RunTo(p->ir(), "insert_barriers")));
+}
+
+}  // namespace
+}  // namespace tessel::passes

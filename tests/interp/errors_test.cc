@@ -7,6 +7,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/interp/interpreter.h"
+#include "src/ir/op.h"
+#include "src/ir/stmt.h"
 #include "tessel/interpret.h"
 #include "tessel/tessel.h"
 #include "tests/dsl/seed_programs.h"
@@ -307,6 +309,20 @@ TEST(ThreadingTest, TheFirstFailingBlockIsReportedWhateverTheThreads) {
     absl::Status s = interp::Run(prog->ir(), {&idx}, {.num_threads = threads});
     EXPECT_THAT(s.message(), HasSubstr("(block (37))")) << threads;
   }
+}
+
+TEST(CompileTest, UnknownIntrinsicIsRejectedBeforeRunning) {
+  const ir::SourceLoc loc = ir::SourceLoc::current();
+  ir::Var bx("bx");
+  ir::Stmt eval =
+      ir::MakeStmt<ir::EvaluateNode>(ir::Call(i32, "warp_shuffle", {}), loc);
+  ir::Stmt kernel = ir::MakeStmt<ir::KernelNode>(
+      std::vector<ir::Expr>{1}, 32, std::vector<ir::Var>{bx}, eval, loc);
+  ir::Program program{"bad", {}, {}, kernel};
+  absl::Status s = interp::Run(program, {});
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s.message(), HasSubstr(At("evaluate", loc.line())));
+  EXPECT_THAT(s.message(), HasSubstr("does not know intrinsic 'warp_shuffle'"));
 }
 
 }  // namespace

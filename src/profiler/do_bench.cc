@@ -93,6 +93,20 @@ class CapturedCalls {
         !s.ok()) {
       return s;
     }
+    // Work sent elsewhere (say the legacy stream) is not captured: an empty
+    // graph would time nothing and report it as fast.
+    size_t nodes = 0;
+    if (absl::Status s = jit::CuResultToStatus(
+            api_, extra_.cuGraphGetNodes(graph_, nullptr, &nodes),
+            "cuGraphGetNodes");
+        !s.ok()) {
+      return s;
+    }
+    if (nodes == 0) {
+      return absl::FailedPreconditionError(
+          "fn enqueued no work on the stream it was given, so the CUDA graph "
+          "is empty (fn must launch on that stream)");
+    }
     return jit::CuResultToStatus(api_,
                                  extra_.cuGraphInstantiate(&exec_, graph_, 0),
                                  "cuGraphInstantiate");

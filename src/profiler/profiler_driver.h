@@ -18,6 +18,7 @@ namespace tessel::profiler {
   X(cuStreamBeginCapture)                      \
   X(cuStreamEndCapture)                        \
   X(cuGraphInstantiate)                        \
+  X(cuGraphGetNodes)                           \
   X(cuGraphLaunch)                             \
   X(cuGraphExecDestroy)                        \
   X(cuGraphDestroy)

@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""Times tessel's peers on the GPU machine and writes one JSON report.
+
+  python3 bench/peers.py [--out FILE] [--only sdpa,fla,torch_ref]
+                         [--warmup-ms 25] [--rep-ms 100]
+
+- flash attention forward: torch.nn.functional.scaled_dot_product_attention
+  with each backend (flash, efficient, cudnn), causal and full; the fastest
+  backend is also reported as impl "torch_sdpa".
+- linear attention (causal, unnormalised, q scaled by 1/sqrt(D), layout
+  [B, S, H, D]): flash-linear-attention's chunk_linear_attn and
+  fused_chunk_linear_attn (impl "fla:chunk", "fla:fused_chunk", and the
+  faster as "fla"), and a plain PyTorch chunked reference ("torch_ref"),
+  forward and forward+backward.
+
+Timing: triton.testing.do_bench (L2 flushed before each run; the median of
+the runs that fill rep-ms), else CUDA events with a 256 MiB flush. The JSON
+schema is bench/bench_report.h's (docs/benchmarks.md). The GPU machine has no
+network: fla comes from wheels (see docs/benchmarks.md).
+"""
+
+import argparse
+import json
+import math
+import sys
+import time
+import traceback
+
+QUANTILES = [0.2, 0.5, 0.8]
+CHUNK = 64  # the chunk size of the seed's linear attention
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", default="", help="JSON file (default: stdout)")
+    p.add_argument("--only", default="sdpa,fla,torch_ref",
+                   help="comma list of: sdpa, fla, torch_ref")
+    p.add_argument("--warmup-ms", type=float, default=25)
+    p.add_argument("--rep-ms", type=float, default=100)
+    p.add_argument("--attention-shapes", default="8,4096,16,128;8,4096,32,64",
+                   help="B,S,H,D;... for flash attention")
+    p.add_argument("--linear-shapes", default="8,4096,16,128;8,4096,32,64",
+                   help="B,S,H,D;... for linear attention")
+    p.add_argument("--no-check", action="store_true",
+                   help="skip comparing fla against the torch reference")
+    return p.parse_args()
+
+
+def parse_shapes(text):
+    shapes = []
+    for item in text.split(";"):
+        b, s, h, d = (int(x) for x in item.split(","))
+        shapes.append({"B": b, "S": s, "H": h, "D": d})
+    return shapes
+
+
+def size_label(shape):
+    return "B{B} S{S} H{H} D{D}".format(**shape)
+
+
+class Timer:
+    """do_bench with triton when present, else CUDA events."""
+
+    def __init__(self, torch, warmup_ms, rep_ms):
+        self.torch = torch
+        self.warmup_ms = warmup_ms
+        self.rep_ms = rep_ms
+        try:
+            import triton.testing
+            self.triton_bench = triton.testing.do_bench
+            self.name = "triton.testing.do_bench"
+        except ImportError:
+            self.triton_bench = None
+            self.name = "cuda events"
+
+    def __call__(self, fn, grad_to_none=None):
+        fn()  # first call: autotuning and compilation stay out of the timing
+        self.torch.cuda.synchronize()
+        if self.triton_bench is not None:
+            q = self.triton_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms,
+                                  grad_to_none=grad_to_none,
+                                  quantiles=QUANTILES)
+            return {"ms": q[1], "quantiles_ms": list(q)}
+        return self._events(fn, grad_to_none)
+
+    def _events(self, fn, grad_to_none):
+        torch = self.torch
+        flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(5):
+            flush.zero_()
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        estimate = max(start.elapsed_time(end) / 5, 1e-3)
+        for _ in range(max(1, int(self.warmup_ms / estimate))):
+            fn()
+        reps = min(10000, max(5, int(self.rep_ms / estimate)))
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        for i in range(reps):
+            if grad_to_none:
+                for t in grad_to_none:
+                    t.grad = None
+            flush.zero_()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+        times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+        def quantile(q):
+            pos = q * (len(times) - 1)
+            lo = int(math.floor(pos))
+            hi = min(lo + 1, len(times) - 1)
+            return times[lo] + (times[hi] - times[lo]) * (pos - lo)
+
+        qs = [quantile(q) for q in QUANTILES]
+        return {"ms": qs[1], "quantiles_ms": qs}
+
+
+def record(kernel, impl, pass_, variant, shape, flops, bytes_, timing):
+    r = {"kernel": kernel, "impl": impl, "pass": pass_, "variant": variant,
+         "dtype": "f16", "shape": shape, "size": size_label(shape),
+         "flops": flops, "bytes": bytes_, "quantiles": QUANTILES}
+    r.update(timing)
+    ms = timing.get("ms")
+    if ms:
+        r["tflops"] = flops / (ms * 1e-3) / 1e12
+        r["gbps"] = bytes_ / (ms * 1e-3) / 1e9
+    return r
+
+
+def error_record(kernel, impl, pass_, variant, shape, flops, bytes_, exc):
+    r = record(kernel, impl, pass_, variant, shape, flops, bytes_, {})
+    r["error"] = "{}: {}".format(type(exc).__name__, str(exc).splitlines()[0]
+                                 if str(exc) else "")
+    return r
+
+
+def best_of(records, impl):
+    """A copy of the fastest successful record, renamed `impl`."""
+    ok = [r for r in records if "error" not in r]
+    if not ok:
+        return None
+    best = dict(min(ok, key=lambda r: r["ms"]))
+    best["best_of"] = best["impl"]
+    best["impl"] = impl
+    return best
+
+
+def bench_sdpa(torch, timer, shapes, log):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+    backends = [("flash", SDPBackend.FLASH_ATTENTION),
+                ("efficient", SDPBackend.EFFICIENT_ATTENTION),
+                ("cudnn", SDPBackend.CUDNN_ATTENTION)]
+    out = []
+    for shape in shapes:
+        b, s, h, d = shape["B"], shape["S"], shape["H"], shape["D"]
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16,
+                               generator=gen) for _ in range(3))
+        for causal in (True, False):
+            variant = "causal" if causal else "full"
+            flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+            bytes_ = 4.0 * b * h * s * d * 2
+            found = []
+            for name, backend in backends:
+                impl = "torch_sdpa:" + name
+                try:
+                    def fn(causal=causal):
+                        return F.scaled_dot_product_attention(
+                            q, k, v, is_causal=causal)
+                    with sdpa_kernel(backend):  # only this backend may run
+                        timing = timer(fn)
+                    r = record("flash_attention", impl, "fwd", variant, shape,
+                               flops, bytes_, timing)
+                except Exception as exc:  # a backend that does not apply
+                    r = error_record("flash_attention", impl, "fwd", variant,
+                                     shape, flops, bytes_, exc)
+                log(r)
+                found.append(r)
+            out += found
+            best = best_of(found, "torch_sdpa")
+            if best:
+                log(best)
+                out.append(best)
+        del q, k, v
+        torch.cuda.empty_cache()
+    return out
+
+
+def linear_attention_torch(torch, q, k, v, scale):
+    """Causal unnormalised linear attention, chunked, in plain PyTorch.
+
+    Per chunk c: o_c = mask(q_c k_c^T) v_c + q_c h_c with h_c the sum of
+    k_j^T v_j over earlier chunks; states in f32.
+    """
+    b, s, h, d = q.shape
+    n = s // CHUNK
+    qc = (q * scale).view(b, n, CHUNK, h, d).permute(0, 3, 1, 2, 4)
+    kc = k.view(b, n, CHUNK, h, d).permute(0, 3, 1, 2, 4)
+    vc = v.view(b, n, CHUNK, h, v.shape[-1]).permute(0, 3, 1, 2, 4)
+    mask = torch.ones(CHUNK, CHUNK, device=q.device, dtype=torch.bool).tril()
+    scores = (qc @ kc.transpose(-1, -2)).masked_fill(~mask, 0)
+    intra = scores @ vc
+    kv = (kc.transpose(-1, -2).float() @ vc.float())  # [b, h, n, d, dv]
+    states = kv.cumsum(dim=2) - kv  # exclusive prefix sum: earlier chunks
+    inter = qc.float() @ states
+    o = (intra.float() + inter).to(q.dtype)
+    return o.permute(0, 2, 3, 1, 4).reshape(b, s, h, v.shape[-1])
+
+
+def linear_flops(shape, pass_):
+    # The chunked algorithm: per chunk q k^T, s v (C x C x D each), q h and
+    # k^T v (C x D x D each): 4 S D (C + D) per (batch, head). Backward is
+    # counted as twice the forward (the usual convention).
+    b, s, h, d = shape["B"], shape["S"], shape["H"], shape["D"]
+    fwd = 4.0 * b * h * s * d * (CHUNK + d)
+    return fwd if pass_ == "fwd" else 3 * fwd
+
+
+def linear_bytes(shape, pass_):
+    # Minimum traffic in f16: q, k, v read and o written; backward also reads
+    # q, k, v, dO and writes dq, dk, dv.
+    b, s, h, d = shape["B"], shape["S"], shape["H"], shape["D"]
+    tensor = 2.0 * b * s * h * d
+    return 4 * tensor if pass_ == "fwd" else 11 * tensor
+
+
+def bench_linear(torch, timer, shapes, which, check, log):
+    impls = []
+    if "fla" in which:
+        from fla.ops.linear_attn import (chunk_linear_attn,
+                                         fused_chunk_linear_attn)
+        impls += [("fla:chunk", chunk_linear_attn),
+                  ("fla:fused_chunk", fused_chunk_linear_attn)]
+    out = []
+    for shape in shapes:
+        b, s, h, d = shape["B"], shape["S"], shape["H"], shape["D"]
+        scale = d ** -0.5
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        q, k, v, do = (torch.randn(b, s, h, d, device="cuda",
+                                   dtype=torch.float16, generator=gen) * 0.5
+                       for _ in range(4))
+
+        def fla_call(f):
+            return lambda q, k, v: f(q, k, v, scale=scale, normalize=False,
+                                     output_final_state=False)[0]
+
+        calls = [(name, fla_call(f)) for name, f in impls]
+        if "torch_ref" in which:
+            calls.append(("torch_ref", lambda q, k, v:
+                          linear_attention_torch(torch, q, k, v, scale)))
+        reference = None
+        if check and impls:
+            reference = linear_attention_torch(torch, q.float(), k.float(),
+                                               v.float(), scale)
+        for pass_ in ("fwd", "fwd+bwd"):
+            flops = linear_flops(shape, pass_)
+            bytes_ = linear_bytes(shape, pass_)
+            found = []
+            for name, call in calls:
+                try:
+                    if pass_ == "fwd":
+                        def fn(call=call):
+                            return call(q, k, v)
+                        timing = timer(fn)
+                    else:
+                        qg, kg, vg = (t.detach().clone().requires_grad_()
+                                      for t in (q, k, v))
+
+                        def fn(call=call, qg=qg, kg=kg, vg=vg):
+                            call(qg, kg, vg).backward(do)
+                        timing = timer(fn, grad_to_none=[qg, kg, vg])
+                    r = record("linear_attention", name, pass_, "causal",
+                               shape, flops, bytes_, timing)
+                    if reference is not None and pass_ == "fwd":
+                        with torch.no_grad():
+                            err = (call(q, k, v).float() - reference).abs()
+                        r["check_max_abs_error"] = err.max().item()
+                        r["check_reference_max_abs"] = \
+                            reference.abs().max().item()
+                except Exception as exc:
+                    r = error_record("linear_attention", name, pass_, "causal",
+                                     shape, flops, bytes_, exc)
+                log(r)
+                found.append(r)
+                torch.cuda.empty_cache()
+            out += found
+            best = best_of([r for r in found if r["impl"].startswith("fla:")],
+                           "fla")
+            if best:
+                log(best)
+                out.append(best)
+        del q, k, v, do, reference
+        torch.cuda.empty_cache()
+    return out
+
+
+def main():
+    args = parse_args()
+    which = set(args.only.split(","))
+    report = {"benchmark": "peers", "records": [], "errors": []}
+
+    def log(r):
+        if "error" in r:
+            print("{:<18} {:<22} {:<8} {:<7} {}: {}".format(
+                r["kernel"], r["impl"], r["pass"], r["variant"], r["size"],
+                r["error"]), file=sys.stderr)
+        else:
+            print("{:<18} {:<22} {:<8} {:<7} {}: {:.4f} ms {:7.1f} TFLOP/s "
+                  "{:7.1f} GB/s".format(r["kernel"], r["impl"], r["pass"],
+                                        r["variant"], r["size"], r["ms"],
+                                        r["tflops"], r["gbps"]),
+                  file=sys.stderr)
+
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            raise RuntimeError("torch sees no CUDA device")
+    except Exception as exc:
+        report["error"] = "{}: {}".format(type(exc).__name__, exc)
+        write(report, args.out)
+        print("peers.py: " + report["error"], file=sys.stderr)
+        return 1
+    report["device"] = {"name": torch.cuda.get_device_name(0),
+                        "capability": list(torch.cuda.get_device_capability(0))}
+    versions = {"torch": torch.__version__, "python": sys.version.split()[0]}
+    try:
+        import triton
+        versions["triton"] = triton.__version__
+    except ImportError:
+        pass
+    timer = Timer(torch, args.warmup_ms, args.rep_ms)
+    report["timer"] = timer.name
+    start = time.time()
+    sections = []
+    if "sdpa" in which:
+        sections.append(("sdpa", lambda: bench_sdpa(
+            torch, timer, parse_shapes(args.attention_shapes), log)))
+    if which & {"fla", "torch_ref"}:
+        if "fla" in which:
+            try:
+                import fla
+                versions["fla"] = getattr(fla, "__version__", "?")
+            except ImportError as exc:
+                report["errors"].append("fla: {}".format(exc))
+                which.discard("fla")
+        sections.append(("linear", lambda: bench_linear(
+            torch, timer, parse_shapes(args.linear_shapes), which,
+            not args.no_check, log)))
+    for name, run in sections:
+        try:
+            report["records"] += run()
+        except Exception:
+            report["errors"].append("{}: {}".format(name,
+                                                    traceback.format_exc()))
+            print(report["errors"][-1], file=sys.stderr)
+    report["versions"] = versions
+    report["seconds"] = time.time() - start
+    write(report, args.out)
+    return 0 if not report["errors"] else 1
+
+
+def write(report, path):
+    text = json.dumps(report, indent=2) + "\n"
+    if path:
+        with open(path, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

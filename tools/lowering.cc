@@ -8,7 +8,8 @@
 namespace tessel::tools {
 
 // Mirrors tessel::compile() (src/runtime/compile.cc) up to the kernel cache;
-// tests/tools/lowering_test.cc fails when the two drift apart.
+// WarmupProcessTest.FreshProcessAfterWarmupMakesNoNvrtcCalls
+// (tests/tools/process_test.cc) fails when the two drift apart.
 absl::StatusOr<LoweredKernel> LowerWithCodegen(const Program& program,
                                                const LowerOptions& options) {
   const Target target = Target::cuda(options.arch);

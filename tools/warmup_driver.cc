@@ -67,7 +67,12 @@ bool EntryPresent(const jit::CacheDirectory& directory,
 // The child's work; its messages are JSON lines on `fd`: {"key": ...} as
 // soon as the key is known, then {"outcome": ..., "error": ...}.
 json RunChildJob(const WarmupJob& job, const WarmupOptions& options, int fd) {
-  if (options.child_hook_for_testing) options.child_hook_for_testing(job);
+  auto hook = [&](absl::string_view stage) {
+    if (options.child_hook_for_testing) {
+      options.child_hook_for_testing(job, stage);
+    }
+  };
+  hook("lower");
   const LowerOptions lower_options{.arch = job.arch,
                                    .fast_math = job.entry->fast_math,
                                    .lineinfo = job.entry->lineinfo};
@@ -84,6 +89,7 @@ json RunChildJob(const WarmupJob& job, const WarmupOptions& options, int fd) {
     return {{"outcome", "failed"}, {"error", key.status().ToString()}};
   }
   Send(fd, {{"key", *key}});
+  hook("compile");
   const jit::DiskCacheOptions disk = DiskOptions(options);
   if (options.dry_run) {
     const bool present = EntryPresent(jit::CacheDirectory(disk.dir), *key);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tessel/program.h"
 #include "tools/lowering.h"
@@ -84,8 +85,10 @@ struct WarmupOptions {
   bool dry_run = false;
   absl::Duration timeout = absl::Minutes(10);  // per job
   LowerFn lower = LowerWithCodegen;
-  // Runs in each child before it lowers (tests: make it crash or hang).
-  std::function<void(const WarmupJob&)> child_hook_for_testing;
+  // Runs in each child at `stage` "lower" (before lowering) and "compile"
+  // (key known, before the cache lookup); tests make the child crash or hang.
+  std::function<void(const WarmupJob&, absl::string_view stage)>
+      child_hook_for_testing;
 };
 
 // The jobs of a manifest: each entry on each arch of `archs` that the entry

@@ -17,7 +17,8 @@ namespace tessel::tools {
 struct WarmupMainConfig {
   const KernelRegistry* registry = &KernelRegistry::Global();
   LowerFn lower = LowerWithCodegen;
-  std::function<void(const WarmupJob&)> child_hook_for_testing;
+  std::function<void(const WarmupJob&, absl::string_view stage)>
+      child_hook_for_testing;
 };
 
 int WarmupMainWithConfig(int argc, char** argv, const WarmupMainConfig& config);

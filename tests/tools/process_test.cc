@@ -1,0 +1,218 @@
+// The tools as processes: tessel-warmup and tessel-cache run as a user runs
+// them, several at once, and a fresh application process after a warmup.
+#include <regex>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/cache_directory.h"
+#include "nlohmann/json.hpp"
+#include "tests/tools/test_util.h"
+
+namespace tessel::tools {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::LeftoversUnder;
+using testing::Process;
+using testing::ReadFile;
+using testing::RunCommand;
+using testing::RunResult;
+using testing::SourcePath;
+using testing::TempDir;
+using testing::WriteFile;
+
+std::string SmallManifest() {
+  return SourcePath("tests/tools/testdata/small.json");
+}
+
+// "N compiled, M already cached" of a warmup summary.
+std::pair<int, int> CompiledAndCached(const std::string& output) {
+  std::smatch m;
+  const std::regex summary(R"((\d+) compiled, (\d+) already cached)");
+  if (!std::regex_search(output, m, summary)) return {-1, -1};
+  return {std::stoi(m[1]), std::stoi(m[2])};
+}
+
+RunResult Warmup(const TempDir& scratch, const std::string& cache,
+                 std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {
+      TESSEL_WARMUP_BIN, "--manifest", SmallManifest(), "--arch", "sm_80",
+      "--cache-dir",     cache,        "--jobs",        "2"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return RunCommand(args, scratch);
+}
+
+nlohmann::json Probe(const TempDir& scratch, const std::string& cache) {
+  RunResult r = RunCommand(
+      {TESSEL_HIT_PROBE_BIN, SmallManifest(), "sm_80", cache}, scratch);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const size_t brace = r.output.rfind('{');
+  return nlohmann::json::parse(
+      brace == std::string::npos ? "" : r.output.substr(brace), nullptr, false);
+}
+
+TEST(WarmupProcessTest, TwoWarmupsAtOnceCompileEachKernelOnce) {
+  TempDir scratch, cache;
+  std::vector<std::string> args = {
+      TESSEL_WARMUP_BIN, "--manifest",   SmallManifest(),
+      "--arch",          "sm_90a,sm_80", "--cache-dir",
+      cache.path(),      "--jobs",       "3"};
+  Process a(args, scratch / "a.txt");
+  Process b(args, scratch / "b.txt");
+  ASSERT_EQ(a.Wait(), 0) << a.Output();
+  ASSERT_EQ(b.Wait(), 0) << b.Output();
+  auto [compiled_a, cached_a] = CompiledAndCached(a.Output());
+  auto [compiled_b, cached_b] = CompiledAndCached(b.Output());
+  EXPECT_EQ(compiled_a + compiled_b, 6) << a.Output() << b.Output();
+  EXPECT_EQ(cached_a + cached_b, 6);
+  const jit::CacheDirectory dir(cache.path());
+  absl::StatusOr<jit::CacheVerifyReport> verify = dir.Verify(false);
+  ASSERT_TRUE(verify.ok());
+  EXPECT_EQ(verify->good, 6);
+  EXPECT_THAT(verify->removed, IsEmpty());
+  EXPECT_THAT(LeftoversUnder(cache.path()), IsEmpty());
+}
+
+// After a warmup, a new application process gets every kernel from disk:
+// zero NVRTC calls. Against an empty cache the same process compiles each.
+TEST(WarmupProcessTest, FreshProcessAfterWarmupMakesNoNvrtcCalls) {
+  TempDir scratch, warmed, cold;
+  RunResult warm = Warmup(scratch, warmed.path());
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  EXPECT_EQ(CompiledAndCached(warm.output), std::make_pair(3, 0));
+
+  nlohmann::json hit = Probe(scratch, warmed.path());
+  EXPECT_EQ(hit["kernels"], 3);
+  EXPECT_EQ(hit["nvrtc_compiles"], 0) << hit;
+  EXPECT_EQ(hit["disk_hits"], 3) << hit;
+
+  nlohmann::json miss = Probe(scratch, cold.path());
+  EXPECT_EQ(miss["nvrtc_compiles"], 3) << miss;
+  EXPECT_EQ(miss["disk_hits"], 0) << miss;
+}
+
+TEST(WarmupProcessTest, ManifestErrorsExitTwoNamingThePath) {
+  TempDir scratch, cache;
+  WriteFile(scratch / "bad.json", R"({"kernels": [
+      {"name": "seed_gemm", "params": {"M": 128, "N": 128, "K": 64}},
+      {"name": "seed_gemm", "params": {"M": 128.5, "N": 128, "K": 64}},
+      {"name": "seed_gemmm"}]})");
+  RunResult r =
+      RunCommand({TESSEL_WARMUP_BIN, "--manifest", scratch / "bad.json",
+                  "--arch", "sm_80", "--cache-dir", cache.path()},
+                 scratch);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output,
+              HasSubstr("kernels[1].params.M: expected an integer, got 128.5"));
+  EXPECT_THAT(r.output,
+              HasSubstr("kernels[2].name: unknown kernel \"seed_gemmm\""));
+  EXPECT_THAT(r.output, HasSubstr("registered kernels: seed_gemm,"));
+  EXPECT_THAT(testing::FilesUnder(cache.path()), IsEmpty());
+
+  r = RunCommand({TESSEL_WARMUP_BIN, "--manifest", SmallManifest()}, scratch);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--arch are required"));
+  r = RunCommand({TESSEL_WARMUP_BIN, "--jobs", "zero"}, scratch);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--jobs zero: expected an integer"));
+}
+
+TEST(WarmupProcessTest, DryRunExitCodeAndProgressBar) {
+  TempDir scratch, cache;
+  RunResult dry = Warmup(scratch, cache.path(), {"--dry-run"});
+  EXPECT_EQ(dry.exit_code, 1);
+  EXPECT_THAT(dry.output, HasSubstr("3 of 3 kernels missing"));
+  RunResult bar = Warmup(scratch, cache.path(), {"--progress", "bar"});
+  EXPECT_EQ(bar.exit_code, 0) << bar.output;
+  EXPECT_THAT(bar.output, HasSubstr("\r\033[K[##########"));
+  EXPECT_THAT(bar.output, HasSubstr("3/3  compiled 3  cached 0  failed 0"));
+  dry = Warmup(scratch, cache.path(), {"--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_THAT(dry.output,
+              HasSubstr("0 of 3 kernels missing from the cache, 3 cached"));
+}
+
+TEST(CacheToolTest, StatsListVerifyExportImportPruneClear) {
+  TempDir scratch, cache, other;
+  ASSERT_EQ(Warmup(scratch, cache.path()).exit_code, 0);
+  auto tool = [&](std::vector<std::string> args,
+                  const std::string& dir) -> RunResult {
+    args.insert(args.begin(), {TESSEL_CACHE_BIN, "--cache-dir", dir});
+    return RunCommand(args, scratch);
+  };
+  RunResult stats = tool({"stats"}, cache.path());
+  EXPECT_EQ(stats.exit_code, 0);
+  EXPECT_THAT(stats.output, HasSubstr("entries:  3"));
+  EXPECT_THAT(stats.output, HasSubstr("sm_80      3"));
+  RunResult list = tool({"list"}, cache.path());
+  EXPECT_EQ(std::count(list.output.begin(), list.output.end(), '\n'), 3);
+  EXPECT_THAT(list.output, HasSubstr("fused_chunk_kernel"));
+
+  // Export, import elsewhere, and an application there compiles nothing.
+  const std::string archive = scratch / "cache.tsc";
+  RunResult exported = tool({"export", archive}, cache.path());
+  EXPECT_EQ(exported.exit_code, 0) << exported.output;
+  EXPECT_THAT(exported.output, HasSubstr("exported 3 entries"));
+  RunResult imported = tool({"import", archive}, other.path());
+  EXPECT_EQ(imported.exit_code, 0) << imported.output;
+  EXPECT_THAT(imported.output, HasSubstr("imported 3 entries"));
+  EXPECT_EQ(Probe(scratch, other.path())["nvrtc_compiles"], 0);
+  EXPECT_THAT(tool({"import", archive}, other.path()).output,
+              HasSubstr("imported 0 entries (0 B)"));
+  EXPECT_THAT(LeftoversUnder(other.path()), IsEmpty());
+
+  // A damaged archive is refused whole.
+  std::string bytes = ReadFile(archive);
+  bytes[bytes.size() / 2] ^= 0x01;
+  WriteFile(scratch / "damaged.tsc", bytes);
+  TempDir third;
+  RunResult damaged = tool({"import", scratch / "damaged.tsc"}, third.path());
+  EXPECT_EQ(damaged.exit_code, 2);
+  EXPECT_THAT(damaged.output, HasSubstr("not a whole tessel cache archive"));
+  EXPECT_THAT(testing::FilesUnder(third.path()), IsEmpty());
+
+  // verify: a corrupt entry is removed (exit 1), the next warmup rebuilds it.
+  absl::StatusOr<std::vector<jit::CacheEntryInfo>> entries =
+      jit::CacheDirectory(cache.path()).List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 3u);
+  std::string cubin = ReadFile(entries->front().cubin_path);
+  cubin[cubin.size() - 10] ^= 0x20;
+  WriteFile(entries->front().cubin_path, cubin);
+  RunResult verify = tool({"verify"}, cache.path());
+  EXPECT_EQ(verify.exit_code, 1);
+  EXPECT_THAT(verify.output, HasSubstr("2 sound, 1 corrupt (removed)"));
+  EXPECT_THAT(verify.output, HasSubstr(entries->front().key));
+  EXPECT_EQ(tool({"verify"}, cache.path()).exit_code, 0);
+  RunResult rebuilt = Warmup(scratch, cache.path());
+  EXPECT_EQ(CompiledAndCached(rebuilt.output), std::make_pair(1, 2))
+      << rebuilt.output;
+
+  RunResult pruned = tool({"prune", "--max-size", "0"}, cache.path());
+  EXPECT_EQ(pruned.exit_code, 0) << pruned.output;
+  EXPECT_THAT(tool({"stats"}, cache.path()).output, HasSubstr("entries:  0"));
+  EXPECT_EQ(tool({"prune", "--max-size", "12X"}, cache.path()).exit_code, 2);
+  EXPECT_EQ(tool({"clear"}, other.path()).exit_code, 0);
+  EXPECT_THAT(testing::FilesUnder(other.path()), IsEmpty());
+  EXPECT_EQ(tool({"frobnicate"}, other.path()).exit_code, 2);
+}
+
+// docs/warmup.md's host application: its own binary with its own kernels.
+TEST(HostWarmupExampleTest, BuildsAndWarmsTheApplicationsKernels) {
+  TempDir scratch, cache;
+  RunResult names =
+      RunCommand({TESSEL_EXAMPLE_WARMUP_BIN, "--list-kernels"}, scratch);
+  EXPECT_EQ(names.exit_code, 0);
+  EXPECT_EQ(names.output, "my_scale\n");
+  RunResult r =
+      RunCommand({TESSEL_EXAMPLE_WARMUP_BIN, "--manifest",
+                  SourcePath("tests/tools/example_warmup/kernels.json"),
+                  "--arch", "sm_90a", "--cache-dir", cache.path()},
+                 scratch);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(CompiledAndCached(r.output), std::make_pair(2, 0)) << r.output;
+}
+
+}  // namespace
+}  // namespace tessel::tools

@@ -28,7 +28,7 @@ namespace tessel::samples {
 
 enum class Backend { kGpu, kCpu };
 
-std::string_view BackendName(Backend backend);  // "gpu" / "cpu"
+const char* BackendName(Backend backend);  // "gpu" / "cpu"
 // Empty when a CUDA driver and a device are usable, else why not.
 std::string GpuUnavailableReason();
 // The GPU when there is one, else the CPU interpreter.
@@ -49,11 +49,12 @@ struct ExecuteOptions {
 struct RunResult {
   Backend backend = Backend::kCpu;
   std::string device;  // "NVIDIA H200" / "interpreter"
-  // "miss", "hit (disk)", "hit (memory)", a mix ("1 miss, 2 hit"), or "-"
-  // when nothing was compiled.
+  // Where the main step's kernel came from: "miss" (compiled by NVRTC),
+  // "hit (disk)", "hit (memory)", or "-" when nothing was compiled.
   std::string cache = "-";
   double compile_ms = 0;
-  double ms = 0;         // one run of all steps
+  double ms = 0;         // one run of all steps (the host wrapper)
+  double kernel_ms = 0;  // the main step alone (GPU bench), else 0
   bool benched = false;  // ms is do_bench's median
 };
 
@@ -61,7 +62,7 @@ absl::StatusOr<RunResult> Execute(Workload& workload,
                                   const ExecuteOptions& options);
 
 // Compiles every step of `workload` for `target` (through the cache).
-// Returns the cache summary as RunResult::cache spells it.
+// Returns the main step's cache origin as RunResult::cache spells it.
 absl::StatusOr<std::string> CompileSteps(const Workload& workload,
                                          const Target& target,
                                          double* compile_ms = nullptr);

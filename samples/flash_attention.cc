@@ -52,6 +52,8 @@ absl::StatusOr<Program> MakeFlashAttention(const nlohmann::json& json) {
                            params.IntInRange("num_stages", 0, 8, c.num_stages));
   SAMPLES_ASSIGN_OR_RETURN(c.threads,
                            params.IntInRange("threads", 32, 1024, c.threads));
+  SAMPLES_ASSIGN_OR_RETURN(c.p_in_registers,
+                           params.Bool("p_in_registers", c.p_in_registers));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return FlashAttentionProgram(c);
 }
@@ -77,7 +79,10 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
     auto K_shared = T::alloc_shared({bn, D}, f16, "K_shared");
     auto V_shared = T::alloc_shared({bn, D}, f16, "V_shared");
     auto acc_s = T::alloc_fragment({bm, bn}, f32, "acc_s");
-    auto acc_s_cast = T::alloc_fragment({bm, bn}, f16, "acc_s_cast");
+    // P for the second gemm, in f16: registers (TileLang's form) or shared.
+    auto acc_s_cast = c.p_in_registers
+                          ? T::alloc_fragment({bm, bn}, f16, "acc_s_cast")
+                          : T::alloc_shared({bm, bn}, f16, "acc_s_cast");
     auto acc_o = T::alloc_fragment({bm, D}, f32, "acc_o");
     auto scores_max = T::alloc_fragment({bm}, f32, "scores_max");
     auto scores_max_prev = T::alloc_fragment({bm}, f32, "scores_max_prev");

@@ -10,7 +10,7 @@
 //   // parameters: Q, K, V, O, each [B, S, H, D] f16
 //
 // Registered for tessel-warmup as "flash_attention" (params B, S, H, D,
-// causal, block_m, block_n, num_stages, threads).
+// causal, block_m, block_n, num_stages, threads, p_in_registers).
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_H_
 #define TESSEL_SAMPLES_FLASH_ATTENTION_H_
 
@@ -32,6 +32,11 @@ struct FlashAttentionConfig {
   int block_n = 64;  // key rows per loop step
   int num_stages = 2;
   int threads = 128;
+  // Keep P (the f16 probabilities) in registers as the A operand of the
+  // P V gemm, as TileLang's example does, instead of going through shared
+  // memory. The CUDA codegen cannot lay out a gemm with a fragment A yet
+  // (docs/samples.md); the interpreter runs both.
+  bool p_in_registers = false;
 };
 
 absl::StatusOr<Program> FlashAttentionProgram(

@@ -22,12 +22,12 @@ absl::Status CheckConfig(const GemmConfig& c) {
   }
   if (c.in_dtype != f16 && c.in_dtype != bf16) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "gemm: inputs must be f16 or bf16, got ", dtype_name(c.in_dtype)));
+        "gemm: inputs must be f16 or bf16, got ", DtypeName(c.in_dtype)));
   }
   if (c.out_dtype != f16 && c.out_dtype != bf16 && c.out_dtype != f32) {
     return absl::InvalidArgumentError(
         absl::StrCat("gemm: the output must be f16, bf16 or f32, got ",
-                     dtype_name(c.out_dtype)));
+                     DtypeName(c.out_dtype)));
   }
   const GemmTile& t = c.tile;
   if (t.block_m <= 0 || t.block_n <= 0 || t.block_k <= 0 || t.num_stages < 0 ||
@@ -81,20 +81,22 @@ std::string_view GemmLayoutName(GemmLayout layout) {
 }
 
 absl::StatusOr<GemmLayout> ParseGemmLayout(std::string_view name) {
-  std::string upper = absl::AsciiStrToUpper(name);
+  std::string upper = absl::AsciiStrToUpper(std::string(name));
   for (GemmLayout l :
        {GemmLayout::kNN, GemmLayout::kNT, GemmLayout::kTN, GemmLayout::kTT}) {
     if (upper == GemmLayoutName(l)) return l;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "gemm: unknown layout \"", name, "\" (expected NN, NT, TN or TT)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("gemm: unknown layout \"", std::string(name),
+                   "\" (expected NN, NT, TN or TT)"));
 }
 
 absl::StatusOr<Program> GemmProgram(const GemmConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
   const GemmTile& t = c.tile;
   const bool ta = TransposedA(c.layout), tb = TransposedB(c.layout);
-  T::ProgramBuilder p(absl::StrCat("gemm_", GemmLayoutName(c.layout)));
+  T::ProgramBuilder p(
+      absl::StrCat("gemm_", std::string(GemmLayoutName(c.layout))));
   auto A = ta ? p.tensor("A", {c.K, c.M}, c.in_dtype)
               : p.tensor("A", {c.M, c.K}, c.in_dtype);
   auto B = tb ? p.tensor("B", {c.N, c.K}, c.in_dtype)
@@ -172,9 +174,9 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
       tb ? std::vector<int64_t>{c.N, c.K} : std::vector<int64_t>{c.K, c.N};
   Workload w;
   w.kernel = "gemm";
-  w.shape =
-      absl::StrCat(c.M, "x", c.N, "x", c.K, " ", dtype_name(c.in_dtype), "->",
-                   dtype_name(c.out_dtype), " ", GemmLayoutName(c.layout));
+  w.shape = absl::StrCat(c.M, "x", c.N, "x", c.K, " ", DtypeName(c.in_dtype),
+                         "->", DtypeName(c.out_dtype), " ",
+                         std::string(GemmLayoutName(c.layout)));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["A"],
                            RandomInput(c.in_dtype, a_shape, seed));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["B"],

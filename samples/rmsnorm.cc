@@ -43,7 +43,7 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
   }
   if (c.dtype != f16 && c.dtype != bf16 && c.dtype != f32) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "rmsnorm: dtype must be f16, bf16 or f32, got ", dtype_name(c.dtype)));
+        "rmsnorm: dtype must be f16, bf16 or f32, got ", DtypeName(c.dtype)));
   }
   if (c.block_m <= 0 || c.block_n <= 0 || c.threads <= 0 || !(c.eps >= 0)) {
     return absl::InvalidArgumentError(
@@ -62,7 +62,8 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
     auto [bx] = kernel.block_index();
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto sq = T::alloc_fragment({bm, bn}, f32, "sq");
-    auto w = T::alloc_fragment({bn}, f32, "w");
+    // W is read by every row: shared, so any thread can index any column.
+    auto w = T::alloc_shared({bn}, c.dtype, "w");
     auto y = T::alloc_fragment({bm, bn}, c.dtype, "y");
     auto sum_sq = T::alloc_fragment({bm}, f32, "sum_sq");
     auto rstd = T::alloc_fragment({bm}, f32, "rstd");
@@ -110,7 +111,7 @@ absl::StatusOr<Workload> RmsNormWorkload(const RmsNormConfig& c,
   SAMPLES_ASSIGN_OR_RETURN(Program program, RmsNormProgram(c));
   Workload w;
   w.kernel = "rmsnorm";
-  w.shape = absl::StrCat(c.M, "x", c.N, " ", dtype_name(c.dtype));
+  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["X"],
                            RandomInput(c.dtype, {c.M, c.N}, seed));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["W"],

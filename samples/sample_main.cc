@@ -42,19 +42,19 @@ std::string Usage(const SampleSpec& spec) {
 absl::StatusOr<Flags> Flags::Parse(int argc, char** argv) {
   std::map<std::string, std::string> values;
   for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
+    std::string arg = argv[i];
     if (arg.substr(0, 2) != "--" || arg.size() == 2) {
       return absl::InvalidArgumentError(
           absl::StrCat("unexpected argument \"", arg, "\" (flags are --key or ",
                        "--key=value)"));
     }
-    arg.remove_prefix(2);
+    arg = arg.substr(2);
     size_t eq = arg.find('=');
-    std::string key(arg.substr(0, eq));
+    std::string key = arg.substr(0, eq);
     std::string value =
-        eq == std::string_view::npos ? "true" : std::string(arg.substr(eq + 1));
+        eq == std::string::npos ? "true" : std::string(arg.substr(eq + 1));
     // "--size small" as well as "--size=small".
-    if (eq == std::string_view::npos && i + 1 < argc &&
+    if (eq == std::string::npos && i + 1 < argc &&
         std::string_view(argv[i + 1]).substr(0, 2) != "--" &&
         (key == "size" || key == "backend" || key == "json" ||
          key == "compile" || key == "seed")) {
@@ -71,18 +71,18 @@ Flags Flags::FromMap(std::map<std::string, std::string> values) {
   return f;
 }
 
-bool Flags::Has(std::string_view key) const {
+bool Flags::Has(const std::string& key) const {
   used_.emplace(key);
   return values_.count(key) > 0;
 }
 
-std::string Flags::String(std::string_view key, std::string fallback) const {
+std::string Flags::String(const std::string& key, std::string fallback) const {
   used_.emplace(key);
   auto it = values_.find(key);
   return it == values_.end() ? fallback : it->second;
 }
 
-absl::StatusOr<int64_t> Flags::Int(std::string_view key,
+absl::StatusOr<int64_t> Flags::Int(const std::string& key,
                                    int64_t fallback) const {
   used_.emplace(key);
   auto it = values_.find(key);
@@ -95,7 +95,7 @@ absl::StatusOr<int64_t> Flags::Int(std::string_view key,
   return v;
 }
 
-absl::StatusOr<bool> Flags::Bool(std::string_view key, bool fallback) const {
+absl::StatusOr<bool> Flags::Bool(const std::string& key, bool fallback) const {
   used_.emplace(key);
   auto it = values_.find(key);
   if (it == values_.end()) return fallback;
@@ -107,7 +107,7 @@ absl::StatusOr<bool> Flags::Bool(std::string_view key, bool fallback) const {
   return v;
 }
 
-absl::StatusOr<DataType> Flags::Dtype(std::string_view key,
+absl::StatusOr<DataType> Flags::Dtype(const std::string& key,
                                       DataType fallback) const {
   used_.emplace(key);
   auto it = values_.find(key);
@@ -130,14 +130,14 @@ absl::Status Flags::CheckAllUsed() const {
 }
 
 absl::StatusOr<std::map<std::string, int64_t>> ParseDims(
-    std::string_view spec, const std::vector<std::string>& names) {
+    const std::string& spec, const std::vector<std::string>& names) {
   std::map<std::string, int64_t> dims;
   const std::string expected = absl::StrCat(
       "expected ", absl::StrJoin(names, "x"), " or ",
       absl::StrJoin(names, ",", [](std::string* out, const std::string& n) {
         absl::StrAppend(out, n, "=N");
       }));
-  auto positive = [&](std::string_view text, int64_t* v) -> absl::Status {
+  auto positive = [&](const std::string& text, int64_t* v) -> absl::Status {
     if (!absl::SimpleAtoi(text, v) || *v <= 0 || *v > INT32_MAX) {
       return absl::InvalidArgumentError(
           absl::StrCat("--size=", spec, ": \"", text,
@@ -145,8 +145,8 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDims(
     }
     return absl::OkStatus();
   };
-  if (spec.find('=') == std::string_view::npos) {
-    std::vector<std::string_view> parts = absl::StrSplit(spec, 'x');
+  if (spec.find('=') == std::string::npos) {
+    std::vector<std::string> parts = absl::StrSplit(spec, 'x');
     if (parts.size() != names.size()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--size=", spec, ": ", expected));
@@ -156,15 +156,16 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDims(
     }
     return dims;
   }
-  for (std::string_view part : absl::StrSplit(spec, ',')) {
-    std::pair<std::string_view, std::string_view> kv =
+  for (const std::string& part :
+       std::vector<std::string>(absl::StrSplit(spec, ','))) {
+    std::pair<std::string, std::string> kv =
         absl::StrSplit(part, absl::MaxSplits('=', 1));
     if (std::find(names.begin(), names.end(), kv.first) == names.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--size=", spec, ": unknown dimension \"", kv.first,
                        "\"; ", expected));
     }
-    SAMPLES_RETURN_IF_ERROR(positive(kv.second, &dims[std::string(kv.first)]));
+    SAMPLES_RETURN_IF_ERROR(positive(kv.second, &dims[kv.first]));
   }
   for (const std::string& n : names) {
     if (!dims.count(n)) {
@@ -238,6 +239,7 @@ std::string FormatJson(const std::vector<ResultRow>& rows) {
         {"device", r.run.device},
         {"ms", r.run.ms},
         {"timing", r.run.benched ? "do_bench median" : "wall clock, one run"},
+        {"kernel_ms", r.run.kernel_ms},
         {"compile_ms", r.run.compile_ms},
         {"cache", r.run.cache},
         {"flops", r.flops},
@@ -245,6 +247,9 @@ std::string FormatJson(const std::vector<ResultRow>& rows) {
     };
     if (r.run.ms > 0) {
       if (r.flops > 0) row["tflops"] = r.flops / (r.run.ms * 1e9);
+      if (r.flops > 0 && r.run.kernel_ms > 0) {
+        row["kernel_tflops"] = r.flops / (r.run.kernel_ms * 1e9);
+      }
       row["gbps"] = r.bytes / (r.run.ms * 1e6);
     }
     if (r.check.has_value()) row["check"] = *r.check ? "pass" : "fail";

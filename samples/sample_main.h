@@ -40,23 +40,24 @@ class Flags {
   static absl::StatusOr<Flags> Parse(int argc, char** argv);
   static Flags FromMap(std::map<std::string, std::string> values);
 
-  bool Has(std::string_view key) const;
-  std::string String(std::string_view key, std::string fallback) const;
-  absl::StatusOr<int64_t> Int(std::string_view key, int64_t fallback) const;
-  absl::StatusOr<bool> Bool(std::string_view key, bool fallback) const;
-  absl::StatusOr<DataType> Dtype(std::string_view key, DataType fallback) const;
+  bool Has(const std::string& key) const;
+  std::string String(const std::string& key, std::string fallback) const;
+  absl::StatusOr<int64_t> Int(const std::string& key, int64_t fallback) const;
+  absl::StatusOr<bool> Bool(const std::string& key, bool fallback) const;
+  absl::StatusOr<DataType> Dtype(const std::string& key,
+                                 DataType fallback) const;
   // InvalidArgument naming the first flag nothing read.
   absl::Status CheckAllUsed() const;
 
  private:
-  std::map<std::string, std::string, std::less<>> values_;
-  mutable std::set<std::string, std::less<>> used_;
+  std::map<std::string, std::string> values_;
+  mutable std::set<std::string> used_;
 };
 
 // "4096x2048x1024" (positional, in `names` order) or "M=4096,N=2048,K=1024"
 // (any order, names of `names`); every name must get a positive value.
 absl::StatusOr<std::map<std::string, int64_t>> ParseDims(
-    std::string_view spec, const std::vector<std::string>& names);
+    const std::string& spec, const std::vector<std::string>& names);
 
 struct SampleArgs {
   std::string size = "small";  // small | bench | <dims>

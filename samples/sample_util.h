@@ -16,6 +16,10 @@
 
 namespace tessel::samples {
 
+// tessel::dtype_name as a std::string (absl::StrCat takes no
+// std::string_view with Debian's Abseil).
+inline std::string DtypeName(DataType t) { return std::string(dtype_name(t)); }
+
 // fn(0) ... fn(n - 1), spread over the hardware threads (each index once).
 void ParallelFor(int64_t n, const std::function<void(int64_t)>& fn);
 

@@ -44,7 +44,7 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
   }
   if (c.dtype != f16 && c.dtype != bf16 && c.dtype != f32) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "softmax: dtype must be f16, bf16 or f32, got ", dtype_name(c.dtype)));
+        "softmax: dtype must be f16, bf16 or f32, got ", DtypeName(c.dtype)));
   }
   if (c.block_m <= 0 || c.block_n <= 0 || c.threads <= 0) {
     return absl::InvalidArgumentError(
@@ -129,7 +129,7 @@ absl::StatusOr<Workload> SoftmaxWorkload(const SoftmaxConfig& c,
   SAMPLES_ASSIGN_OR_RETURN(Program program, SoftmaxProgram(c));
   Workload w;
   w.kernel = "softmax";
-  w.shape = absl::StrCat(c.M, "x", c.N, " ", dtype_name(c.dtype));
+  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype));
   // Spread logits (|x| up to 8) so the max matters.
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["X"],
                            RandomInput(c.dtype, {c.M, c.N}, seed, 8.0));

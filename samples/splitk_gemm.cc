@@ -51,7 +51,7 @@ absl::StatusOr<Program> SplitKGemmProgram(const SplitKConfig& c) {
   if (c.in_dtype != f16 && c.in_dtype != bf16) {
     return absl::InvalidArgumentError(
         absl::StrCat("splitk_gemm: inputs must be f16 or bf16, got ",
-                     dtype_name(c.in_dtype)));
+                     DtypeName(c.in_dtype)));
   }
   const GemmTile& t = c.tile;
   if (t.block_m <= 0 || t.block_n <= 0 || t.block_k <= 0 || t.threads <= 0 ||
@@ -98,7 +98,7 @@ absl::StatusOr<Workload> SplitKGemmWorkload(const SplitKConfig& c,
   Workload w;
   w.kernel = "splitk_gemm";
   w.shape = absl::StrCat(c.M, "x", c.N, "x", c.K, " split_k=", c.split_k, " ",
-                         dtype_name(c.in_dtype), "->f32");
+                         DtypeName(c.in_dtype), "->f32");
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["A"],
                            RandomInput(c.in_dtype, {c.M, c.K}, seed));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["B"],
@@ -108,6 +108,7 @@ absl::StatusOr<Workload> SplitKGemmWorkload(const SplitKConfig& c,
   w.tensors["C"].fill(7);
   w.steps.push_back({.program = zero, .args = {Arg("C", {mn})}});
   w.steps.push_back({.program = program, .args = {"A", "B", "C"}});
+  w.main_step = 1;
   w.outputs = {"C"};
   w.flops = 2.0 * c.M * c.N * c.K;
   w.bytes = double(dtype_bytes(c.in_dtype)) *

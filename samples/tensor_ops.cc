@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
 
@@ -42,7 +43,7 @@ absl::StatusOr<Program> MakeCast(const nlohmann::json& json) {
 absl::StatusOr<Program> ZeroProgram(int64_t n, DataType dtype) {
   SAMPLES_RETURN_IF_ERROR(CheckLength(n));
   const int len = static_cast<int>(n);
-  T::ProgramBuilder p(absl::StrCat("zero_", dtype_name(dtype)));
+  T::ProgramBuilder p(absl::StrCat("zero_", DtypeName(dtype)));
   auto X = p.tensor("X", {len}, dtype);
   {
     T::Kernel kernel(T::ceildiv(len, kElementwiseTile), {.threads = 256});
@@ -58,7 +59,7 @@ absl::StatusOr<Program> CastProgram(int64_t n, DataType from, DataType to) {
   SAMPLES_RETURN_IF_ERROR(CheckLength(n));
   const int len = static_cast<int>(n);
   T::ProgramBuilder p(
-      absl::StrCat("cast_", dtype_name(from), "_to_", dtype_name(to)));
+      absl::StrCat("cast_", DtypeName(from), "_to_", DtypeName(to)));
   auto X = p.tensor("X", {len}, from);
   auto Y = p.tensor("Y", {len}, to);
   {

@@ -62,6 +62,10 @@ struct Workload {
   std::string shape;   // human-readable: "M=256 N=256 K=128 f16 NN"
   std::map<std::string, HostTensor> tensors;
   std::vector<Step> steps;
+  // The step that is the sample's kernel (the others are the host wrapper's
+  // zeroing / conversion helpers): its cache origin is the one reported, and
+  // the GPU bench also times it alone.
+  int main_step = 0;
   std::vector<std::string> outputs;  // tensors the GPU run copies back
   // Work of one run, for TFLOP/s (flops > 0) or GB/s (otherwise).
   double flops = 0;

@@ -31,6 +31,20 @@ inline std::ostream& operator<<(std::ostream& os, const SampleCase& c) {
 // including ragged (non-tile-multiple) sizes.
 std::vector<SampleCase> SmallCases();
 
+// A case the CUDA codegen cannot compile yet: the compile test expects the
+// failure (and fails once it compiles, asking for the entry to go); the GPU
+// test skips it.
+struct KnownGap {
+  const char* case_part;  // a substring of SampleCase::name
+  const char* arch;       // "" = every arch
+  const char* error;      // a substring of the compile error
+  const char* missing;    // the codegen feature the sample needs
+};
+
+// The gap of case `name` on `arch` ("sm_80", "sm_90a"), or nullptr.
+const KnownGap* FindCodegenGap(const std::string& name,
+                               const std::string& arch);
+
 }  // namespace tessel::samples
 
 #endif  // TESSEL_TESTS_SAMPLES_SAMPLE_CASES_H_

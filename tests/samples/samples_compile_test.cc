@@ -15,28 +15,6 @@
 namespace tessel::samples {
 namespace {
 
-struct KnownGap {
-  const char* case_prefix;  // SampleCase::name prefix
-  const char* arch;         // "" = every arch
-  const char* error;        // a substring of the compile error
-};
-
-// The codegen's missing pieces, named by the op the sample needs.
-constexpr KnownGap kNotYetSupported[] = {
-    {"", "", nullptr},  // (placeholder: no gap) -- replaced below
-};
-
-const KnownGap* FindGap(const std::string& name, const std::string& arch) {
-  for (const KnownGap& g : kNotYetSupported) {
-    if (g.error == nullptr) continue;
-    if (name.rfind(g.case_prefix, 0) == 0 &&
-        (std::string(g.arch).empty() || arch == g.arch)) {
-      return &g;
-    }
-  }
-  return nullptr;
-}
-
 class CompileTest
     : public ::testing::TestWithParam<std::tuple<SampleCase, const char*>> {};
 
@@ -45,13 +23,14 @@ TEST_P(CompileTest, CompilesWithNvrtc) {
   absl::StatusOr<Workload> w = c.make();
   ASSERT_TRUE(w.ok()) << w.status();
   absl::StatusOr<std::string> cache = CompileSteps(*w, Target::cuda(arch));
-  if (const KnownGap* gap = FindGap(c.name, arch)) {
+  if (const KnownGap* gap = FindCodegenGap(c.name, arch)) {
     ASSERT_FALSE(cache.ok())
         << c.name << " now compiles for " << arch
-        << ": remove its kNotYetSupported entry (" << gap->error << ")";
+        << ": remove its kNotYetSupported entry (" << gap->missing << ")";
     EXPECT_THAT(std::string(cache.status().message()),
                 ::testing::HasSubstr(gap->error));
-    GTEST_SKIP() << "expected failure (codegen gap): " << cache.status();
+    GTEST_SKIP() << "expected failure, the codegen lacks " << gap->missing
+                 << ": " << cache.status();
   }
   ASSERT_TRUE(cache.ok()) << cache.status();
   EXPECT_FALSE(cache->empty());

@@ -142,7 +142,7 @@ absl::StatusOr<std::string> DeviceName() {
 absl::StatusOr<RunResult> ExecuteOnGpu(Workload& w, const ExecuteOptions& o) {
   if (std::string why = GpuUnavailableReason(); !why.empty()) {
     return absl::UnavailableError(
-        absl::StrCat(w.kernel, ": --backend=gpu needs a GPU: ", why));
+        absl::StrCat("--backend=gpu needs a GPU: ", why));
   }
   RunResult r;
   r.backend = Backend::kGpu;

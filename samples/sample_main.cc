@@ -135,7 +135,7 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseDims(
   const std::string expected = absl::StrCat(
       "expected ", absl::StrJoin(names, "x"), " or ",
       absl::StrJoin(names, ",", [](std::string* out, const std::string& n) {
-        absl::StrAppend(out, n, "=N");
+        absl::StrAppend(out, n, "=<n>");
       }));
   auto positive = [&](const std::string& text, int64_t* v) -> absl::Status {
     if (!absl::SimpleAtoi(text, v) || *v <= 0 || *v > INT32_MAX) {

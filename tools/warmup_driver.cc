@@ -321,17 +321,28 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
     while (next < jobs.size() &&
            running.size() < static_cast<size_t>(options.jobs)) {
       int fds[2];
-      if (::pipe2(fds, O_CLOEXEC) != 0) {
-        return absl::InternalError(
-            absl::StrCat("pipe: ", std::strerror(errno)));
-      }
       std::fflush(nullptr);  // no buffered output duplicated into the child
-      const pid_t pid = ::fork();
-      if (pid < 0) {
+      pid_t pid = -1;
+      int start_error = 0;
+      if (::pipe2(fds, O_CLOEXEC) != 0) {
+        start_error = errno;
+      } else if (pid = ::fork(); pid < 0) {
+        start_error = errno;
         ::close(fds[0]);
         ::close(fds[1]);
-        return absl::InternalError(
-            absl::StrCat("fork: ", std::strerror(errno)));
+      }
+      if (pid < 0) {
+        // Out of processes or descriptors: this job fails, the run goes on.
+        JobResult failed{.job = jobs[next]};
+        failed.error = absl::StrCat("cannot start a compile process: ",
+                                    std::strerror(start_error));
+        ++done;
+        if (progress != nullptr) {
+          progress->JobDone(failed, done, static_cast<int>(jobs.size()), {});
+        }
+        results[next++] = std::move(failed);
+        if (running.empty()) continue;
+        break;
       }
       if (pid == 0) {
         ::close(fds[0]);
@@ -392,6 +403,22 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
     report.results.push_back(*std::move(result));
   }
   report.seconds = absl::ToDoubleSeconds(absl::Now() - run_start);
+  if (!options.dry_run) {
+    // The cache evicts least recently used entries above its size limit,
+    // which may have been this run's own: check that they are all there.
+    for (const JobResult& r : report.results) {
+      if (r.outcome != JobOutcome::kFailed && !EntryPresent(directory, r.key)) {
+        ++report.evicted;
+      }
+    }
+    if (report.evicted > 0) {
+      report.warning = absl::StrFormat(
+          "%d of this run's kernels were evicted again by the cache's size "
+          "limit (%d KiB): raise TESSEL_CACHE_MAX_BYTES, here and where the "
+          "application runs",
+          report.evicted, disk.max_bytes >> 10);
+    }
+  }
   return report;
 }
 
@@ -437,6 +464,9 @@ std::string FormatSummary(const WarmupReport& report) {
                               compiled[i]->job.Describe());
       }
     }
+  }
+  if (!report.warning.empty()) {
+    absl::StrAppend(&out, "  WARNING: ", report.warning, "\n");
   }
   for (const JobResult& r : report.results) {
     if (r.outcome != JobOutcome::kFailed) continue;

@@ -60,10 +60,14 @@ struct WarmupReport {
   double seconds = 0;              // wall time of the whole run
   int jobs = 1;
   bool dry_run = false;
+  // Entries of this run gone by its end (the cache's size limit).
+  int evicted = 0;
+  std::string warning;
 
   int Count(JobOutcome outcome) const;
   bool ok() const {
-    return Count(JobOutcome::kFailed) == 0 && Count(JobOutcome::kMissing) == 0;
+    return Count(JobOutcome::kFailed) == 0 &&
+           Count(JobOutcome::kMissing) == 0 && evicted == 0;
   }
 };
 

@@ -32,8 +32,8 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <string_view>
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -61,13 +61,13 @@ class KernelRegistry {
   // name that is not [A-Za-z0-9_.:-]+.
   absl::Status Register(std::string name, KernelFactory factory);
 
-  bool Contains(std::string_view name) const;
+  bool Contains(absl::string_view name) const;
   // Sorted.
   std::vector<std::string> Names() const;
 
   // Runs the factory. `params` must be a JSON object (null counts as {}).
   // NotFound for an unknown name, listing the registered ones.
-  absl::StatusOr<Program> Build(std::string_view name,
+  absl::StatusOr<Program> Build(absl::string_view name,
                                 const nlohmann::json& params) const;
 
  private:
@@ -85,27 +85,27 @@ class KernelParams {
                         std::string path = "params");
 
   // Required; InvalidArgument when missing or of another type.
-  absl::StatusOr<int64_t> Int(std::string_view key) const;
-  absl::StatusOr<double> Number(std::string_view key) const;
-  absl::StatusOr<bool> Bool(std::string_view key) const;
-  absl::StatusOr<std::string> String(std::string_view key) const;
+  absl::StatusOr<int64_t> Int(absl::string_view key) const;
+  absl::StatusOr<double> Number(absl::string_view key) const;
+  absl::StatusOr<bool> Bool(absl::string_view key) const;
+  absl::StatusOr<std::string> String(absl::string_view key) const;
   // A dtype name as tessel::dtype_name spells it ("f16", "bf16", ...).
-  absl::StatusOr<DataType> Dtype(std::string_view key) const;
+  absl::StatusOr<DataType> Dtype(absl::string_view key) const;
 
   // With a default for a missing key (a present key of another type is
   // still an error).
-  absl::StatusOr<int64_t> Int(std::string_view key, int64_t fallback) const;
-  absl::StatusOr<double> Number(std::string_view key, double fallback) const;
-  absl::StatusOr<bool> Bool(std::string_view key, bool fallback) const;
-  absl::StatusOr<std::string> String(std::string_view key,
+  absl::StatusOr<int64_t> Int(absl::string_view key, int64_t fallback) const;
+  absl::StatusOr<double> Number(absl::string_view key, double fallback) const;
+  absl::StatusOr<bool> Bool(absl::string_view key, bool fallback) const;
+  absl::StatusOr<std::string> String(absl::string_view key,
                                      std::string fallback) const;
-  absl::StatusOr<DataType> Dtype(std::string_view key,
+  absl::StatusOr<DataType> Dtype(absl::string_view key,
                                  DataType fallback) const;
 
   // InvalidArgument when a value lies outside [lo, hi]; for sizes.
-  absl::StatusOr<int64_t> IntInRange(std::string_view key, int64_t lo,
+  absl::StatusOr<int64_t> IntInRange(absl::string_view key, int64_t lo,
                                      int64_t hi) const;
-  absl::StatusOr<int64_t> IntInRange(std::string_view key, int64_t lo,
+  absl::StatusOr<int64_t> IntInRange(absl::string_view key, int64_t lo,
                                      int64_t hi, int64_t fallback) const;
 
   // InvalidArgument naming the first key that no read asked for
@@ -116,8 +116,8 @@ class KernelParams {
 
  private:
   // nullptr when absent; an error when `json_` is not an object.
-  absl::StatusOr<const nlohmann::json*> Find(std::string_view key) const;
-  std::string PathOf(std::string_view key) const;
+  absl::StatusOr<const nlohmann::json*> Find(absl::string_view key) const;
+  std::string PathOf(absl::string_view key) const;
 
   const nlohmann::json& json_;
   std::string path_;
@@ -138,9 +138,9 @@ bool RegisterKernelOrDie(const char* name, KernelFactory factory);
 // Registers `factory` (anything callable as
 // absl::StatusOr<tessel::Program>(const nlohmann::json&)) under the
 // identifier `name`, at namespace scope, once per program.
-#define TESSEL_REGISTER_KERNEL(name, factory)                     \
-  [[maybe_unused]] static const bool TESSEL_REGISTRY_CONCAT_(     \
-      tessel_kernel_registered_, name) =                          \
+#define TESSEL_REGISTER_KERNEL(name, factory)                 \
+  [[maybe_unused]] static const bool TESSEL_REGISTRY_CONCAT_( \
+      tessel_kernel_registered_, name) =                      \
       ::tessel::internal::RegisterKernelOrDie(#name, (factory))
 
 #endif  // TESSEL_REGISTRY_H_

@@ -22,24 +22,24 @@ std::string Show(const nlohmann::json& value) {
 KernelParams::KernelParams(const nlohmann::json& json, std::string path)
     : json_(json), path_(std::move(path)) {}
 
-std::string KernelParams::PathOf(std::string_view key) const {
+std::string KernelParams::PathOf(absl::string_view key) const {
   return path_.empty() ? std::string(key) : absl::StrCat(path_, ".", key);
 }
 
 absl::StatusOr<const nlohmann::json*> KernelParams::Find(
-    std::string_view key) const {
+    absl::string_view key) const {
   used_.emplace(key);
   if (json_.is_null()) return nullptr;
   if (!json_.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path_, ": expected an object, got ", json_.type_name()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path_, ": expected an object, got ", json_.type_name()));
   }
   auto it = json_.find(std::string(key));
   if (it == json_.end()) return nullptr;
   return &*it;
 }
 
-absl::StatusOr<int64_t> KernelParams::Int(std::string_view key) const {
+absl::StatusOr<int64_t> KernelParams::Int(absl::string_view key) const {
   absl::StatusOr<const nlohmann::json*> value = Find(key);
   if (!value.ok()) return value.status();
   if (*value == nullptr) {
@@ -60,7 +60,7 @@ absl::StatusOr<int64_t> KernelParams::Int(std::string_view key) const {
       absl::StrCat(PathOf(key), ": expected an integer, got ", Show(v)));
 }
 
-absl::StatusOr<double> KernelParams::Number(std::string_view key) const {
+absl::StatusOr<double> KernelParams::Number(absl::string_view key) const {
   absl::StatusOr<const nlohmann::json*> value = Find(key);
   if (!value.ok()) return value.status();
   if (*value == nullptr) {
@@ -68,13 +68,13 @@ absl::StatusOr<double> KernelParams::Number(std::string_view key) const {
         absl::StrCat(PathOf(key), ": missing (expected a number)"));
   }
   if (!(*value)->is_number()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        PathOf(key), ": expected a number, got ", Show(**value)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(PathOf(key), ": expected a number, got ", Show(**value)));
   }
   return (*value)->get<double>();
 }
 
-absl::StatusOr<bool> KernelParams::Bool(std::string_view key) const {
+absl::StatusOr<bool> KernelParams::Bool(absl::string_view key) const {
   absl::StatusOr<const nlohmann::json*> value = Find(key);
   if (!value.ok()) return value.status();
   if (*value == nullptr) {
@@ -88,7 +88,7 @@ absl::StatusOr<bool> KernelParams::Bool(std::string_view key) const {
   return (*value)->get<bool>();
 }
 
-absl::StatusOr<std::string> KernelParams::String(std::string_view key) const {
+absl::StatusOr<std::string> KernelParams::String(absl::string_view key) const {
   absl::StatusOr<const nlohmann::json*> value = Find(key);
   if (!value.ok()) return value.status();
   if (*value == nullptr) {
@@ -96,13 +96,13 @@ absl::StatusOr<std::string> KernelParams::String(std::string_view key) const {
         absl::StrCat(PathOf(key), ": missing (expected a string)"));
   }
   if (!(*value)->is_string()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        PathOf(key), ": expected a string, got ", Show(**value)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(PathOf(key), ": expected a string, got ", Show(**value)));
   }
   return (*value)->get<std::string>();
 }
 
-absl::StatusOr<DataType> KernelParams::Dtype(std::string_view key) const {
+absl::StatusOr<DataType> KernelParams::Dtype(absl::string_view key) const {
   absl::StatusOr<const nlohmann::json*> value = Find(key);
   if (!value.ok()) return value.status();
   if (*value == nullptr) {
@@ -122,13 +122,13 @@ absl::StatusOr<DataType> KernelParams::Dtype(std::string_view key) const {
 
 // The defaulted reads: a missing key gives `fallback`, anything else goes
 // through the required read.
-#define TESSEL_PARAMS_WITH_FALLBACK(Type, Method)                     \
-  absl::StatusOr<Type> KernelParams::Method(std::string_view key,     \
-                                            Type fallback) const {    \
-    absl::StatusOr<const nlohmann::json*> value = Find(key);          \
-    if (!value.ok()) return value.status();                           \
-    if (*value == nullptr) return fallback;                           \
-    return Method(key);                                               \
+#define TESSEL_PARAMS_WITH_FALLBACK(Type, Method)                  \
+  absl::StatusOr<Type> KernelParams::Method(absl::string_view key, \
+                                            Type fallback) const { \
+    absl::StatusOr<const nlohmann::json*> value = Find(key);       \
+    if (!value.ok()) return value.status();                        \
+    if (*value == nullptr) return fallback;                        \
+    return Method(key);                                            \
   }
 TESSEL_PARAMS_WITH_FALLBACK(int64_t, Int)
 TESSEL_PARAMS_WITH_FALLBACK(double, Number)
@@ -137,9 +137,8 @@ TESSEL_PARAMS_WITH_FALLBACK(std::string, String)
 TESSEL_PARAMS_WITH_FALLBACK(DataType, Dtype)
 #undef TESSEL_PARAMS_WITH_FALLBACK
 
-absl::StatusOr<int64_t> KernelParams::IntInRange(std::string_view key,
-                                                 int64_t lo,
-                                                 int64_t hi) const {
+absl::StatusOr<int64_t> KernelParams::IntInRange(absl::string_view key,
+                                                 int64_t lo, int64_t hi) const {
   absl::StatusOr<int64_t> value = Int(key);
   if (!value.ok()) return value;
   if (*value < lo || *value > hi) {
@@ -149,7 +148,7 @@ absl::StatusOr<int64_t> KernelParams::IntInRange(std::string_view key,
   return value;
 }
 
-absl::StatusOr<int64_t> KernelParams::IntInRange(std::string_view key,
+absl::StatusOr<int64_t> KernelParams::IntInRange(absl::string_view key,
                                                  int64_t lo, int64_t hi,
                                                  int64_t fallback) const {
   absl::StatusOr<const nlohmann::json*> value = Find(key);

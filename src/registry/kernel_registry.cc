@@ -10,7 +10,7 @@
 namespace tessel {
 namespace {
 
-bool IsValidName(std::string_view name) {
+bool IsValidName(absl::string_view name) {
   if (name.empty()) return false;
   for (char c : name) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -28,12 +28,10 @@ KernelRegistry& KernelRegistry::Global() {
   return *registry;
 }
 
-absl::Status KernelRegistry::Register(std::string name,
-                                      KernelFactory factory) {
+absl::Status KernelRegistry::Register(std::string name, KernelFactory factory) {
   if (!IsValidName(name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kernel name \"", name,
-                     "\": use letters, digits and _ . : - only"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel name \"", name, "\": use letters, digits and _ . : - only"));
   }
   if (!factory) {
     return absl::InvalidArgumentError(
@@ -48,7 +46,7 @@ absl::Status KernelRegistry::Register(std::string name,
   return absl::OkStatus();
 }
 
-bool KernelRegistry::Contains(std::string_view name) const {
+bool KernelRegistry::Contains(absl::string_view name) const {
   absl::MutexLock lock(&mu_);
   return factories_.find(name) != factories_.end();
 }
@@ -62,7 +60,7 @@ std::vector<std::string> KernelRegistry::Names() const {
 }
 
 absl::StatusOr<Program> KernelRegistry::Build(
-    std::string_view name, const nlohmann::json& params) const {
+    absl::string_view name, const nlohmann::json& params) const {
   KernelFactory factory;
   {
     absl::MutexLock lock(&mu_);
@@ -70,15 +68,15 @@ absl::StatusOr<Program> KernelRegistry::Build(
     if (it == factories_.end()) {
       std::vector<std::string> names;
       for (const auto& [known, f] : factories_) names.push_back(known);
-      return absl::NotFoundError(absl::StrCat(
-          "unknown kernel \"", name, "\"; registered kernels: ",
-          names.empty() ? "(none)" : absl::StrJoin(names, ", ")));
+      return absl::NotFoundError(
+          absl::StrCat("unknown kernel \"", name, "\"; registered kernels: ",
+                       names.empty() ? "(none)" : absl::StrJoin(names, ", ")));
     }
     factory = it->second;
   }
   if (!params.is_null() && !params.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "params: expected an object, got ", params.type_name()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("params: expected an object, got ", params.type_name()));
   }
   // The factory runs outside the lock: it may itself look kernels up.
   static const nlohmann::json kEmpty = nlohmann::json::object();

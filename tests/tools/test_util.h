@@ -112,8 +112,9 @@ struct RunResult {
   std::string output;  // stdout and stderr
 };
 
-inline RunResult RunCommand(std::vector<std::string> args, const TempDir& scratch,
-                     std::vector<std::string> env = {}) {
+inline RunResult RunCommand(std::vector<std::string> args,
+                            const TempDir& scratch,
+                            std::vector<std::string> env = {}) {
   static int counter = 0;
   Process p(std::move(args), scratch / ("out" + std::to_string(counter++)),
             std::move(env));

@@ -224,6 +224,20 @@ TEST_F(WarmupTest, WarmupRebuildsACorruptEntryItself) {
   EXPECT_EQ(report.Count(JobOutcome::kCached), 2);
 }
 
+// A cache limit below the manifest's size evicts the run's own entries: the
+// run says so and is not ok.
+TEST_F(WarmupTest, EvictionByTheSizeLimitIsReported) {
+  setenv("TESSEL_CACHE_MAX_BYTES", "1K", 1);
+  WarmupReport report = Warm(options_);
+  unsetenv("TESSEL_CACHE_MAX_BYTES");
+  EXPECT_EQ(report.Count(JobOutcome::kCompiled), 3);
+  EXPECT_EQ(report.evicted, 3);
+  EXPECT_FALSE(report.ok());
+  EXPECT_THAT(FormatSummary(report),
+              HasSubstr("evicted again by the cache's size limit (1 KiB)"));
+  EXPECT_TRUE(Warm(options_).ok());  // with the default limit
+}
+
 TEST_F(WarmupTest, BadOptionsAreErrors) {
   WarmupOptions o = options_;
   o.archs = {};

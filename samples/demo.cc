@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench/bench_report.h"
 #include "samples/execute.h"
 #include "samples/gemm.h"
 #include "samples/linear_attention.h"
@@ -77,6 +78,7 @@ absl::StatusOr<int> Demo(int argc, char** argv) {
   exec.bench = true;  // GPU: do_bench; CPU: one timed interpreter run
   exec.bench_options.warmup_ms = 10;
   exec.bench_options.rep_ms = 50;
+  exec.bench_options.quantiles = bench::ReportQuantiles();
   const std::string json_path = flags.String("json", "");
   SAMPLES_RETURN_IF_ERROR(flags.CheckAllUsed());
 
@@ -97,12 +99,12 @@ absl::StatusOr<int> Demo(int argc, char** argv) {
     SAMPLES_ASSIGN_OR_RETURN(CheckResult check, CheckOutputs(w));
     if (!check.ok) std::cout << check.report;
     all_passed = all_passed && check.ok;
-    rows.push_back({w.kernel, w.shape, run, w.flops, w.bytes, check.ok});
+    rows.push_back(MakeRow(w, run, check.ok));
   }
   std::cout << "\n" << FormatTable(rows);
   if (!json_path.empty()) {
     std::ofstream out(json_path);
-    out << FormatJson(rows) << "\n";
+    out << BenchJson("tessel_demo", rows).dump(2) << "\n";
     if (!out) {
       return absl::UnavailableError(
           absl::StrCat("--json=", json_path, ": cannot write the file"));

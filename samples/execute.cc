@@ -199,6 +199,7 @@ absl::StatusOr<RunResult> ExecuteOnGpu(Workload& w, const ExecuteOptions& o) {
     SAMPLES_ASSIGN_OR_RETURN(BenchResult b, do_bench(run_all, o.bench_options));
     r.ms = b.ms;
     r.benched = true;
+    r.bench = b;
     if (kernels.size() > 1) {
       // The kernel alone (atomics keep adding into their outputs: the
       // values drift, the time does not).

@@ -17,6 +17,7 @@
 #ifndef TESSEL_SAMPLES_EXECUTE_H_
 #define TESSEL_SAMPLES_EXECUTE_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -56,6 +57,8 @@ struct RunResult {
   double ms = 0;         // one run of all steps (the host wrapper)
   double kernel_ms = 0;  // the main step alone (GPU bench), else 0
   bool benched = false;  // ms is do_bench's median
+  // The whole step list's do_bench result (GPU bench only).
+  std::optional<BenchResult> bench;
 };
 
 absl::StatusOr<RunResult> Execute(Workload& workload,

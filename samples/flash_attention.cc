@@ -190,6 +190,11 @@ absl::StatusOr<Workload> FlashAttentionWorkload(const FlashAttentionConfig& c,
   // Q K^T and P V; causal counts the visible half, as FlashAttention does.
   w.flops = 4.0 * c.B * c.H * double(c.S) * c.S * c.D * (c.causal ? 0.5 : 1);
   w.bytes = 2.0 * 4 * NumElements(shape);
+  w.label = {.kernel = "flash_attention",
+             .variant = c.causal ? "causal" : "full",
+             .dtype = "f16",
+             .shape = {{"B", c.B}, {"S", c.S}, {"H", c.H}, {"D", c.D}},
+             .size = absl::StrCat("B", c.B, " S", c.S, " H", c.H, " D", c.D)};
   const bool causal = c.causal;
   w.reference =
       [causal](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {

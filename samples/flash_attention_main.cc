@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "samples/flash_attention.h"
 #include "samples/sample_main.h"
 #include "samples/status_macros.h"

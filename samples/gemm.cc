@@ -188,6 +188,13 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
   w.bytes = double(dtype_bytes(c.in_dtype)) *
                 (double(c.M) * c.K + double(c.K) * c.N) +
             double(dtype_bytes(c.out_dtype)) * c.M * c.N;
+  w.label = {.kernel = "gemm",
+             .variant = std::string(GemmLayoutName(c.layout)),
+             .dtype = DtypeName(c.in_dtype),
+             .shape = {{"M", c.M}, {"N", c.N}, {"K", c.K}},
+             .size = c.M == c.N && c.N == c.K
+                         ? absl::StrCat(c.M, "^3")
+                         : absl::StrCat(c.M, "x", c.N, "x", c.K)};
   const GemmLayout layout = c.layout;
   const double tol = GemmTolerance(c.out_dtype);
   w.reference =

@@ -214,6 +214,26 @@ double BackwardFlops(const LinearAttentionConfig& c) {
   return 2.0 * blocks * chunks * per;
 }
 
+// The label bench/run_all.py pairs with fla's records; FLOPs as the peers
+// count them: fwd 4 B H S D (64 + D), bwd twice that.
+BenchLabel Label(const LinearAttentionConfig& c, std::string pass,
+                 std::string impl) {
+  const double fwd = 4.0 * c.B * c.H * double(c.S) * c.DK * (64 + c.DV);
+  const double factor = pass == "fwd" ? 1 : pass == "bwd" ? 2 : 3;
+  return {
+      .kernel = "linear_attention",
+      .impl = std::move(impl),
+      .pass = std::move(pass),
+      .variant = "causal",
+      .dtype = "f16",
+      .shape = {{"B", c.B}, {"S", c.S}, {"H", c.H}, {"DK", c.DK}, {"DV", c.DV}},
+      .size = c.DK == c.DV
+                  ? absl::StrCat("B", c.B, " S", c.S, " H", c.H, " D", c.DK)
+                  : absl::StrCat("B", c.B, " S", c.S, " H", c.H, " DK", c.DK,
+                                 " DV", c.DV),
+      .flops = factor * fwd};
+}
+
 std::string ShapeString(const LinearAttentionConfig& c) {
   return absl::StrCat("B=", c.B, " S=", c.S, " H=", c.H, " DK=", c.DK,
                       " DV=", c.DV, " f16");
@@ -379,6 +399,7 @@ absl::StatusOr<Workload> LinearAttentionForwardWorkload(
   w.steps.push_back(
       {.program = cast, .args = {Arg("O_acc", {n_o}), Arg("O", {n_o})}});
   w.outputs = {"O"};
+  w.label = Label(c, "fwd", mbarrier_variant ? "tessel:mbarrier" : "tessel");
   w.flops = ForwardFlops(c);
   w.bytes = 2.0 * (2.0 * c.B * c.S * c.H * c.DK) + 2.0 * 2 * n_o;
   w.reference = [](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
@@ -431,6 +452,7 @@ absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
         {.program = cast, .args = {Arg(g.acc, {g.n}), Arg(g.out, {g.n})}});
     w.outputs.push_back(g.out);
   }
+  w.label = Label(c, "bwd", "tessel");
   w.flops = BackwardFlops(c);
   w.bytes = 2.0 * (2 * n_k + 2 * n_v) + 2.0 * (2 * n_k + n_v);
   w.reference = [](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
@@ -440,6 +462,33 @@ absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
     return std::vector<Expected>{Near("dQ", std::move(g.dq)),
                                  Near("dK", std::move(g.dk)),
                                  Near("dV", std::move(g.dv))};
+  };
+  return w;
+}
+
+absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
+    const LinearAttentionConfig& c, uint64_t seed) {
+  SAMPLES_ASSIGN_OR_RETURN(Workload w,
+                           LinearAttentionForwardWorkload(c, false, seed));
+  SAMPLES_ASSIGN_OR_RETURN(Workload bwd,
+                           LinearAttentionBackwardWorkload(c, seed));
+  // Same seeds: Q, K, V are the same tensors in both.
+  for (auto& [name, t] : bwd.tensors) w.tensors.insert_or_assign(name, t);
+  for (Step& s : bwd.steps) w.steps.push_back(std::move(s));
+  for (std::string& o : bwd.outputs) w.outputs.push_back(std::move(o));
+  w.kernel = "linear_attention_fwd_bwd";
+  w.flops += bwd.flops;
+  w.bytes += bwd.bytes;
+  w.label = Label(c, "fwd+bwd", "tessel");
+  auto fwd_reference = w.reference;
+  auto bwd_reference = bwd.reference;
+  w.reference =
+      [fwd_reference, bwd_reference](
+          const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    SAMPLES_ASSIGN_OR_RETURN(std::vector<Expected> all, fwd_reference(w));
+    SAMPLES_ASSIGN_OR_RETURN(std::vector<Expected> grads, bwd_reference(w));
+    for (Expected& e : grads) all.push_back(std::move(e));
+    return all;
   };
   return w;
 }

@@ -68,6 +68,11 @@ absl::StatusOr<Workload> LinearAttentionForwardWorkload(
 absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
     const LinearAttentionConfig& config, uint64_t seed = 1);
 
+// Forward then backward on the same Q, K, V (what a training step runs;
+// fla's fwd+bwd peers): the two wrappers' steps in order.
+absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
+    const LinearAttentionConfig& config, uint64_t seed = 1);
+
 // Float64 references from the tensors' values.
 HostTensor ReferenceLinearAttentionForward(const HostTensor& q,
                                            const HostTensor& k,

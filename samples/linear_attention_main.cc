@@ -4,7 +4,9 @@
 //   linear_attention --size small --backend=cpu --check
 //   linear_attention --bench --size=8x4096x16x128 --pass=bwd
 #include <string>
+
 #include <vector>
+#include "absl/strings/str_cat.h"
 
 #include "samples/linear_attention.h"
 #include "samples/sample_main.h"
@@ -14,7 +16,7 @@ namespace tessel::samples {
 namespace {
 
 constexpr char kUsage[] =
-    "  --pass=fwd|fwd_mbarrier|bwd|all   (default all)\n"
+    "  --pass=fwd|fwd_mbarrier|bwd|fwd+bwd|all   (default all)\n"
     "  --chunk, --block-k, --block-v, --threads\n"
     "  dims: BxSxHxD (DK = DV = D), or B=..,S=..,H=..,D=..\n";
 
@@ -22,9 +24,9 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
   const std::string pass = flags.String("pass", "all");
   if (pass != "fwd" && pass != "fwd_mbarrier" && pass != "bwd" &&
-      pass != "all") {
+      pass != "fwd+bwd" && pass != "all") {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--pass=", pass, ": expected fwd, fwd_mbarrier, bwd or all"));
+        "--pass=", pass, ": expected fwd, fwd_mbarrier, bwd, fwd+bwd or all"));
   }
   LinearAttentionConfig base;
   SAMPLES_ASSIGN_OR_RETURN(base.chunk, flags.Int("chunk", base.chunk));
@@ -62,6 +64,12 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     if (pass == "bwd" || pass == "all") {
       SAMPLES_ASSIGN_OR_RETURN(Workload w,
                                LinearAttentionBackwardWorkload(c, args.seed));
+      out.push_back(std::move(w));
+    }
+    // fla's fwd+bwd peers: timed together (bench, or when asked for).
+    if (pass == "fwd+bwd" || (pass == "all" && args.size == "bench")) {
+      SAMPLES_ASSIGN_OR_RETURN(
+          Workload w, LinearAttentionForwardBackwardWorkload(c, args.seed));
       out.push_back(std::move(w));
     }
   }

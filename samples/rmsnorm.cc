@@ -119,6 +119,10 @@ absl::StatusOr<Workload> RmsNormWorkload(const RmsNormConfig& c,
   w.tensors["Y"] = Zeros(c.dtype, {c.M, c.N});
   w.steps.push_back({.program = program, .args = {"X", "W", "Y"}});
   w.outputs = {"Y"};
+  w.label = {.kernel = "rmsnorm",
+             .dtype = DtypeName(c.dtype),
+             .shape = {{"M", c.M}, {"N", c.N}},
+             .size = absl::StrCat(c.M, "x", c.N)};
   w.bytes = double(dtype_bytes(c.dtype)) * (2.0 * c.M * c.N + c.N);
   const double eps = c.eps;
   const double tol = c.dtype == f32 ? 1e-4 : 1e-2;

@@ -13,9 +13,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "bench/bench_report.h"
 #include "nlohmann/json.hpp"
 #include "samples/status_macros.h"
-#include "tessel/version.h"
 
 namespace tessel::samples {
 namespace {
@@ -227,35 +227,45 @@ std::string FormatTable(const std::vector<ResultRow>& rows) {
   return out;
 }
 
-std::string FormatJson(const std::vector<ResultRow>& rows) {
-  nlohmann::json j;
-  j["tessel_version"] = std::string(version());
-  j["rows"] = nlohmann::json::array();
+ResultRow MakeRow(const Workload& w, const RunResult& run,
+                  std::optional<bool> check) {
+  return ResultRow{w.kernel, w.shape, run, w.flops, w.bytes, check, w.label};
+}
+
+nlohmann::json BenchJson(const std::string& benchmark,
+                         const std::vector<ResultRow>& rows) {
+  bench::BenchReport report(benchmark);
   for (const ResultRow& r : rows) {
-    nlohmann::json row = {
-        {"kernel", r.kernel},
-        {"shape", r.shape},
-        {"backend", std::string(BackendName(r.run.backend))},
-        {"device", r.run.device},
-        {"ms", r.run.ms},
-        {"timing", r.run.benched ? "do_bench median" : "wall clock, one run"},
-        {"kernel_ms", r.run.kernel_ms},
-        {"compile_ms", r.run.compile_ms},
-        {"cache", r.run.cache},
-        {"flops", r.flops},
-        {"bytes", r.bytes},
-    };
-    if (r.run.ms > 0) {
-      if (r.flops > 0) row["tflops"] = r.flops / (r.run.ms * 1e9);
-      if (r.flops > 0 && r.run.kernel_ms > 0) {
-        row["kernel_tflops"] = r.flops / (r.run.kernel_ms * 1e9);
-      }
-      row["gbps"] = r.bytes / (r.run.ms * 1e6);
+    bench::Measurement m;
+    m.kernel = r.label.kernel.empty() ? r.kernel : r.label.kernel;
+    m.impl = r.label.impl;
+    m.pass = r.label.pass;
+    m.variant = r.label.variant;
+    m.dtype = r.label.dtype;
+    m.shape = r.label.shape;
+    m.size = r.label.size.empty() ? r.shape : r.label.size;
+    m.flops = r.label.flops > 0 ? r.label.flops : r.flops;
+    m.bytes = r.bytes;
+    if (r.run.bench.has_value()) {
+      report.Add(m, *r.run.bench);
+    } else {
+      absl::StrAppend(&m.impl, r.run.backend == Backend::kCpu ? ":interpreter"
+                                                              : ":wallclock");
+      BenchResult one;
+      one.ms = one.median_ms = one.mean_ms = one.min_ms = one.max_ms = r.run.ms;
+      one.quantiles_ms.assign(bench::ReportQuantiles().size(), r.run.ms);
+      one.reps = 1;
+      report.Add(m, one);
     }
-    if (r.check.has_value()) row["check"] = *r.check ? "pass" : "fail";
-    j["rows"].push_back(std::move(row));
+    nlohmann::json& record = report.extra()["records"].back();
+    record["name"] = r.kernel;
+    record["backend"] = BackendName(r.run.backend);
+    record["cache"] = r.run.cache;
+    record["compile_ms"] = r.run.compile_ms;
+    if (r.run.kernel_ms > 0) record["kernel_ms"] = r.run.kernel_ms;
+    if (r.check.has_value()) record["check"] = *r.check ? "pass" : "fail";
   }
-  return j.dump(2);
+  return report.json();
 }
 
 // ---------------------------------------------------------------- main
@@ -290,6 +300,7 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
   ExecuteOptions exec;
   exec.backend = args.backend;
   exec.bench = bench;
+  exec.bench_options.quantiles = bench::ReportQuantiles();
   exec.compile_arch = flags.String("compile", "");
   if (!exec.compile_arch.empty() && args.backend != Backend::kCpu) {
     return absl::InvalidArgumentError(
@@ -304,7 +315,7 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
   bool all_passed = true;
   for (Workload& w : workloads) {
     SAMPLES_ASSIGN_OR_RETURN(RunResult run, Execute(w, exec));
-    ResultRow row{w.kernel, w.shape, run, w.flops, w.bytes, std::nullopt};
+    ResultRow row = MakeRow(w, run, std::nullopt);
     if (check) {
       SAMPLES_ASSIGN_OR_RETURN(CheckResult c, CheckOutputs(w));
       row.check = c.ok;
@@ -317,7 +328,7 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
   }
   std::cout << "\n" << FormatTable(rows);
   if (bench || !json_path.empty()) {
-    std::string json = FormatJson(rows);
+    std::string json = BenchJson("tessel_" + spec.name, rows).dump(2);
     if (bench) std::cout << json << "\n";
     if (!json_path.empty()) {
       std::ofstream out(json_path);

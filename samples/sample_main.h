@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
 #include "samples/execute.h"
 #include "samples/workload.h"
 
@@ -84,12 +85,23 @@ struct ResultRow {
   double flops = 0;
   double bytes = 0;
   std::optional<bool> check;  // nullopt: not checked
+  BenchLabel label;
 };
+
+// A row of a workload and how it ran.
+ResultRow MakeRow(const Workload& w, const RunResult& run,
+                  std::optional<bool> check);
 
 // "kernel  shape  backend  time  TFLOP/s|GB/s  cache  check" as a table.
 std::string FormatTable(const std::vector<ResultRow>& rows);
-// {"rows": [{"kernel":..., "ms":..., "tflops":...}, ...]} as text.
-std::string FormatJson(const std::vector<ResultRow>& rows);
+// The report bench/run_all.py reads (docs/benchmarks.md, written by
+// bench/bench_report.h): one record per row, do_bench's statistics when the
+// row was benched on the GPU; otherwise the one wall-clock run, with the impl
+// marked ":interpreter" / ":wallclock" so that it is never compared with a
+// peer. Records also carry "name", "backend", "cache", "kernel_ms" and
+// "check".
+nlohmann::json BenchJson(const std::string& benchmark,
+                         const std::vector<ResultRow>& rows);
 
 }  // namespace tessel::samples
 

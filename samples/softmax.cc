@@ -136,6 +136,10 @@ absl::StatusOr<Workload> SoftmaxWorkload(const SoftmaxConfig& c,
   w.tensors["Y"] = Zeros(c.dtype, {c.M, c.N});
   w.steps.push_back({.program = program, .args = {"X", "Y"}});
   w.outputs = {"Y"};
+  w.label = {.kernel = "softmax",
+             .dtype = DtypeName(c.dtype),
+             .shape = {{"M", c.M}, {"N", c.N}},
+             .size = absl::StrCat(c.M, "x", c.N)};
   w.bytes = double(dtype_bytes(c.dtype)) * 2.0 * c.M * c.N;
   const double rtol = c.dtype == f32 ? 1e-4 : 1e-2;
   w.reference =

@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -57,6 +58,20 @@ struct Expected {
   double atol = 1e-2;
 };
 
+// How bench/run_all.py files a measurement (docs/benchmarks.md): records
+// with equal kernel, pass, variant, dtype and size are compared across
+// impls.
+struct BenchLabel {
+  std::string kernel;           // family: "gemm", "flash_attention", ...
+  std::string impl = "tessel";  // a colon marks a detail: "tessel:mbarrier"
+  std::string pass = "fwd";     // "fwd", "bwd", "fwd+bwd"
+  std::string variant;          // "NN", "causal", ...
+  std::string dtype;            // the input element type
+  std::vector<std::pair<std::string, int64_t>> shape;
+  std::string size;  // "4096^3", "B8 S4096 H16 D128"
+  double flops = 0;  // useful FLOPs of one call, as the peers count them
+};
+
 struct Workload {
   std::string kernel;  // "gemm", "linear_attention_bwd", ...
   std::string shape;   // human-readable: "M=256 N=256 K=128 f16 NN"
@@ -70,6 +85,7 @@ struct Workload {
   // Work of one run, for TFLOP/s (flops > 0) or GB/s (otherwise).
   double flops = 0;
   double bytes = 0;
+  BenchLabel label;
   // The float64 reference of the outputs, from the input tensors.
   std::function<absl::StatusOr<std::vector<Expected>>(const Workload&)>
       reference;

@@ -79,6 +79,10 @@ std::vector<SampleCase> SmallCases() {
                      [c] { return LinearAttentionBackwardWorkload(c, 13); }});
   };
   la("d64", {.B = 1, .S = 128, .H = 2, .DK = 64, .DV = 64});
+  cases.push_back({"linear_attention_fwd_bwd_d64", [] {
+                     return LinearAttentionForwardBackwardWorkload(
+                         {.B = 1, .S = 128, .H = 1, .DK = 64, .DV = 64}, 13);
+                   }});
   la("ragged_s", {.B = 2, .S = 100, .H = 1, .DK = 64, .DV = 64});
   la("d128", {.B = 1, .S = 64, .H = 1, .DK = 128, .DV = 128});
   auto fa = [&](std::string name, FlashAttentionConfig c) {

@@ -1,0 +1,320 @@
+#include "samples/execute.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "jit/context.h"
+#include "jit/counters.h"
+#include "jit/device_buffer.h"
+#include "jit/driver_api.h"
+#include "samples/status_macros.h"
+#include "tessel/interpret.h"
+#include "tessel/testing.h"
+
+namespace tessel::samples {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+int64_t Product(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+absl::StatusOr<HostTensor*> Find(Workload& w, const std::string& name) {
+  auto it = w.tensors.find(name);
+  if (it == w.tensors.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(w.kernel, ": no tensor named ", name));
+  }
+  return &it->second;
+}
+
+// Where a compile came from, by the JIT counters it moved.
+std::string Origin(const jit::JitCounters& before,
+                   const jit::JitCounters& after) {
+  if (after.misses > before.misses) return "miss";
+  if (after.disk_hits > before.disk_hits) return "hit (disk)";
+  if (after.memory_hits > before.memory_hits) return "hit (memory)";
+  return "uncached";
+}
+
+absl::StatusOr<std::vector<CompiledKernel>> CompileAll(const Workload& w,
+                                                       const Target& target,
+                                                       std::string* cache,
+                                                       double* compile_ms) {
+  std::vector<CompiledKernel> kernels;
+  std::vector<std::string> origins;
+  Clock::time_point start = Clock::now();
+  for (const Step& step : w.steps) {
+    jit::JitCounters before = jit::GetJitCounters();
+    absl::StatusOr<CompiledKernel> k = compile(
+        step.program.ir(), {.target = target, .pass_config = step.pass_config});
+    if (!k.ok()) {
+      return absl::Status(
+          k.status().code(),
+          absl::StrCat(w.kernel, ": compiling ", step.program.name(), " for ",
+                       target.ToString(), ": ", k.status().message()));
+    }
+    origins.push_back(Origin(before, jit::GetJitCounters()));
+    kernels.push_back(*std::move(k));
+  }
+  if (compile_ms != nullptr) *compile_ms = MsSince(start);
+  if (cache != nullptr) {
+    *cache = origins.at(std::clamp<size_t>(w.main_step, 0, origins.size() - 1));
+  }
+  return kernels;
+}
+
+// ---------------------------------------------------------------- CPU
+
+absl::Status RunStepOnCpu(Workload& w, const Step& step, int threads) {
+  std::vector<HostTensor*> args;
+  // Flat views are copies, written back after the step.
+  std::vector<std::pair<HostTensor*, std::unique_ptr<HostTensor>>> views;
+  for (const Arg& arg : step.args) {
+    SAMPLES_ASSIGN_OR_RETURN(HostTensor * t, Find(w, arg.name));
+    if (arg.view.empty()) {
+      args.push_back(t);
+      continue;
+    }
+    SAMPLES_ASSIGN_OR_RETURN(HostTensor view, Reshaped(*t, arg.view));
+    views.emplace_back(t, std::make_unique<HostTensor>(std::move(view)));
+    args.push_back(views.back().second.get());
+  }
+  absl::Status s = interpret(step.program, args, {.num_threads = threads});
+  if (!s.ok()) {
+    return absl::Status(s.code(),
+                        absl::StrCat(w.kernel, ": ", step.program.name(),
+                                     " on the interpreter: ", s.message()));
+  }
+  for (auto& [t, view] : views) {
+    std::memcpy(t->data(), view->data(), t->num_bytes());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunResult> ExecuteOnCpu(Workload& w, const ExecuteOptions& o) {
+  RunResult r;
+  r.backend = Backend::kCpu;
+  r.device = "interpreter";
+  if (!o.compile_arch.empty()) {
+    SAMPLES_ASSIGN_OR_RETURN(
+        r.cache, CompileSteps(w, Target::cuda(o.compile_arch), &r.compile_ms));
+  }
+  Clock::time_point start = Clock::now();
+  for (const Step& step : w.steps) {
+    SAMPLES_RETURN_IF_ERROR(RunStepOnCpu(w, step, o.interpreter_threads));
+  }
+  r.ms = MsSince(start);
+  return r;
+}
+
+// ---------------------------------------------------------------- GPU
+
+struct DeviceTensors {
+  std::map<std::string, jit::DeviceBuffer> buffers;
+};
+
+absl::StatusOr<std::string> DeviceName() {
+  SAMPLES_ASSIGN_OR_RETURN(const jit::DriverApi* cu, jit::Driver());
+  CUdevice device;
+  SAMPLES_RETURN_IF_ERROR(TESSEL_CU_CALL(*cu, cuDeviceGet(&device, 0)));
+  char name[256] = {};
+  SAMPLES_RETURN_IF_ERROR(
+      TESSEL_CU_CALL(*cu, cuDeviceGetName(name, sizeof(name), device)));
+  return std::string(name);
+}
+
+absl::StatusOr<RunResult> ExecuteOnGpu(Workload& w, const ExecuteOptions& o) {
+  if (std::string why = GpuUnavailableReason(); !why.empty()) {
+    return absl::UnavailableError(
+        absl::StrCat("--backend=gpu needs a GPU: ", why));
+  }
+  RunResult r;
+  r.backend = Backend::kGpu;
+  SAMPLES_ASSIGN_OR_RETURN(r.device, DeviceName());
+  Target target = Target::detect();
+  SAMPLES_ASSIGN_OR_RETURN(std::vector<CompiledKernel> kernels,
+                           CompileAll(w, target, &r.cache, &r.compile_ms));
+
+  std::map<std::string, jit::DeviceBuffer> buffers;
+  for (auto& [name, t] : w.tensors) {
+    SAMPLES_ASSIGN_OR_RETURN(
+        jit::DeviceBuffer b,
+        jit::DeviceBuffer::Allocate(std::max<size_t>(t.num_bytes(), 1)));
+    SAMPLES_RETURN_IF_ERROR(b.CopyFromHost(t.data(), t.num_bytes()));
+    buffers.emplace(name, std::move(b));
+  }
+  std::vector<std::vector<TensorView>> views;
+  for (const Step& step : w.steps) {
+    std::vector<TensorView> v;
+    for (const Arg& arg : step.args) {
+      SAMPLES_ASSIGN_OR_RETURN(HostTensor * t, Find(w, arg.name));
+      std::vector<int64_t> shape = arg.view.empty() ? t->shape() : arg.view;
+      if (Product(shape) != t->num_elements()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(w.kernel, ": view of ", arg.name, " has another ",
+                         "element count than ", t->type_string()));
+      }
+      v.push_back(TensorView::Contiguous(buffers.at(arg.name).ptr(), t->dtype(),
+                                         std::move(shape)));
+    }
+    views.push_back(std::move(v));
+  }
+  auto run_all = [&](CUstream_st* stream) -> absl::Status {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      absl::Status s = kernels[i].launch(views[i], stream);
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat(w.kernel, ": launching ",
+                                                   w.steps[i].program.name(),
+                                                   ": ", s.message()));
+      }
+    }
+    return absl::OkStatus();
+  };
+
+  // The checked run (also loads the modules).
+  SAMPLES_RETURN_IF_ERROR(run_all(nullptr));
+  SAMPLES_RETURN_IF_ERROR(jit::SynchronizeStream(nullptr));
+  for (const std::string& name : w.outputs) {
+    SAMPLES_ASSIGN_OR_RETURN(HostTensor * t, Find(w, name));
+    SAMPLES_RETURN_IF_ERROR(
+        buffers.at(name).CopyToHost(t->data(), t->num_bytes()));
+  }
+  if (o.bench) {
+    SAMPLES_ASSIGN_OR_RETURN(BenchResult b, do_bench(run_all, o.bench_options));
+    r.ms = b.ms;
+    r.benched = true;
+    r.bench = b;
+    if (kernels.size() > 1) {
+      // The kernel alone (atomics keep adding into their outputs: the
+      // values drift, the time does not).
+      const size_t m = std::min<size_t>(w.main_step, kernels.size() - 1);
+      SAMPLES_ASSIGN_OR_RETURN(BenchResult k, do_bench(
+                                                  [&](CUstream_st* stream) {
+                                                    return kernels[m].launch(
+                                                        views[m], stream);
+                                                  },
+                                                  o.bench_options));
+      r.kernel_ms = k.ms;
+    } else {
+      r.kernel_ms = b.ms;
+    }
+  } else {
+    Clock::time_point start = Clock::now();
+    SAMPLES_RETURN_IF_ERROR(run_all(nullptr));
+    SAMPLES_RETURN_IF_ERROR(jit::SynchronizeStream(nullptr));
+    r.ms = MsSince(start);
+  }
+  return r;
+}
+
+double MaxAbsError(const HostTensor& a, const HostTensor& b) {
+  double worst = 0;
+  for (int64_t i = 0; i < a.num_elements(); ++i) {
+    double d = std::fabs(a.get_flat(i) - b.get_flat(i));
+    if (std::isnan(d)) return d;
+    worst = std::max(worst, d);
+  }
+  return worst;
+}
+
+}  // namespace
+
+const char* BackendName(Backend backend) {
+  return backend == Backend::kGpu ? "gpu" : "cpu";
+}
+
+std::string GpuUnavailableReason() {
+  if (absl::StatusOr<const jit::DriverApi*> api = jit::Driver(); !api.ok()) {
+    return std::string(api.status().message());
+  }
+  if (absl::StatusOr<CUcontext> context = jit::PrimaryContext(0);
+      !context.ok()) {
+    return std::string(context.status().message());
+  }
+  return "";
+}
+
+Backend DefaultBackend() {
+  return GpuUnavailableReason().empty() ? Backend::kGpu : Backend::kCpu;
+}
+
+absl::StatusOr<HostTensor> Reshaped(const HostTensor& t,
+                                    std::vector<int64_t> shape) {
+  SAMPLES_ASSIGN_OR_RETURN(HostTensor out,
+                           HostTensor::Create(t.dtype(), std::move(shape)));
+  if (out.num_elements() != t.num_elements()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Reshaped: ", t.type_string(), " has ", t.num_elements(), " elements, ",
+        out.type_string(), " has ", out.num_elements()));
+  }
+  std::memcpy(out.data(), t.data(), t.num_bytes());
+  return out;
+}
+
+absl::StatusOr<std::string> CompileSteps(const Workload& workload,
+                                         const Target& target,
+                                         double* compile_ms) {
+  std::string cache;
+  SAMPLES_ASSIGN_OR_RETURN(std::vector<CompiledKernel> kernels,
+                           CompileAll(workload, target, &cache, compile_ms));
+  return cache;
+}
+
+absl::StatusOr<RunResult> Execute(Workload& workload,
+                                  const ExecuteOptions& options) {
+  if (workload.steps.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(workload.kernel, ": the workload has no steps"));
+  }
+  return options.backend == Backend::kGpu ? ExecuteOnGpu(workload, options)
+                                          : ExecuteOnCpu(workload, options);
+}
+
+absl::StatusOr<CheckResult> CheckOutputs(const Workload& workload) {
+  if (!workload.reference) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(workload.kernel, ": no reference to check against"));
+  }
+  SAMPLES_ASSIGN_OR_RETURN(std::vector<Expected> expected,
+                           workload.reference(workload));
+  CheckResult result;
+  result.ok = true;
+  for (const Expected& e : expected) {
+    auto it = workload.tensors.find(e.tensor);
+    if (it == workload.tensors.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          workload.kernel, ": the reference names no tensor ", e.tensor));
+    }
+    const HostTensor& actual = it->second;
+    ::testing::AssertionResult close =
+        testing::AllClose(actual, e.reference, e.rtol, e.atol);
+    if (close) {
+      absl::StrAppend(&result.report, e.tensor, " ", actual.type_string(),
+                      ": ok, max |err| ", MaxAbsError(actual, e.reference),
+                      " (rtol ", e.rtol, ", atol ", e.atol, ")\n");
+    } else {
+      result.ok = false;
+      absl::StrAppend(&result.report, e.tensor, " ", actual.type_string(),
+                      ": MISMATCH\n", close.message(), "\n");
+    }
+  }
+  return result;
+}
+
+}  // namespace tessel::samples

@@ -1,0 +1,212 @@
+#include "samples/flash_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "samples/sample_util.h"
+#include "samples/status_macros.h"
+#include "tessel/registry.h"
+
+namespace tessel::samples {
+namespace {
+
+namespace T = tessel;
+
+constexpr double kLog2e = 1.4426950408889634;
+
+absl::Status CheckConfig(const FlashAttentionConfig& c) {
+  if (c.B <= 0 || c.S <= 0 || c.H <= 0 || c.D <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flash_attention: sizes must be positive, got B=", c.B,
+                     " S=", c.S, " H=", c.H, " D=", c.D));
+  }
+  if (c.block_m <= 0 || c.block_n <= 0 || c.threads <= 0 || c.num_stages < 0) {
+    return absl::InvalidArgumentError(
+        "flash_attention: block_m, block_n and threads must be positive");
+  }
+  if (c.H > 65535 || c.B > 65535) {
+    return absl::InvalidArgumentError(
+        "flash_attention: H and B must fit the grid's y / z limit (65535)");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Program> MakeFlashAttention(const nlohmann::json& json) {
+  KernelParams params(json);
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  FlashAttentionConfig c;
+  SAMPLES_ASSIGN_OR_RETURN(c.B, params.IntInRange("B", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.S, params.IntInRange("S", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.H, params.IntInRange("H", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.D, params.IntInRange("D", 1, 512));
+  SAMPLES_ASSIGN_OR_RETURN(c.causal, params.Bool("causal", false));
+  SAMPLES_ASSIGN_OR_RETURN(c.block_m,
+                           params.IntInRange("block_m", 1, 256, c.block_m));
+  SAMPLES_ASSIGN_OR_RETURN(c.block_n,
+                           params.IntInRange("block_n", 1, 256, c.block_n));
+  SAMPLES_ASSIGN_OR_RETURN(c.num_stages,
+                           params.IntInRange("num_stages", 0, 8, c.num_stages));
+  SAMPLES_ASSIGN_OR_RETURN(c.threads,
+                           params.IntInRange("threads", 32, 1024, c.threads));
+  SAMPLES_ASSIGN_OR_RETURN(c.p_in_registers,
+                           params.Bool("p_in_registers", c.p_in_registers));
+  SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
+  return FlashAttentionProgram(c);
+}
+
+}  // namespace
+
+absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  const int bm = c.block_m, bn = c.block_n, D = c.D;
+  // exp(x / sqrt(D)) = exp2(x * scale).
+  const double scale = kLog2e / std::sqrt(static_cast<double>(D));
+  // Keys past the sequence's end are read as zeros: mask them.
+  const bool ragged = c.S % bn != 0;
+  T::ProgramBuilder p(c.causal ? "flash_attention_causal" : "flash_attention");
+  auto Q = p.tensor("Q", {c.B, c.S, c.H, D}, f16);
+  auto K = p.tensor("K", {c.B, c.S, c.H, D}, f16);
+  auto V = p.tensor("V", {c.B, c.S, c.H, D}, f16);
+  auto O = p.tensor("O", {c.B, c.S, c.H, D}, f16);
+  {
+    T::Kernel kernel(T::ceildiv(c.S, bm), c.H, c.B, {.threads = c.threads});
+    auto [bx, by, bz] = kernel.block_index();
+    auto Q_shared = T::alloc_shared({bm, D}, f16, "Q_shared");
+    auto K_shared = T::alloc_shared({bn, D}, f16, "K_shared");
+    auto V_shared = T::alloc_shared({bn, D}, f16, "V_shared");
+    auto acc_s = T::alloc_fragment({bm, bn}, f32, "acc_s");
+    // P for the second gemm, in f16: registers (TileLang's form) or shared.
+    auto acc_s_cast = c.p_in_registers
+                          ? T::alloc_fragment({bm, bn}, f16, "acc_s_cast")
+                          : T::alloc_shared({bm, bn}, f16, "acc_s_cast");
+    auto acc_o = T::alloc_fragment({bm, D}, f32, "acc_o");
+    auto scores_max = T::alloc_fragment({bm}, f32, "scores_max");
+    auto scores_max_prev = T::alloc_fragment({bm}, f32, "scores_max_prev");
+    auto scores_scale = T::alloc_fragment({bm}, f32, "scores_scale");
+    auto scores_sum = T::alloc_fragment({bm}, f32, "scores_sum");
+    auto logsum = T::alloc_fragment({bm}, f32, "logsum");
+    const T::Expr neg_inf = -T::infinity(f32);
+
+    T::copy(Q(bz, T::slice(bx * bm, (bx + 1) * bm), by, T::all), Q_shared);
+    T::fill(acc_o, 0);
+    T::fill(logsum, 0);
+    T::fill(scores_max, neg_inf);
+    T::Expr loop_range =
+        c.causal ? T::min(T::ceildiv((bx + 1) * bm, bn), T::ceildiv(c.S, bn))
+                 : T::Expr(T::ceildiv(c.S, bn));
+    for (auto k :
+         T::Pipelined(loop_range, {.num_stages = c.num_stages, .name = "k"})) {
+      T::copy(K(bz, T::slice(k * bn, (k + 1) * bn), by, T::all), K_shared);
+      if (c.causal || ragged) {
+        for (auto [i, j] : T::Parallel(bm, bn)) {
+          T::Expr q_idx = bx * bm + i, k_idx = k * bn + j;
+          T::Expr visible = c.causal ? (q_idx >= k_idx) : (k_idx < c.S);
+          if (c.causal && ragged) visible = visible && (k_idx < c.S);
+          acc_s(i, j) = T::select(visible, T::Expr(0.0f), neg_inf);
+        }
+      } else {
+        T::clear(acc_s);
+      }
+      T::gemm(Q_shared, K_shared, acc_s,
+              {.transpose_B = true, .policy = T::GemmWarpPolicy::kFullRow});
+      T::copy(V(bz, T::slice(k * bn, (k + 1) * bn), by, T::all), V_shared);
+      // Online softmax: new running max, rescale what was summed so far.
+      T::copy(scores_max, scores_max_prev);
+      T::fill(scores_max, neg_inf);
+      T::reduce_max(acc_s, scores_max, {.dim = 1, .clear = false});
+      for (auto i : T::Parallel(bm)) {
+        scores_scale(i) =
+            T::exp2(scores_max_prev(i) * scale - scores_max(i) * scale);
+      }
+      for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) *= scores_scale(i);
+      for (auto [i, j] : T::Parallel(bm, bn)) {
+        acc_s(i, j) = T::exp2(acc_s(i, j) * scale - scores_max(i) * scale);
+      }
+      T::copy(acc_s, acc_s_cast);
+      T::gemm(acc_s_cast, V_shared, acc_o,
+              {.policy = T::GemmWarpPolicy::kFullRow});
+      T::reduce_sum(acc_s, scores_sum, {.dim = 1});
+      for (auto i : T::Parallel(bm)) {
+        logsum(i) = logsum(i) * scores_scale(i) + scores_sum(i);
+      }
+    }
+    for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) /= logsum(i);
+    T::copy(acc_o, O(bz, T::slice(bx * bm, (bx + 1) * bm), by, T::all));
+  }
+  return p.finish();
+}
+
+HostTensor ReferenceAttention(const HostTensor& q, const HostTensor& k,
+                              const HostTensor& v, bool causal) {
+  const int64_t B = q.shape()[0], S = q.shape()[1], H = q.shape()[2],
+                D = q.shape()[3];
+  std::vector<double> qv = q.to_doubles(), kv = k.to_doubles(),
+                      vv = v.to_doubles();
+  std::vector<double> out(B * S * H * D);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  auto at = [&](int64_t b, int64_t s, int64_t h) {
+    return ((b * S + s) * H + h) * D;
+  };
+  ParallelFor(B * H * S, [&](int64_t idx) {
+    const int64_t s = idx % S, h = (idx / S) % H, b = idx / (S * H);
+    const int64_t keys = causal ? s + 1 : S;
+    std::vector<double> p(keys);
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t t = 0; t < keys; ++t) {
+      double dot = 0;
+      for (int64_t d = 0; d < D; ++d)
+        dot += qv[at(b, s, h) + d] * kv[at(b, t, h) + d];
+      p[t] = dot * scale;
+      m = std::max(m, p[t]);
+    }
+    double sum = 0;
+    for (double& x : p) sum += (x = std::exp(x - m));
+    for (int64_t d = 0; d < D; ++d) {
+      double o = 0;
+      for (int64_t t = 0; t < keys; ++t) o += p[t] * vv[at(b, t, h) + d];
+      out[at(b, s, h) + d] = o / sum;
+    }
+  });
+  return F64Tensor(q.shape(), std::move(out));
+}
+
+absl::StatusOr<Workload> FlashAttentionWorkload(const FlashAttentionConfig& c,
+                                                uint64_t seed) {
+  SAMPLES_ASSIGN_OR_RETURN(Program program, FlashAttentionProgram(c));
+  std::vector<int64_t> shape = {c.B, c.S, c.H, c.D};
+  Workload w;
+  w.kernel = c.causal ? "flash_attention_causal" : "flash_attention";
+  w.shape = absl::StrCat("B=", c.B, " S=", c.S, " H=", c.H, " D=", c.D, " f16");
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], RandomInput(f16, shape, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], RandomInput(f16, shape, seed + 1));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], RandomInput(f16, shape, seed + 2));
+  w.tensors["O"] = Zeros(f16, shape);
+  w.steps.push_back({.program = program, .args = {"Q", "K", "V", "O"}});
+  w.outputs = {"O"};
+  // Q K^T and P V; causal counts the visible half, as FlashAttention does.
+  w.flops = 4.0 * c.B * c.H * double(c.S) * c.S * c.D * (c.causal ? 0.5 : 1);
+  w.bytes = 2.0 * 4 * NumElements(shape);
+  w.label = {.kernel = "flash_attention",
+             .variant = c.causal ? "causal" : "full",
+             .dtype = "f16",
+             .shape = {{"B", c.B}, {"S", c.S}, {"H", c.H}, {"D", c.D}},
+             .size = absl::StrCat("B", c.B, " S", c.S, " H", c.H, " D", c.D)};
+  const bool causal = c.causal;
+  w.reference =
+      [causal](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    return std::vector<Expected>{
+        {"O",
+         ReferenceAttention(w.tensors.at("Q"), w.tensors.at("K"),
+                            w.tensors.at("V"), causal),
+         1e-2, 1e-2}};
+  };
+  return w;
+}
+
+TESSEL_REGISTER_KERNEL(flash_attention, MakeFlashAttention);
+
+}  // namespace tessel::samples

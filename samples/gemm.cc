@@ -1,0 +1,212 @@
+#include "samples/gemm.h"
+
+#include <limits>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "samples/sample_util.h"
+#include "samples/status_macros.h"
+#include "tessel/registry.h"
+
+namespace tessel::samples {
+namespace {
+
+namespace T = tessel;
+
+absl::Status CheckConfig(const GemmConfig& c) {
+  if (c.M <= 0 || c.N <= 0 || c.K <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gemm: sizes must be positive, got M=", c.M, " N=", c.N, " K=", c.K));
+  }
+  if (c.in_dtype != f16 && c.in_dtype != bf16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gemm: inputs must be f16 or bf16, got ", DtypeName(c.in_dtype)));
+  }
+  if (c.out_dtype != f16 && c.out_dtype != bf16 && c.out_dtype != f32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gemm: the output must be f16, bf16 or f32, got ",
+                     DtypeName(c.out_dtype)));
+  }
+  const GemmTile& t = c.tile;
+  if (t.block_m <= 0 || t.block_n <= 0 || t.block_k <= 0 || t.num_stages < 0 ||
+      t.threads <= 0 || t.panel < 0) {
+    return absl::InvalidArgumentError("gemm: the tile sizes must be positive");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Program> MakeGemm(const nlohmann::json& json) {
+  KernelParams params(json);
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  GemmConfig c;
+  SAMPLES_ASSIGN_OR_RETURN(c.M, params.IntInRange("M", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.N, params.IntInRange("N", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.K, params.IntInRange("K", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.in_dtype, params.Dtype("in_dtype", f16));
+  SAMPLES_ASSIGN_OR_RETURN(c.out_dtype, params.Dtype("out_dtype", f16));
+  SAMPLES_ASSIGN_OR_RETURN(std::string layout, params.String("layout", "NN"));
+  SAMPLES_ASSIGN_OR_RETURN(c.layout, ParseGemmLayout(layout));
+  GemmTile& t = c.tile;
+  SAMPLES_ASSIGN_OR_RETURN(t.block_m,
+                           params.IntInRange("block_m", 1, 512, t.block_m));
+  SAMPLES_ASSIGN_OR_RETURN(t.block_n,
+                           params.IntInRange("block_n", 1, 512, t.block_n));
+  SAMPLES_ASSIGN_OR_RETURN(t.block_k,
+                           params.IntInRange("block_k", 1, 512, t.block_k));
+  SAMPLES_ASSIGN_OR_RETURN(t.num_stages,
+                           params.IntInRange("num_stages", 0, 8, t.num_stages));
+  SAMPLES_ASSIGN_OR_RETURN(t.threads,
+                           params.IntInRange("threads", 32, 1024, t.threads));
+  SAMPLES_ASSIGN_OR_RETURN(t.panel, params.IntInRange("panel", 0, 64, t.panel));
+  SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
+  return GemmProgram(c);
+}
+
+}  // namespace
+
+std::string_view GemmLayoutName(GemmLayout layout) {
+  switch (layout) {
+    case GemmLayout::kNN:
+      return "NN";
+    case GemmLayout::kNT:
+      return "NT";
+    case GemmLayout::kTN:
+      return "TN";
+    case GemmLayout::kTT:
+      return "TT";
+  }
+  return "?";
+}
+
+absl::StatusOr<GemmLayout> ParseGemmLayout(std::string_view name) {
+  std::string upper = absl::AsciiStrToUpper(std::string(name));
+  for (GemmLayout l :
+       {GemmLayout::kNN, GemmLayout::kNT, GemmLayout::kTN, GemmLayout::kTT}) {
+    if (upper == GemmLayoutName(l)) return l;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("gemm: unknown layout \"", std::string(name),
+                   "\" (expected NN, NT, TN or TT)"));
+}
+
+absl::StatusOr<Program> GemmProgram(const GemmConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  const GemmTile& t = c.tile;
+  const bool ta = TransposedA(c.layout), tb = TransposedB(c.layout);
+  T::ProgramBuilder p(
+      absl::StrCat("gemm_", std::string(GemmLayoutName(c.layout))));
+  auto A = ta ? p.tensor("A", {c.K, c.M}, c.in_dtype)
+              : p.tensor("A", {c.M, c.K}, c.in_dtype);
+  auto B = tb ? p.tensor("B", {c.N, c.K}, c.in_dtype)
+              : p.tensor("B", {c.K, c.N}, c.in_dtype);
+  auto C = p.tensor("C", {c.M, c.N}, c.out_dtype);
+  {
+    T::Kernel kernel(T::ceildiv(c.N, t.block_n), T::ceildiv(c.M, t.block_m),
+                     {.threads = t.threads});
+    auto [bx, by] = kernel.block_index();
+    auto A_shared =
+        ta ? T::alloc_shared({t.block_k, t.block_m}, c.in_dtype, "A_shared")
+           : T::alloc_shared({t.block_m, t.block_k}, c.in_dtype, "A_shared");
+    auto B_shared =
+        tb ? T::alloc_shared({t.block_n, t.block_k}, c.in_dtype, "B_shared")
+           : T::alloc_shared({t.block_k, t.block_n}, c.in_dtype, "B_shared");
+    auto C_local = T::alloc_fragment({t.block_m, t.block_n}, f32, "C_local");
+    if (t.panel > 0) T::use_swizzle(t.panel);
+    T::clear(C_local);
+    for (auto k : T::Pipelined(T::ceildiv(c.K, t.block_k),
+                               {.num_stages = t.num_stages, .name = "k"})) {
+      if (ta) {
+        T::copy(A(k * t.block_k, by * t.block_m), A_shared);
+      } else {
+        T::copy(A(by * t.block_m, k * t.block_k), A_shared);
+      }
+      if (tb) {
+        T::copy(B(bx * t.block_n, k * t.block_k), B_shared);
+      } else {
+        T::copy(B(k * t.block_k, bx * t.block_n), B_shared);
+      }
+      T::gemm(A_shared, B_shared, C_local,
+              {.transpose_A = ta, .transpose_B = tb});
+    }
+    T::copy(C_local, C(by * t.block_m, bx * t.block_n));
+  }
+  return p.finish();
+}
+
+HostTensor ReferenceGemm(const HostTensor& a, const HostTensor& b,
+                         GemmLayout layout) {
+  const bool ta = TransposedA(layout), tb = TransposedB(layout);
+  const int64_t M = ta ? a.shape()[1] : a.shape()[0];
+  const int64_t K = ta ? a.shape()[0] : a.shape()[1];
+  const int64_t N = tb ? b.shape()[0] : b.shape()[1];
+  // Row-major copies of op(A) [M, K] and op(B)^T [N, K]: unit-stride dots.
+  std::vector<double> av = a.to_doubles(), bv = b.to_doubles();
+  std::vector<double> at(M * K), bt(N * K);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; ++k)
+      at[m * K + k] = ta ? av[k * M + m] : av[m * K + k];
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k)
+      bt[n * K + k] = tb ? bv[n * K + k] : bv[k * N + n];
+  std::vector<double> c(M * N);
+  ParallelFor(M, [&](int64_t m) {
+    for (int64_t n = 0; n < N; ++n) {
+      double sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += at[m * K + k] * bt[n * K + k];
+      c[m * N + n] = sum;
+    }
+  });
+  return F64Tensor({M, N}, std::move(c));
+}
+
+double GemmTolerance(DataType out_dtype) {
+  return out_dtype == f32 ? 1e-3 : 1e-2;
+}
+
+absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
+  SAMPLES_ASSIGN_OR_RETURN(Program program, GemmProgram(c));
+  const bool ta = TransposedA(c.layout), tb = TransposedB(c.layout);
+  std::vector<int64_t> a_shape =
+      ta ? std::vector<int64_t>{c.K, c.M} : std::vector<int64_t>{c.M, c.K};
+  std::vector<int64_t> b_shape =
+      tb ? std::vector<int64_t>{c.N, c.K} : std::vector<int64_t>{c.K, c.N};
+  Workload w;
+  w.kernel = "gemm";
+  w.shape = absl::StrCat(c.M, "x", c.N, "x", c.K, " ", DtypeName(c.in_dtype),
+                         "->", DtypeName(c.out_dtype), " ",
+                         std::string(GemmLayoutName(c.layout)));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["A"],
+                           RandomInput(c.in_dtype, a_shape, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["B"],
+                           RandomInput(c.in_dtype, b_shape, seed + 1));
+  w.tensors["C"] = Zeros(c.out_dtype, {c.M, c.N});
+  w.steps.push_back({.program = program, .args = {"A", "B", "C"}});
+  w.outputs = {"C"};
+  w.flops = 2.0 * c.M * c.N * c.K;
+  w.bytes = double(dtype_bytes(c.in_dtype)) *
+                (double(c.M) * c.K + double(c.K) * c.N) +
+            double(dtype_bytes(c.out_dtype)) * c.M * c.N;
+  w.label = {.kernel = "gemm",
+             .variant = std::string(GemmLayoutName(c.layout)),
+             .dtype = DtypeName(c.in_dtype),
+             .shape = {{"M", c.M}, {"N", c.N}, {"K", c.K}},
+             .size = c.M == c.N && c.N == c.K
+                         ? absl::StrCat(c.M, "^3")
+                         : absl::StrCat(c.M, "x", c.N, "x", c.K)};
+  const GemmLayout layout = c.layout;
+  const double tol = GemmTolerance(c.out_dtype);
+  w.reference =
+      [layout,
+       tol](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    return std::vector<Expected>{
+        {"C", ReferenceGemm(w.tensors.at("A"), w.tensors.at("B"), layout), tol,
+         tol}};
+  };
+  return w;
+}
+
+TESSEL_REGISTER_KERNEL(gemm, MakeGemm);
+
+}  // namespace tessel::samples

@@ -1,0 +1,76 @@
+// GEMM: C = op(A) op(B), f16 / bf16 inputs, f32 accumulation, f16 / bf16 /
+// f32 output, any of the layouts NN, NT, TN, TT, any sizes (ragged edges
+// follow the boundary rule: zeros read, stores skipped).
+//
+//   tessel::samples::GemmConfig c{.M = 4096, .N = 4096, .K = 4096,
+//                                 .in_dtype = tessel::bf16,
+//                                 .layout = tessel::samples::GemmLayout::kNT};
+//   absl::StatusOr<tessel::Program> p = tessel::samples::GemmProgram(c);
+//   // parameters: A, B, C; A is [M, K] (N) or [K, M] (T), B is [K, N] (N)
+//   // or [N, K] (T), C is [M, N].
+//
+// Registered for tessel-warmup as "gemm" with params M, N, K and optional
+// in_dtype, out_dtype, layout ("NN"...), block_m, block_n, block_k,
+// num_stages, threads, panel.
+#ifndef TESSEL_SAMPLES_GEMM_H_
+#define TESSEL_SAMPLES_GEMM_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "samples/workload.h"
+#include "tessel/tessel.h"
+
+namespace tessel::samples {
+
+// First letter: A, second: B. N = stored as the product reads it, T = stored
+// transposed (TileLang's trans_A / trans_B).
+enum class GemmLayout { kNN, kNT, kTN, kTT };
+std::string_view GemmLayoutName(GemmLayout layout);
+absl::StatusOr<GemmLayout> ParseGemmLayout(std::string_view name);
+inline bool TransposedA(GemmLayout l) {
+  return l == GemmLayout::kTN || l == GemmLayout::kTT;
+}
+inline bool TransposedB(GemmLayout l) {
+  return l == GemmLayout::kNT || l == GemmLayout::kTT;
+}
+
+struct GemmTile {
+  int block_m = 128;
+  int block_n = 128;
+  int block_k = 32;
+  int num_stages = 3;
+  int threads = 128;
+  int panel = 0;  // T::use_swizzle panel size; 0: plain raster order
+};
+
+struct GemmConfig {
+  int M = 0;
+  int N = 0;
+  int K = 0;
+  DataType in_dtype = f16;
+  DataType out_dtype = f16;
+  GemmLayout layout = GemmLayout::kNN;
+  GemmTile tile;
+};
+
+// The tile program; InvalidArgument for a bad size, dtype or tile.
+absl::StatusOr<Program> GemmProgram(const GemmConfig& config);
+
+// Random A and B (seeded), C zeroed, one step, and the float64 reference.
+absl::StatusOr<Workload> GemmWorkload(const GemmConfig& config,
+                                      uint64_t seed = 1);
+
+// C = op(A) op(B) in float64 from A and B as stored (layout as above).
+HostTensor ReferenceGemm(const HostTensor& a, const HostTensor& b,
+                         GemmLayout layout);
+
+// Absolute and relative tolerance of an output of `dtype` summing K
+// products of values in [-1, 1].
+double GemmTolerance(DataType out_dtype);
+
+}  // namespace tessel::samples
+
+#endif  // TESSEL_SAMPLES_GEMM_H_

@@ -1,0 +1,93 @@
+// samples/gemm: C = op(A) op(B) (gemm.h), checked against float64 and timed.
+//
+//   gemm --size small --backend=cpu --check        # a few configs, seconds
+//   gemm --bench --size=4096x4096x4096 --dtype=bf16 --layout=NT
+#include <string>
+#include <vector>
+
+#include "samples/gemm.h"
+#include "samples/sample_main.h"
+#include "samples/status_macros.h"
+
+namespace tessel::samples {
+namespace {
+
+constexpr char kUsage[] =
+    "  --dtype=f16|bf16     inputs (default f16)\n"
+    "  --out-dtype=f16|bf16|f32   output (default: the input dtype)\n"
+    "  --layout=NN|NT|TN|TT (default NN)\n"
+    "  --block-m, --block-n, --block-k, --stages, --threads, --panel\n"
+    "  dims: MxNxK\n";
+
+absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
+                                           const Flags& flags) {
+  const bool chosen =
+      flags.Has("dtype") || flags.Has("out-dtype") || flags.Has("layout");
+  GemmConfig base;
+  SAMPLES_ASSIGN_OR_RETURN(base.in_dtype, flags.Dtype("dtype", f16));
+  SAMPLES_ASSIGN_OR_RETURN(base.out_dtype,
+                           flags.Dtype("out-dtype", base.in_dtype));
+  SAMPLES_ASSIGN_OR_RETURN(base.layout,
+                           ParseGemmLayout(flags.String("layout", "NN")));
+  GemmTile& t = base.tile;
+  SAMPLES_ASSIGN_OR_RETURN(t.block_m, flags.Int("block-m", t.block_m));
+  SAMPLES_ASSIGN_OR_RETURN(t.block_n, flags.Int("block-n", t.block_n));
+  SAMPLES_ASSIGN_OR_RETURN(t.block_k, flags.Int("block-k", t.block_k));
+  SAMPLES_ASSIGN_OR_RETURN(t.num_stages, flags.Int("stages", t.num_stages));
+  SAMPLES_ASSIGN_OR_RETURN(t.threads, flags.Int("threads", t.threads));
+  SAMPLES_ASSIGN_OR_RETURN(t.panel, flags.Int("panel", t.panel));
+
+  std::vector<GemmConfig> configs;
+  auto with = [&](int m, int n, int k) {
+    GemmConfig c = base;
+    c.M = m, c.N = n, c.K = k;
+    return c;
+  };
+  if (args.size == "small") {
+    if (chosen) {
+      configs = {with(200, 136, 88), with(67, 45, 51)};
+    } else {
+      // Every layout and dtype pairing the sample promises, ragged edges.
+      configs = {with(200, 136, 88), with(67, 45, 51)};
+      GemmConfig nt = with(96, 160, 72);
+      nt.in_dtype = nt.out_dtype = bf16;
+      nt.layout = GemmLayout::kNT;
+      GemmConfig tn = with(72, 200, 40);
+      tn.out_dtype = f32;
+      tn.layout = GemmLayout::kTN;
+      GemmConfig tt = with(64, 64, 64);
+      tt.in_dtype = bf16;
+      tt.out_dtype = f32;
+      tt.layout = GemmLayout::kTT;
+      configs.push_back(nt);
+      configs.push_back(tn);
+      configs.push_back(tt);
+    }
+  } else if (args.size == "bench") {
+    configs = {with(4096, 4096, 4096)};
+    if (!chosen) {
+      GemmConfig b = with(4096, 4096, 4096);
+      b.in_dtype = b.out_dtype = bf16;
+      configs.push_back(b);
+    }
+  } else {
+    SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(args.size, {"M", "N", "K"}));
+    configs = {with(dims["M"], dims["N"], dims["K"])};
+  }
+  std::vector<Workload> out;
+  for (const GemmConfig& c : configs) {
+    SAMPLES_ASSIGN_OR_RETURN(Workload w, GemmWorkload(c, args.seed));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace tessel::samples
+
+int main(int argc, char** argv) {
+  return tessel::samples::SampleMain(argc, argv,
+                                     {.name = "gemm",
+                                      .usage = tessel::samples::kUsage,
+                                      .make = tessel::samples::Make});
+}

@@ -1,0 +1,500 @@
+#include "samples/linear_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "samples/sample_util.h"
+#include "samples/status_macros.h"
+#include "samples/tensor_ops.h"
+#include "tessel/registry.h"
+
+namespace tessel::samples {
+namespace {
+
+namespace T = tessel;
+
+absl::Status CheckConfig(const LinearAttentionConfig& c) {
+  if (c.B <= 0 || c.S <= 0 || c.H <= 0 || c.DK <= 0 || c.DV <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("linear_attention: sizes must be positive, got B=", c.B,
+                     " S=", c.S, " H=", c.H, " DK=", c.DK, " DV=", c.DV));
+  }
+  if (c.chunk <= 0 || c.block_k <= 0 || c.block_v <= 0 || c.threads <= 0) {
+    return absl::InvalidArgumentError(
+        "linear_attention: chunk, block_k, block_v and threads must be "
+        "positive");
+  }
+  if (int64_t{c.B} * c.H > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("linear_attention: B*H = ", int64_t{c.B} * c.H,
+                     " exceeds the grid's z limit (65535)"));
+  }
+  return absl::OkStatus();
+}
+
+float Scale(const LinearAttentionConfig& c) {
+  return 1.0f / std::sqrt(static_cast<float>(c.DK));
+}
+
+// The forward kernel; with `mbarriers`, the load stage and the compute stage
+// of each chunk meet at mbarrier i % 2 (the seed's fused_chunk_kernel).
+absl::StatusOr<Program> Forward(const LinearAttentionConfig& c,
+                                bool mbarriers) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  const int C = c.chunk, BK = c.block_k, BV = c.block_v, H = c.H;
+  constexpr int kStages = 2;
+  const float scale = Scale(c);
+  T::ProgramBuilder p(mbarriers ? "linear_attention_fwd_mbarrier"
+                                : "linear_attention_fwd");
+  auto Q = p.tensor("Q", {c.B, c.S, H, c.DK}, f16);
+  auto K = p.tensor("K", {c.B, c.S, H, c.DK}, f16);
+  auto V = p.tensor("V", {c.B, c.S, H, c.DV}, f16);
+  auto O = p.tensor("O", {c.B, c.S, H, c.DV}, f32);
+  {
+    T::Kernel kernel(T::ceildiv(c.DV, BV), T::ceildiv(c.DK, BK), c.B * H,
+                     {.threads = c.threads});
+    auto [i_v, i_k, i_bh] = kernel.block_index();
+    T::Expr i_b = i_bh / H, i_h = i_bh % H;
+    auto q = T::alloc_shared({C, BK}, f16, "q");
+    auto k = T::alloc_shared({C, BK}, f16, "k");
+    auto v = T::alloc_shared({C, BV}, f16, "v");
+    auto h = T::alloc_fragment({BK, BV}, f32, "h");
+    auto h_shared = T::alloc_shared({BK, BV}, f16, "h_shared");
+    auto s = T::alloc_fragment({C, C}, f32, "s");
+    auto s_shared = T::alloc_shared({C, C}, f16, "s_shared");
+    auto o = T::alloc_fragment({C, BV}, f32, "o");
+    auto o_shared = T::alloc_shared({C, BV}, f32, "o_shared");
+    T::annotate_layout({{o_shared, T::make_swizzled_layout(o_shared)}});
+    T::use_swizzle(10);
+    if (mbarriers) T::create_list_of_mbarrier({c.threads, c.threads});
+    T::clear(h);
+    auto k_cols = [&] { return T::slice(i_k * BK, (i_k + 1) * BK); };
+    auto v_cols = [&] { return T::slice(i_v * BV, (i_v + 1) * BV); };
+    for (auto i :
+         T::Pipelined(0, T::ceildiv(c.S, C),
+                      {.num_stages = mbarriers ? kStages : 0, .name = "i"})) {
+      auto rows = T::slice(i * C, (i + 1) * C);
+      // Stage 1: load the chunk.
+      T::copy(Q(i_b, rows, i_h, k_cols()), q);
+      T::copy(K(i_b, rows, i_h, k_cols()), k);
+      T::copy(V(i_b, rows, i_h, v_cols()), v);
+      if (mbarriers) {
+        T::mbarrier_arrive(i % kStages);
+        T::mbarrier_wait_parity(i % kStages, (i / kStages) % 2);
+      }
+      // Stage 2: o = mask(q k^T) v + q h;  h += k^T v.
+      for (auto [r, col] : T::Parallel(C, BK)) q(r, col) = q(r, col) * scale;
+      T::gemm(q, k, s, {.transpose_B = true, .clear_accum = true});
+      for (auto [r, col] : T::Parallel(C, C))
+        s_shared(r, col) = T::select(r >= col, s(r, col), 0);
+      T::gemm(s_shared, v, o, {.clear_accum = true});
+      T::copy(h, h_shared);
+      T::gemm(k, v, h, {.transpose_A = true});
+      T::gemm(q, h_shared, o);
+      T::copy(o, o_shared);
+      // Blocks of every DK tile add into the same O tile.
+      T::atomic_add(O(i_b, rows, i_h, v_cols()), o_shared);
+    }
+  }
+  return p.finish();
+}
+
+absl::StatusOr<LinearAttentionConfig> ReadConfig(const KernelParams& params) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  LinearAttentionConfig c;
+  SAMPLES_ASSIGN_OR_RETURN(c.B, params.IntInRange("B", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.S, params.IntInRange("S", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.H, params.IntInRange("H", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.DK, params.IntInRange("DK", 1, 1024));
+  SAMPLES_ASSIGN_OR_RETURN(c.DV, params.IntInRange("DV", 1, 1024, c.DK));
+  SAMPLES_ASSIGN_OR_RETURN(c.chunk, params.IntInRange("chunk", 1, 256, 64));
+  SAMPLES_ASSIGN_OR_RETURN(c.block_k, params.IntInRange("block_k", 1, 256, 64));
+  SAMPLES_ASSIGN_OR_RETURN(c.block_v, params.IntInRange("block_v", 1, 256, 64));
+  SAMPLES_ASSIGN_OR_RETURN(c.threads,
+                           params.IntInRange("threads", 32, 1024, 128));
+  SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
+  return c;
+}
+
+absl::StatusOr<Program> MakeForward(const nlohmann::json& json) {
+  SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
+                           ReadConfig(KernelParams(json)));
+  return LinearAttentionForwardProgram(c);
+}
+absl::StatusOr<Program> MakeForwardMbarrier(const nlohmann::json& json) {
+  SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
+                           ReadConfig(KernelParams(json)));
+  return LinearAttentionForwardMbarrierProgram(c);
+}
+absl::StatusOr<Program> MakeBackward(const nlohmann::json& json) {
+  SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
+                           ReadConfig(KernelParams(json)));
+  return LinearAttentionBackwardProgram(c);
+}
+
+// ------------------------------------------------------------ references
+
+// Element (b, s, h, d) of a [B, S, H, D] row-major array.
+struct Bshd {
+  const std::vector<double>& data;
+  int64_t S, H, D;
+  double operator()(int64_t b, int64_t s, int64_t h, int64_t d) const {
+    return data[((b * S + s) * H + h) * D + d];
+  }
+};
+
+// out[b, t, h, :] = scale * sum over u in the causal range of t (u <= t when
+// forward, u >= t otherwise) of (x_t . y_u) z_u, through a state sum_u
+// y_u z_u^T (Dy x Dz), in float64. The forward and the three gradients are
+// all of this form.
+std::vector<double> CausalScan(const HostTensor& x, const HostTensor& y,
+                               const HostTensor& z, double scale,
+                               bool forward) {
+  const int64_t B = x.shape()[0], S = x.shape()[1], H = x.shape()[2];
+  const int64_t Dx = x.shape()[3], Dz = z.shape()[3];
+  std::vector<double> xv = x.to_doubles(), yv = y.to_doubles(),
+                      zv = z.to_doubles();
+  Bshd X{xv, S, H, Dx}, Y{yv, S, H, Dx}, Z{zv, S, H, Dz};
+  std::vector<double> out(B * S * H * Dz);
+  ParallelFor(B * H, [&](int64_t bh) {
+    const int64_t b = bh / H, h = bh % H;
+    std::vector<double> state(Dx * Dz, 0.0);
+    for (int64_t step = 0; step < S; ++step) {
+      const int64_t t = forward ? step : S - 1 - step;
+      for (int64_t i = 0; i < Dx; ++i)
+        for (int64_t j = 0; j < Dz; ++j)
+          state[i * Dz + j] += Y(b, t, h, i) * Z(b, t, h, j);
+      for (int64_t j = 0; j < Dz; ++j) {
+        double sum = 0;
+        for (int64_t i = 0; i < Dx; ++i)
+          sum += X(b, t, h, i) * state[i * Dz + j];
+        out[((b * S + t) * H + h) * Dz + j] = scale * sum;
+      }
+    }
+  });
+  return out;
+}
+
+double MaxAbs(const HostTensor& t) {
+  double m = 0;
+  for (double v : t.to_doubles()) m = std::max(m, std::fabs(v));
+  return m;
+}
+
+// f16 tiles of partial products (s, h, ds, dh are rounded to f16 before
+// their second gemm): a tolerance relative to the output's magnitude.
+Expected Near(std::string name, HostTensor reference) {
+  const double atol = 5e-3 * std::max(1.0, MaxAbs(reference));
+  return Expected{std::move(name), std::move(reference), 1e-2, atol};
+}
+
+double ForwardFlops(const LinearAttentionConfig& c) {
+  // Per (block, chunk): q k^T, s v, k^T v, q h (the kernel's gemms, masked
+  // halves included).
+  const double C = c.chunk, BK = c.block_k, BV = c.block_v;
+  const double blocks = double((c.DV + c.block_v - 1) / c.block_v) *
+                        ((c.DK + c.block_k - 1) / c.block_k) * c.B * c.H;
+  const double chunks = (c.S + c.chunk - 1) / c.chunk;
+  return 2.0 * blocks * chunks * (C * C * BK + C * C * BV + 2 * C * BK * BV);
+}
+
+double BackwardFlops(const LinearAttentionConfig& c) {
+  const double C = c.chunk, BK = c.block_k, BV = c.block_v;
+  const double blocks = double((c.DV + c.block_v - 1) / c.block_v) *
+                        ((c.DK + c.block_k - 1) / c.block_k) * c.B * c.H;
+  const double chunks = (c.S + c.chunk - 1) / c.chunk;
+  // Per (block, chunk), the kernel's gemms: dQ sweep dO v^T, ds k, v^T k,
+  // dO h; dK/dV sweep v dO^T, ds q, v dh^T, k q^T, ds dO, k dh, q^T dO.
+  const double per = (C * C * BV + C * C * BK + 2 * C * BK * BV) +
+                     (2 * C * C * BV + 2 * C * C * BK + 3 * C * BK * BV);
+  return 2.0 * blocks * chunks * per;
+}
+
+// The label bench/run_all.py pairs with fla's records; FLOPs as the peers
+// count them: fwd 4 B H S D (64 + D), bwd twice that.
+BenchLabel Label(const LinearAttentionConfig& c, std::string pass,
+                 std::string impl) {
+  const double fwd = 4.0 * c.B * c.H * double(c.S) * c.DK * (64 + c.DV);
+  const double factor = pass == "fwd" ? 1 : pass == "bwd" ? 2 : 3;
+  return {
+      .kernel = "linear_attention",
+      .impl = std::move(impl),
+      .pass = std::move(pass),
+      .variant = "causal",
+      .dtype = "f16",
+      .shape = {{"B", c.B}, {"S", c.S}, {"H", c.H}, {"DK", c.DK}, {"DV", c.DV}},
+      .size = c.DK == c.DV
+                  ? absl::StrCat("B", c.B, " S", c.S, " H", c.H, " D", c.DK)
+                  : absl::StrCat("B", c.B, " S", c.S, " H", c.H, " DK", c.DK,
+                                 " DV", c.DV),
+      .flops = factor * fwd};
+}
+
+std::string ShapeString(const LinearAttentionConfig& c) {
+  return absl::StrCat("B=", c.B, " S=", c.S, " H=", c.H, " DK=", c.DK,
+                      " DV=", c.DV, " f16");
+}
+
+}  // namespace
+
+absl::StatusOr<Program> LinearAttentionForwardProgram(
+    const LinearAttentionConfig& c) {
+  return Forward(c, /*mbarriers=*/false);
+}
+
+absl::StatusOr<Program> LinearAttentionForwardMbarrierProgram(
+    const LinearAttentionConfig& c) {
+  return Forward(c, /*mbarriers=*/true);
+}
+
+PassConfig LinearAttentionMbarrierPassConfig() {
+  PassConfig config;
+  config.disable_tma_lower = true;
+  config.disable_warp_specialized = true;
+  return config;
+}
+
+absl::StatusOr<Program> LinearAttentionBackwardProgram(
+    const LinearAttentionConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  const int C = c.chunk, BK = c.block_k, BV = c.block_v, H = c.H;
+  const float scale = Scale(c);
+  T::ProgramBuilder p("linear_attention_bwd");
+  auto Q = p.tensor("Q", {c.B, c.S, H, c.DK}, f16);
+  auto K = p.tensor("K", {c.B, c.S, H, c.DK}, f16);
+  auto V = p.tensor("V", {c.B, c.S, H, c.DV}, f16);
+  auto dO = p.tensor("dO", {c.B, c.S, H, c.DV}, f16);
+  auto dQ = p.tensor("dQ", {c.B, c.S, H, c.DK}, f32);
+  auto dK = p.tensor("dK", {c.B, c.S, H, c.DK}, f32);
+  auto dV = p.tensor("dV", {c.B, c.S, H, c.DV}, f32);
+  {
+    T::Kernel kernel(T::ceildiv(c.DV, BV), T::ceildiv(c.DK, BK), c.B * H,
+                     {.threads = c.threads});
+    auto [i_v, i_k, i_bh] = kernel.block_index();
+    T::Expr i_b = i_bh / H, i_h = i_bh % H;
+    auto ds = T::alloc_fragment({C, C}, f32, "ds");
+    auto ds_shared = T::alloc_shared({C, C}, f16, "ds_shared");
+    auto dq = T::alloc_fragment({C, BK}, f32, "dq");
+    auto dq_shared = T::alloc_shared({C, BK}, f32, "dq_shared");
+    auto dk = T::alloc_fragment({C, BK}, f32, "dk");
+    auto dk_shared = T::alloc_shared({C, BK}, f32, "dk_shared");
+    auto dv = T::alloc_fragment({C, BV}, f32, "dv");
+    auto dv_shared = T::alloc_shared({C, BV}, f32, "dv_shared");
+    auto q = T::alloc_shared({C, BK}, f16, "q");
+    auto k = T::alloc_shared({C, BK}, f16, "k");
+    auto v = T::alloc_shared({C, BV}, f16, "v");
+    auto d_o = T::alloc_shared({C, BV}, f16, "do");
+    auto h = T::alloc_fragment({BV, BK}, f32, "h");
+    auto h_shared = T::alloc_shared({BV, BK}, f16, "h_shared");
+    auto dh = T::alloc_fragment({BK, BV}, f32, "dh");
+    auto dh_shared = T::alloc_shared({BK, BV}, f16, "dh_shared");
+    T::annotate_layout({{dq_shared, T::make_swizzled_layout(dq_shared)},
+                        {dk_shared, T::make_swizzled_layout(dk_shared)},
+                        {dv_shared, T::make_swizzled_layout(dv_shared)}});
+    T::use_swizzle(10);
+    T::clear(h);
+    T::clear(dh);
+    auto num_chunks = T::ceildiv(c.S, C);
+    auto k_cols = [&] { return T::slice(i_k * BK, (i_k + 1) * BK); };
+    auto v_cols = [&] { return T::slice(i_v * BV, (i_v + 1) * BV); };
+    // dQ: forward sweep over the chunks, state h = sum v^T k.
+    for (auto i : T::Pipelined(0, num_chunks, {.name = "i"})) {
+      auto rows = T::slice(i * C, (i + 1) * C);
+      T::copy(K(i_b, rows, i_h, k_cols()), k);
+      T::copy(V(i_b, rows, i_h, v_cols()), v);
+      T::copy(dO(i_b, rows, i_h, v_cols()), d_o);
+      T::gemm(d_o, v, ds, {.transpose_B = true, .clear_accum = true});
+      for (auto [r, col] : T::Parallel(C, C))
+        ds_shared(r, col) = T::select(r >= col, ds(r, col), 0);
+      T::gemm(ds_shared, k, dq, {.clear_accum = true});
+      T::copy(h, h_shared);
+      T::gemm(v, k, h, {.transpose_A = true});
+      T::gemm(d_o, h_shared, dq);
+      for (auto [r, col] : T::Parallel(C, BK)) dq(r, col) *= scale;
+      T::copy(dq, dq_shared);
+      // Blocks of every DV tile add into the same dQ tile.
+      T::atomic_add(dQ(i_b, rows, i_h, k_cols()), dq_shared);
+    }
+    // dK, dV: reverse sweep, state dh = sum q^T dO.
+    for (auto i : T::Pipelined(0, num_chunks, {.name = "i"})) {
+      T::Expr start = num_chunks - 1 - i;
+      auto rows = T::slice(start * C, (start + 1) * C);
+      T::copy(Q(i_b, rows, i_h, k_cols()), q);
+      for (auto [r, col] : T::Parallel(C, BK)) q(r, col) = q(r, col) * scale;
+      T::copy(K(i_b, rows, i_h, k_cols()), k);
+      T::copy(V(i_b, rows, i_h, v_cols()), v);
+      T::copy(dO(i_b, rows, i_h, v_cols()), d_o);
+      // dk = mask_upper(v dO^T) q + v dh^T
+      T::gemm(v, d_o, ds, {.transpose_B = true, .clear_accum = true});
+      for (auto [r, col] : T::Parallel(C, C))
+        ds_shared(r, col) = T::select(r <= col, ds(r, col), 0);
+      T::gemm(ds_shared, q, dk, {.clear_accum = true});
+      T::copy(dh, dh_shared);
+      T::gemm(v, dh_shared, dk, {.transpose_B = true});
+      // dv = mask_upper(k q^T) dO + k dh
+      T::gemm(k, q, ds, {.transpose_B = true, .clear_accum = true});
+      for (auto [r, col] : T::Parallel(C, C))
+        ds_shared(r, col) = T::select(r <= col, ds(r, col), 0);
+      T::gemm(ds_shared, d_o, dv, {.clear_accum = true});
+      T::gemm(k, dh_shared, dv);
+      // dh += q^T dO
+      T::gemm(q, d_o, dh, {.transpose_A = true});
+      T::copy(dk, dk_shared);
+      T::atomic_add(dK(i_b, rows, i_h, k_cols()), dk_shared);
+      T::copy(dv, dv_shared);
+      T::atomic_add(dV(i_b, rows, i_h, v_cols()), dv_shared);
+    }
+  }
+  return p.finish();
+}
+
+HostTensor ReferenceLinearAttentionForward(const HostTensor& q,
+                                           const HostTensor& k,
+                                           const HostTensor& v) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape()[3]));
+  return F64Tensor(v.shape(), CausalScan(q, k, v, scale, /*forward=*/true));
+}
+
+LinearAttentionGrads ReferenceLinearAttentionBackward(const HostTensor& q,
+                                                      const HostTensor& k,
+                                                      const HostTensor& v,
+                                                      const HostTensor& d_o) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape()[3]));
+  // dQ_t = scale sum_{u<=t} (dO_t . v_u) k_u
+  // dK_t = scale sum_{u>=t} (v_t . dO_u) q_u
+  // dV_t = scale sum_{u>=t} (k_t . q_u) dO_u
+  return {F64Tensor(q.shape(), CausalScan(d_o, v, k, scale, true)),
+          F64Tensor(k.shape(), CausalScan(v, d_o, q, scale, false)),
+          F64Tensor(v.shape(), CausalScan(k, q, d_o, scale, false))};
+}
+
+absl::StatusOr<Workload> LinearAttentionForwardWorkload(
+    const LinearAttentionConfig& c, bool mbarrier_variant, uint64_t seed) {
+  SAMPLES_ASSIGN_OR_RETURN(
+      Program fwd, mbarrier_variant ? LinearAttentionForwardMbarrierProgram(c)
+                                    : LinearAttentionForwardProgram(c));
+  const int64_t n_o = int64_t{c.B} * c.S * c.H * c.DV;
+  SAMPLES_ASSIGN_OR_RETURN(Program zero, ZeroProgram(n_o, f32));
+  SAMPLES_ASSIGN_OR_RETURN(Program cast, CastProgram(n_o, f32, f16));
+  Workload w;
+  w.kernel = mbarrier_variant ? "linear_attention_fwd_mbarrier"
+                              : "linear_attention_fwd";
+  w.shape = ShapeString(c);
+  std::vector<int64_t> qk = {c.B, c.S, c.H, c.DK}, vo = {c.B, c.S, c.H, c.DV};
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], RandomInput(f16, qk, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], RandomInput(f16, qk, seed + 1));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], RandomInput(f16, vo, seed + 2));
+  w.tensors["O_acc"] = HostTensor(f32, vo);
+  w.tensors["O_acc"].fill(3);  // the zeroing step must run
+  w.tensors["O"] = Zeros(f16, vo);
+  w.steps.push_back({.program = zero, .args = {Arg("O_acc", {n_o})}});
+  Step step{.program = fwd, .args = {"Q", "K", "V", "O_acc"}};
+  if (mbarrier_variant) step.pass_config = LinearAttentionMbarrierPassConfig();
+  w.main_step = static_cast<int>(w.steps.size());
+  w.steps.push_back(step);
+  w.steps.push_back(
+      {.program = cast, .args = {Arg("O_acc", {n_o}), Arg("O", {n_o})}});
+  w.outputs = {"O"};
+  w.label = Label(c, "fwd", mbarrier_variant ? "tessel:mbarrier" : "tessel");
+  w.flops = ForwardFlops(c);
+  w.bytes = 2.0 * (2.0 * c.B * c.S * c.H * c.DK) + 2.0 * 2 * n_o;
+  w.reference = [](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    return std::vector<Expected>{Near(
+        "O", ReferenceLinearAttentionForward(
+                 w.tensors.at("Q"), w.tensors.at("K"), w.tensors.at("V")))};
+  };
+  return w;
+}
+
+absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
+    const LinearAttentionConfig& c, uint64_t seed) {
+  SAMPLES_ASSIGN_OR_RETURN(Program bwd, LinearAttentionBackwardProgram(c));
+  const int64_t n_k = int64_t{c.B} * c.S * c.H * c.DK;
+  const int64_t n_v = int64_t{c.B} * c.S * c.H * c.DV;
+  std::vector<int64_t> qk = {c.B, c.S, c.H, c.DK}, vo = {c.B, c.S, c.H, c.DV};
+  Workload w;
+  w.kernel = "linear_attention_bwd";
+  w.shape = ShapeString(c);
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], RandomInput(f16, qk, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], RandomInput(f16, qk, seed + 1));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], RandomInput(f16, vo, seed + 2));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["dO"], RandomInput(f16, vo, seed + 3));
+  struct Grad {
+    const char* acc;
+    const char* out;
+    int64_t n;
+    std::vector<int64_t> shape;
+  };
+  const Grad grads[] = {{"dQ_acc", "dQ", n_k, qk},
+                        {"dK_acc", "dK", n_k, qk},
+                        {"dV_acc", "dV", n_v, vo}};
+  // The host wrapper: gradients start at zero in f32 ...
+  for (const Grad& g : grads) {
+    SAMPLES_ASSIGN_OR_RETURN(Program zero, ZeroProgram(g.n, f32));
+    w.tensors[g.acc] = HostTensor(f32, g.shape);
+    w.tensors[g.acc].fill(3);  // the zeroing step must run
+    w.tensors[g.out] = Zeros(f16, g.shape);
+    w.steps.push_back({.program = zero, .args = {Arg(g.acc, {g.n})}});
+  }
+  // ... the kernel adds into them ...
+  w.main_step = static_cast<int>(w.steps.size());
+  w.steps.push_back(
+      {.program = bwd,
+       .args = {"Q", "K", "V", "dO", "dQ_acc", "dK_acc", "dV_acc"}});
+  // ... and they are converted to f16.
+  for (const Grad& g : grads) {
+    SAMPLES_ASSIGN_OR_RETURN(Program cast, CastProgram(g.n, f32, f16));
+    w.steps.push_back(
+        {.program = cast, .args = {Arg(g.acc, {g.n}), Arg(g.out, {g.n})}});
+    w.outputs.push_back(g.out);
+  }
+  w.label = Label(c, "bwd", "tessel");
+  w.flops = BackwardFlops(c);
+  w.bytes = 2.0 * (2 * n_k + 2 * n_v) + 2.0 * (2 * n_k + n_v);
+  w.reference = [](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    LinearAttentionGrads g =
+        ReferenceLinearAttentionBackward(w.tensors.at("Q"), w.tensors.at("K"),
+                                         w.tensors.at("V"), w.tensors.at("dO"));
+    return std::vector<Expected>{Near("dQ", std::move(g.dq)),
+                                 Near("dK", std::move(g.dk)),
+                                 Near("dV", std::move(g.dv))};
+  };
+  return w;
+}
+
+absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
+    const LinearAttentionConfig& c, uint64_t seed) {
+  SAMPLES_ASSIGN_OR_RETURN(Workload w,
+                           LinearAttentionForwardWorkload(c, false, seed));
+  SAMPLES_ASSIGN_OR_RETURN(Workload bwd,
+                           LinearAttentionBackwardWorkload(c, seed));
+  // Same seeds: Q, K, V are the same tensors in both.
+  for (auto& [name, t] : bwd.tensors) w.tensors.insert_or_assign(name, t);
+  for (Step& s : bwd.steps) w.steps.push_back(std::move(s));
+  for (std::string& o : bwd.outputs) w.outputs.push_back(std::move(o));
+  w.kernel = "linear_attention_fwd_bwd";
+  w.flops += bwd.flops;
+  w.bytes += bwd.bytes;
+  w.label = Label(c, "fwd+bwd", "tessel");
+  auto fwd_reference = w.reference;
+  auto bwd_reference = bwd.reference;
+  w.reference =
+      [fwd_reference, bwd_reference](
+          const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    SAMPLES_ASSIGN_OR_RETURN(std::vector<Expected> all, fwd_reference(w));
+    SAMPLES_ASSIGN_OR_RETURN(std::vector<Expected> grads, bwd_reference(w));
+    for (Expected& e : grads) all.push_back(std::move(e));
+    return all;
+  };
+  return w;
+}
+
+TESSEL_REGISTER_KERNEL(linear_attention_fwd, MakeForward);
+TESSEL_REGISTER_KERNEL(linear_attention_fwd_mbarrier, MakeForwardMbarrier);
+TESSEL_REGISTER_KERNEL(linear_attention_bwd, MakeBackward);
+
+}  // namespace tessel::samples

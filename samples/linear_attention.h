@@ -1,0 +1,90 @@
+// Causal (unnormalised) linear attention, the seed's fused-chunk kernels:
+//   O = scale * tril(Q K^T) V,  scale = 1 / sqrt(DK),
+// computed chunk by chunk with a DK x DV state per (batch, head). Q, K
+// [B, S, H, DK], V, dO [B, S, H, DV], f16.
+//
+//   tessel::samples::LinearAttentionConfig c{.B = 8, .S = 4096, .H = 16,
+//                                            .DK = 128, .DV = 128};
+//   absl::StatusOr<tessel::Program> fwd = LinearAttentionForwardProgram(c);
+//   absl::StatusOr<tessel::Program> bwd = LinearAttentionBackwardProgram(c);
+//   absl::StatusOr<Workload> w = LinearAttentionBackwardWorkload(c);
+//
+// One block owns a (DV tile, DK tile, batch*head). Forward: O (f32) is a sum
+// over the DK tiles, added with atomic_add. Backward: dQ and dK are sums over
+// the DV tiles and dV over the DK tiles, added into f32 with atomic_add. The
+// host wrappers (the *Workload functions) zero the f32 tensors, run the
+// kernel and convert the results to f16, as the seed's tl_fused_chunk_bwd.
+// The mbarrier variant of the forward hands each chunk from its load stage
+// to its compute stage with explicit mbarrier_arrive / mbarrier_wait_parity
+// inside a 2-stage Pipelined loop, with TMA lowering and warp
+// specialisation switched off (the seed's fused_chunk_kernel).
+//
+// Registered for tessel-warmup as "linear_attention_fwd",
+// "linear_attention_fwd_mbarrier" and "linear_attention_bwd" (params B, S,
+// H, DK, DV, chunk, block_k, block_v, threads).
+#ifndef TESSEL_SAMPLES_LINEAR_ATTENTION_H_
+#define TESSEL_SAMPLES_LINEAR_ATTENTION_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "samples/workload.h"
+#include "tessel/compile.h"
+#include "tessel/tessel.h"
+
+namespace tessel::samples {
+
+struct LinearAttentionConfig {
+  int B = 1;
+  int S = 128;
+  int H = 2;
+  int DK = 64;
+  int DV = 64;
+  int chunk = 64;    // sequence rows per step
+  int block_k = 64;  // DK tile of one block
+  int block_v = 64;  // DV tile of one block
+  int threads = 128;
+};
+
+// Parameters Q, K, V (f16), O (f32, zeroed: atomics add into it).
+absl::StatusOr<Program> LinearAttentionForwardProgram(
+    const LinearAttentionConfig& config);
+// The same computation with explicit mbarriers between load and compute.
+absl::StatusOr<Program> LinearAttentionForwardMbarrierProgram(
+    const LinearAttentionConfig& config);
+// The pass config the mbarrier variant is compiled with (as the seed's).
+PassConfig LinearAttentionMbarrierPassConfig();
+// Parameters Q, K, V, dO (f16), dQ, dK, dV (f32, zeroed).
+absl::StatusOr<Program> LinearAttentionBackwardProgram(
+    const LinearAttentionConfig& config);
+
+// Tensors Q, K, V; O_acc (f32) and O (f16, the output). Steps: zero O_acc,
+// forward, cast to O.
+absl::StatusOr<Workload> LinearAttentionForwardWorkload(
+    const LinearAttentionConfig& config, bool mbarrier_variant = false,
+    uint64_t seed = 1);
+// Tensors Q, K, V, dO; dQ_acc, dK_acc, dV_acc (f32) and dQ, dK, dV (f16, the
+// outputs). Steps: zero the accumulators, backward, three casts.
+absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
+    const LinearAttentionConfig& config, uint64_t seed = 1);
+
+// Forward then backward on the same Q, K, V (what a training step runs;
+// fla's fwd+bwd peers): the two wrappers' steps in order.
+absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
+    const LinearAttentionConfig& config, uint64_t seed = 1);
+
+// Float64 references from the tensors' values.
+HostTensor ReferenceLinearAttentionForward(const HostTensor& q,
+                                           const HostTensor& k,
+                                           const HostTensor& v);
+struct LinearAttentionGrads {
+  HostTensor dq, dk, dv;
+};
+LinearAttentionGrads ReferenceLinearAttentionBackward(const HostTensor& q,
+                                                      const HostTensor& k,
+                                                      const HostTensor& v,
+                                                      const HostTensor& d_o);
+
+}  // namespace tessel::samples
+
+#endif  // TESSEL_SAMPLES_LINEAR_ATTENTION_H_

@@ -1,0 +1,140 @@
+#include "samples/rmsnorm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "samples/sample_util.h"
+#include "samples/status_macros.h"
+#include "tessel/registry.h"
+
+namespace tessel::samples {
+namespace {
+
+namespace T = tessel;
+
+absl::StatusOr<Program> MakeRmsNorm(const nlohmann::json& json) {
+  KernelParams params(json);
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  RmsNormConfig c;
+  SAMPLES_ASSIGN_OR_RETURN(c.M, params.IntInRange("M", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.N, params.IntInRange("N", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.dtype, params.Dtype("dtype", f16));
+  SAMPLES_ASSIGN_OR_RETURN(c.eps, params.Number("eps", c.eps));
+  SAMPLES_ASSIGN_OR_RETURN(c.block_m,
+                           params.IntInRange("block_m", 1, 256, c.block_m));
+  SAMPLES_ASSIGN_OR_RETURN(c.block_n,
+                           params.IntInRange("block_n", 1, 8192, c.block_n));
+  SAMPLES_ASSIGN_OR_RETURN(c.threads,
+                           params.IntInRange("threads", 32, 1024, c.threads));
+  SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
+  return RmsNormProgram(c);
+}
+
+}  // namespace
+
+absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
+  if (c.M <= 0 || c.N <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rmsnorm: sizes must be positive, got M=", c.M, " N=", c.N));
+  }
+  if (c.dtype != f16 && c.dtype != bf16 && c.dtype != f32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rmsnorm: dtype must be f16, bf16 or f32, got ", DtypeName(c.dtype)));
+  }
+  if (c.block_m <= 0 || c.block_n <= 0 || c.threads <= 0 || !(c.eps >= 0)) {
+    return absl::InvalidArgumentError(
+        "rmsnorm: block_m, block_n, threads must be positive, eps >= 0");
+  }
+  const int bm = c.block_m;
+  // A row that fits one chunk is loaded once and kept.
+  const int bn = std::min(c.block_n, c.N);
+  const int chunks = (c.N + bn - 1) / bn;
+  T::ProgramBuilder p("rmsnorm");
+  auto X = p.tensor("X", {c.M, c.N}, c.dtype);
+  auto W = p.tensor("W", {c.N}, c.dtype);
+  auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
+  {
+    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = c.threads});
+    auto [bx] = kernel.block_index();
+    auto x = T::alloc_fragment({bm, bn}, f32, "x");
+    auto sq = T::alloc_fragment({bm, bn}, f32, "sq");
+    // W is read by every row: shared, so any thread can index any column.
+    auto w = T::alloc_shared({bn}, c.dtype, "w");
+    auto y = T::alloc_fragment({bm, bn}, c.dtype, "y");
+    auto sum_sq = T::alloc_fragment({bm}, f32, "sum_sq");
+    auto rstd = T::alloc_fragment({bm}, f32, "rstd");
+    T::clear(sum_sq);
+    for (auto j : T::Serial(chunks, {.name = "j"})) {
+      // Columns past N read as zeros and add nothing.
+      T::copy(X(bx * bm, j * bn), x);
+      for (auto [r, col] : T::Parallel(bm, bn))
+        sq(r, col) = x(r, col) * x(r, col);
+      T::reduce_sum(sq, sum_sq, {.dim = 1, .clear = false});
+    }
+    for (auto r : T::Parallel(bm)) {
+      rstd(r) = T::rsqrt(sum_sq(r) / static_cast<float>(c.N) +
+                         static_cast<float>(c.eps));
+    }
+    for (auto j : T::Serial(chunks, {.name = "j"})) {
+      if (chunks > 1) T::copy(X(bx * bm, j * bn), x);
+      T::copy(W(j * bn), w);
+      for (auto [r, col] : T::Parallel(bm, bn)) {
+        y(r, col) = x(r, col) * rstd(r) * w(col);
+      }
+      T::copy(y, Y(bx * bm, j * bn));
+    }
+  }
+  return p.finish();
+}
+
+HostTensor ReferenceRmsNorm(const HostTensor& x, const HostTensor& w,
+                            double eps) {
+  const int64_t M = x.shape()[0], N = x.shape()[1];
+  std::vector<double> xv = x.to_doubles(), wv = w.to_doubles();
+  std::vector<double> out(M * N);
+  ParallelFor(M, [&](int64_t i) {
+    double ss = 0;
+    for (int64_t j = 0; j < N; ++j) ss += xv[i * N + j] * xv[i * N + j];
+    const double rstd = 1.0 / std::sqrt(ss / N + eps);
+    for (int64_t j = 0; j < N; ++j)
+      out[i * N + j] = xv[i * N + j] * rstd * wv[j];
+  });
+  return F64Tensor({M, N}, std::move(out));
+}
+
+absl::StatusOr<Workload> RmsNormWorkload(const RmsNormConfig& c,
+                                         uint64_t seed) {
+  SAMPLES_ASSIGN_OR_RETURN(Program program, RmsNormProgram(c));
+  Workload w;
+  w.kernel = "rmsnorm";
+  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["X"],
+                           RandomInput(c.dtype, {c.M, c.N}, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["W"],
+                           RandomInput(c.dtype, {c.N}, seed + 1));
+  w.tensors["Y"] = Zeros(c.dtype, {c.M, c.N});
+  w.steps.push_back({.program = program, .args = {"X", "W", "Y"}});
+  w.outputs = {"Y"};
+  w.label = {.kernel = "rmsnorm",
+             .dtype = DtypeName(c.dtype),
+             .shape = {{"M", c.M}, {"N", c.N}},
+             .size = absl::StrCat(c.M, "x", c.N)};
+  w.bytes = double(dtype_bytes(c.dtype)) * (2.0 * c.M * c.N + c.N);
+  const double eps = c.eps;
+  const double tol = c.dtype == f32 ? 1e-4 : 1e-2;
+  w.reference =
+      [eps, tol](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    return std::vector<Expected>{
+        {"Y", ReferenceRmsNorm(w.tensors.at("X"), w.tensors.at("W"), eps), tol,
+         tol}};
+  };
+  return w;
+}
+
+TESSEL_REGISTER_KERNEL(rmsnorm, MakeRmsNorm);
+
+}  // namespace tessel::samples

@@ -1,0 +1,70 @@
+// samples/rmsnorm: RMSNorm over rows (rmsnorm.h).
+//
+//   rmsnorm --size small --backend=cpu --check
+//   rmsnorm --bench --size=4096x8192 --dtype=bf16
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "samples/rmsnorm.h"
+#include "samples/sample_main.h"
+#include "samples/status_macros.h"
+
+namespace tessel::samples {
+namespace {
+
+constexpr char kUsage[] =
+    "  --dtype=f16|bf16|f32 (default f16)\n"
+    "  --eps=X              (default 1e-6)\n"
+    "  --block-m, --block-n, --threads\n"
+    "  dims: MxN\n";
+
+absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
+                                           const Flags& flags) {
+  const bool chosen = flags.Has("dtype");
+  RmsNormConfig base;
+  SAMPLES_ASSIGN_OR_RETURN(base.dtype, flags.Dtype("dtype", f16));
+  if (flags.Has("eps")) {
+    std::string eps = flags.String("eps", "");
+    if (!absl::SimpleAtod(eps, &base.eps)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--eps=", eps, ": expected a number"));
+    }
+  }
+  SAMPLES_ASSIGN_OR_RETURN(base.block_m, flags.Int("block-m", base.block_m));
+  SAMPLES_ASSIGN_OR_RETURN(base.block_n, flags.Int("block-n", base.block_n));
+  SAMPLES_ASSIGN_OR_RETURN(base.threads, flags.Int("threads", base.threads));
+  auto with = [&](int m, int n) {
+    RmsNormConfig c = base;
+    c.M = m, c.N = n;
+    return c;
+  };
+  std::vector<RmsNormConfig> configs;
+  if (args.size == "small") {
+    // A row in one chunk; and ragged rows over several chunks.
+    configs = {with(64, 256), with(37, 1000)};
+    if (!chosen) configs[1].dtype = bf16;
+  } else if (args.size == "bench") {
+    configs = {with(4096, 8192)};
+  } else {
+    SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(args.size, {"M", "N"}));
+    configs = {with(dims["M"], dims["N"])};
+  }
+  std::vector<Workload> out;
+  for (const RmsNormConfig& c : configs) {
+    SAMPLES_ASSIGN_OR_RETURN(Workload w, RmsNormWorkload(c, args.seed));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace tessel::samples
+
+int main(int argc, char** argv) {
+  return tessel::samples::SampleMain(argc, argv,
+                                     {.name = "rmsnorm",
+                                      .usage = tessel::samples::kUsage,
+                                      .make = tessel::samples::Make});
+}

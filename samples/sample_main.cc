@@ -1,0 +1,359 @@
+#include "samples/sample_main.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "bench/bench_report.h"
+#include "nlohmann/json.hpp"
+#include "samples/status_macros.h"
+
+namespace tessel::samples {
+namespace {
+
+constexpr char kCommonUsage[] =
+    "  --check              compare with the float64 reference (default)\n"
+    "  --bench              time it; prints TFLOP/s or GB/s and JSON\n"
+    "  --backend=gpu|cpu    default: gpu when there is one, else cpu\n"
+    "  --size=small|bench|<dims>\n"
+    "  --json=FILE          also write the JSON report to FILE\n"
+    "  --compile=ARCH       cpu backend: also compile each kernel for ARCH\n"
+    "                       (e.g. sm_90a) through the kernel cache\n"
+    "  --seed=N             input seed (default 1)\n";
+
+std::string Usage(const SampleSpec& spec) {
+  return absl::StrCat("usage: ", spec.name, " [flags]\n", kCommonUsage,
+                      spec.usage);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Flags
+
+absl::StatusOr<Flags> Flags::Parse(int argc, char** argv) {
+  std::map<std::string, std::string> values;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.substr(0, 2) != "--" || arg.size() == 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unexpected argument \"", arg, "\" (flags are --key or ",
+                       "--key=value)"));
+    }
+    arg = arg.substr(2);
+    size_t eq = arg.find('=');
+    std::string key = arg.substr(0, eq);
+    std::string value =
+        eq == std::string::npos ? "true" : std::string(arg.substr(eq + 1));
+    // "--size small" as well as "--size=small".
+    if (eq == std::string::npos && i + 1 < argc &&
+        std::string_view(argv[i + 1]).substr(0, 2) != "--" &&
+        (key == "size" || key == "backend" || key == "json" ||
+         key == "compile" || key == "seed")) {
+      value = argv[++i];
+    }
+    values[key] = value;
+  }
+  return FromMap(std::move(values));
+}
+
+Flags Flags::FromMap(std::map<std::string, std::string> values) {
+  Flags f;
+  for (auto& [k, v] : values) f.values_.emplace(k, v);
+  return f;
+}
+
+bool Flags::Has(const std::string& key) const {
+  used_.emplace(key);
+  return values_.count(key) > 0;
+}
+
+std::string Flags::String(const std::string& key, std::string fallback) const {
+  used_.emplace(key);
+  auto it = values_.find(key);
+  return it == values_.end() ? fallback : it->second;
+}
+
+absl::StatusOr<int64_t> Flags::Int(const std::string& key,
+                                   int64_t fallback) const {
+  used_.emplace(key);
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  int64_t v;
+  if (!absl::SimpleAtoi(it->second, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", key, ": expected an integer, got \"", it->second, "\""));
+  }
+  return v;
+}
+
+absl::StatusOr<bool> Flags::Bool(const std::string& key, bool fallback) const {
+  used_.emplace(key);
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  bool v;
+  if (!absl::SimpleAtob(it->second, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", key, ": expected true or false, got \"", it->second, "\""));
+  }
+  return v;
+}
+
+absl::StatusOr<DataType> Flags::Dtype(const std::string& key,
+                                      DataType fallback) const {
+  used_.emplace(key);
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  std::optional<DataType> t = dtype_from_name(it->second);
+  if (!t) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", key, ": unknown dtype \"", it->second, "\" (f16, bf16, f32...)"));
+  }
+  return *t;
+}
+
+absl::Status Flags::CheckAllUsed() const {
+  for (const auto& [k, v] : values_) {
+    if (!used_.count(k)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", k));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<std::string, int64_t>> ParseDims(
+    const std::string& spec, const std::vector<std::string>& names) {
+  std::map<std::string, int64_t> dims;
+  const std::string expected = absl::StrCat(
+      "expected ", absl::StrJoin(names, "x"), " or ",
+      absl::StrJoin(names, ",", [](std::string* out, const std::string& n) {
+        absl::StrAppend(out, n, "=<n>");
+      }));
+  auto positive = [&](const std::string& text, int64_t* v) -> absl::Status {
+    if (!absl::SimpleAtoi(text, v) || *v <= 0 || *v > INT32_MAX) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--size=", spec, ": \"", text,
+                       "\" is not a positive integer; ", expected));
+    }
+    return absl::OkStatus();
+  };
+  if (spec.find('=') == std::string::npos) {
+    std::vector<std::string> parts = absl::StrSplit(spec, 'x');
+    if (parts.size() != names.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--size=", spec, ": ", expected));
+    }
+    for (size_t i = 0; i < parts.size(); ++i) {
+      SAMPLES_RETURN_IF_ERROR(positive(parts[i], &dims[names[i]]));
+    }
+    return dims;
+  }
+  for (const std::string& part :
+       std::vector<std::string>(absl::StrSplit(spec, ','))) {
+    std::pair<std::string, std::string> kv =
+        absl::StrSplit(part, absl::MaxSplits('=', 1));
+    if (std::find(names.begin(), names.end(), kv.first) == names.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--size=", spec, ": unknown dimension \"", kv.first,
+                       "\"; ", expected));
+    }
+    SAMPLES_RETURN_IF_ERROR(positive(kv.second, &dims[kv.first]));
+  }
+  for (const std::string& n : names) {
+    if (!dims.count(n)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--size=", spec, ": ", n, " is missing; ", expected));
+    }
+  }
+  return dims;
+}
+
+// ---------------------------------------------------------------- output
+
+namespace {
+
+std::string Rate(const ResultRow& r) {
+  if (r.run.ms <= 0) return "-";
+  if (r.flops > 0) {
+    return absl::StrFormat("%.3g TFLOP/s", r.flops / (r.run.ms * 1e9));
+  }
+  return absl::StrFormat("%.3g GB/s", r.bytes / (r.run.ms * 1e6));
+}
+
+}  // namespace
+
+std::string FormatTable(const std::vector<ResultRow>& rows) {
+  std::vector<std::vector<std::string>> cells = {
+      {"kernel", "shape", "backend", "time", "rate", "cache", "check"}};
+  for (const ResultRow& r : rows) {
+    std::string backend = absl::StrCat(BackendName(r.run.backend));
+    if (r.run.backend == Backend::kCpu) absl::StrAppend(&backend, " (interp)");
+    cells.push_back(
+        {r.kernel, r.shape, backend,
+         absl::StrFormat("%.3f ms%s", r.run.ms, r.run.benched ? "" : "*"),
+         Rate(r), r.run.cache,
+         !r.check.has_value() ? "-" : (*r.check ? "pass" : "FAIL")});
+  }
+  std::vector<size_t> width(cells[0].size(), 0);
+  for (const auto& row : cells)
+    for (size_t i = 0; i < row.size(); ++i)
+      width[i] = std::max(width[i], row[i].size());
+  std::string out;
+  for (size_t r = 0; r < cells.size(); ++r) {
+    for (size_t i = 0; i < cells[r].size(); ++i) {
+      absl::StrAppend(&out, cells[r][i],
+                      std::string(width[i] - cells[r][i].size() + 2, ' '));
+    }
+    out.back() = '\n';
+    while (out.size() >= 2 && out[out.size() - 2] == ' ') {
+      out.erase(out.size() - 2, 1);
+    }
+  }
+  bool any_wall = std::any_of(rows.begin(), rows.end(),
+                              [](const auto& r) { return !r.run.benched; });
+  if (any_wall) {
+    absl::StrAppend(&out,
+                    "* one wall-clock run (the interpreter, or a GPU run "
+                    "without --bench), not a do_bench median\n");
+  }
+  return out;
+}
+
+ResultRow MakeRow(const Workload& w, const RunResult& run,
+                  std::optional<bool> check) {
+  return ResultRow{w.kernel, w.shape, run, w.flops, w.bytes, check, w.label};
+}
+
+nlohmann::json BenchJson(const std::string& benchmark,
+                         const std::vector<ResultRow>& rows) {
+  bench::BenchReport report(benchmark);
+  for (const ResultRow& r : rows) {
+    bench::Measurement m;
+    m.kernel = r.label.kernel.empty() ? r.kernel : r.label.kernel;
+    m.impl = r.label.impl;
+    m.pass = r.label.pass;
+    m.variant = r.label.variant;
+    m.dtype = r.label.dtype;
+    m.shape = r.label.shape;
+    m.size = r.label.size.empty() ? r.shape : r.label.size;
+    m.flops = r.label.flops > 0 ? r.label.flops : r.flops;
+    m.bytes = r.bytes;
+    if (r.run.bench.has_value()) {
+      report.Add(m, *r.run.bench);
+    } else {
+      absl::StrAppend(&m.impl, r.run.backend == Backend::kCpu ? ":interpreter"
+                                                              : ":wallclock");
+      BenchResult one;
+      one.ms = one.median_ms = one.mean_ms = one.min_ms = one.max_ms = r.run.ms;
+      one.quantiles_ms.assign(bench::ReportQuantiles().size(), r.run.ms);
+      one.reps = 1;
+      report.Add(m, one);
+    }
+    nlohmann::json& record = report.extra()["records"].back();
+    record["name"] = r.kernel;
+    record["backend"] = BackendName(r.run.backend);
+    record["cache"] = r.run.cache;
+    record["compile_ms"] = r.run.compile_ms;
+    if (r.run.kernel_ms > 0) record["kernel_ms"] = r.run.kernel_ms;
+    if (r.check.has_value()) record["check"] = *r.check ? "pass" : "fail";
+  }
+  return report.json();
+}
+
+// ---------------------------------------------------------------- main
+
+namespace {
+
+absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
+  SAMPLES_ASSIGN_OR_RETURN(Flags flags, Flags::Parse(argc, argv));
+  if (flags.Has("help")) {
+    std::cout << Usage(spec);
+    return 0;
+  }
+  SAMPLES_ASSIGN_OR_RETURN(bool check, flags.Bool("check", false));
+  SAMPLES_ASSIGN_OR_RETURN(bool bench, flags.Bool("bench", false));
+  if (!check && !bench) check = true;
+  SampleArgs args;
+  args.size = flags.String("size", "small");
+  std::string backend = flags.String("backend", "");
+  if (backend.empty()) {
+    args.backend = DefaultBackend();
+  } else if (backend == "gpu") {
+    args.backend = Backend::kGpu;
+  } else if (backend == "cpu") {
+    args.backend = Backend::kCpu;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--backend=", backend, ": expected gpu or cpu"));
+  }
+  SAMPLES_ASSIGN_OR_RETURN(int64_t seed, flags.Int("seed", 1));
+  args.seed = static_cast<uint64_t>(seed);
+  const std::string json_path = flags.String("json", "");
+  ExecuteOptions exec;
+  exec.backend = args.backend;
+  exec.bench = bench;
+  exec.bench_options.quantiles = bench::ReportQuantiles();
+  exec.compile_arch = flags.String("compile", "");
+  if (!exec.compile_arch.empty() && args.backend != Backend::kCpu) {
+    return absl::InvalidArgumentError(
+        "--compile=ARCH is for the cpu backend (the gpu backend compiles for "
+        "its device)");
+  }
+  SAMPLES_ASSIGN_OR_RETURN(std::vector<Workload> workloads,
+                           spec.make(args, flags));
+  SAMPLES_RETURN_IF_ERROR(flags.CheckAllUsed());
+
+  std::vector<ResultRow> rows;
+  bool all_passed = true;
+  for (Workload& w : workloads) {
+    SAMPLES_ASSIGN_OR_RETURN(RunResult run, Execute(w, exec));
+    ResultRow row = MakeRow(w, run, std::nullopt);
+    if (check) {
+      SAMPLES_ASSIGN_OR_RETURN(CheckResult c, CheckOutputs(w));
+      row.check = c.ok;
+      all_passed = all_passed && c.ok;
+      std::cout << w.kernel << " " << w.shape << " ["
+                << BackendName(run.backend) << "]\n"
+                << c.report;
+    }
+    rows.push_back(std::move(row));
+  }
+  std::cout << "\n" << FormatTable(rows);
+  if (bench || !json_path.empty()) {
+    std::string json = BenchJson("tessel_" + spec.name, rows).dump(2);
+    if (bench) std::cout << json << "\n";
+    if (!json_path.empty()) {
+      std::ofstream out(json_path);
+      out << json << "\n";
+      if (!out) {
+        return absl::UnavailableError(
+            absl::StrCat("--json=", json_path, ": cannot write the file"));
+      }
+    }
+  }
+  return all_passed ? 0 : 1;
+}
+
+}  // namespace
+
+int SampleMain(int argc, char** argv, const SampleSpec& spec) {
+  absl::StatusOr<int> code = Run(argc, argv, spec);
+  if (!code.ok()) {
+    std::cerr << spec.name << ": " << code.status().message() << "\n";
+    if (code.status().code() == absl::StatusCode::kInvalidArgument) {
+      std::cerr << Usage(spec);
+    }
+    return 2;
+  }
+  return *code;
+}
+
+}  // namespace tessel::samples

@@ -1,0 +1,156 @@
+#include "samples/softmax.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "samples/sample_util.h"
+#include "samples/status_macros.h"
+#include "tessel/registry.h"
+
+namespace tessel::samples {
+namespace {
+
+namespace T = tessel;
+
+constexpr double kLog2e = 1.4426950408889634;
+
+absl::StatusOr<Program> MakeSoftmax(const nlohmann::json& json) {
+  KernelParams params(json);
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  SoftmaxConfig c;
+  SAMPLES_ASSIGN_OR_RETURN(c.M, params.IntInRange("M", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.N, params.IntInRange("N", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.dtype, params.Dtype("dtype", f16));
+  SAMPLES_ASSIGN_OR_RETURN(c.block_m,
+                           params.IntInRange("block_m", 1, 256, c.block_m));
+  SAMPLES_ASSIGN_OR_RETURN(c.block_n,
+                           params.IntInRange("block_n", 1, 8192, c.block_n));
+  SAMPLES_ASSIGN_OR_RETURN(c.threads,
+                           params.IntInRange("threads", 32, 1024, c.threads));
+  SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
+  return SoftmaxProgram(c);
+}
+
+}  // namespace
+
+absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
+  if (c.M <= 0 || c.N <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "softmax: sizes must be positive, got M=", c.M, " N=", c.N));
+  }
+  if (c.dtype != f16 && c.dtype != bf16 && c.dtype != f32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "softmax: dtype must be f16, bf16 or f32, got ", DtypeName(c.dtype)));
+  }
+  if (c.block_m <= 0 || c.block_n <= 0 || c.threads <= 0) {
+    return absl::InvalidArgumentError(
+        "softmax: block_m, block_n and threads must be positive");
+  }
+  const int bm = c.block_m;
+  const int bn = std::min(c.block_n, c.N);
+  const int chunks = (c.N + bn - 1) / bn;
+  const bool ragged = c.N % bn != 0;
+  T::ProgramBuilder p("softmax");
+  auto X = p.tensor("X", {c.M, c.N}, c.dtype);
+  auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
+  {
+    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = c.threads});
+    auto [bx] = kernel.block_index();
+    auto x = T::alloc_fragment({bm, bn}, f32, "x");
+    auto e = T::alloc_fragment({bm, bn}, f32, "e");
+    auto y = T::alloc_fragment({bm, bn}, c.dtype, "y");
+    auto row_max = T::alloc_fragment({bm}, f32, "row_max");
+    auto prev_max = T::alloc_fragment({bm}, f32, "prev_max");
+    auto chunk_sum = T::alloc_fragment({bm}, f32, "chunk_sum");
+    auto row_sum = T::alloc_fragment({bm}, f32, "row_sum");
+    const T::Expr neg_inf = -T::infinity(f32);
+    // Loads chunk j of the rows; columns past N become -inf (weight 0).
+    auto load = [&](const T::Expr& j) {
+      T::copy(X(bx * bm, j * bn), x);
+      if (ragged) {
+        for (auto [r, col] : T::Parallel(bm, bn)) {
+          x(r, col) = T::select(j * bn + col < c.N, x(r, col), neg_inf);
+        }
+      }
+    };
+    T::fill(row_max, neg_inf);
+    T::clear(row_sum);
+    for (auto j : T::Serial(chunks, {.name = "j"})) {
+      load(j);
+      T::copy(row_max, prev_max);
+      T::reduce_max(x, row_max, {.dim = 1, .clear = false});
+      for (auto [r, col] : T::Parallel(bm, bn)) {
+        e(r, col) = T::exp2((x(r, col) - row_max(r)) * kLog2e);
+      }
+      T::reduce_sum(e, chunk_sum, {.dim = 1});
+      // The sum so far was taken against the old max: rescale it.
+      for (auto r : T::Parallel(bm)) {
+        row_sum(r) = row_sum(r) * T::exp2((prev_max(r) - row_max(r)) * kLog2e) +
+                     chunk_sum(r);
+      }
+    }
+    for (auto j : T::Serial(chunks, {.name = "j"})) {
+      if (chunks > 1) {
+        load(j);
+        for (auto [r, col] : T::Parallel(bm, bn)) {
+          e(r, col) = T::exp2((x(r, col) - row_max(r)) * kLog2e);
+        }
+      }
+      for (auto [r, col] : T::Parallel(bm, bn)) {
+        y(r, col) = e(r, col) / row_sum(r);
+      }
+      T::copy(y, Y(bx * bm, j * bn));
+    }
+  }
+  return p.finish();
+}
+
+HostTensor ReferenceSoftmax(const HostTensor& x) {
+  const int64_t M = x.shape()[0], N = x.shape()[1];
+  std::vector<double> xv = x.to_doubles();
+  std::vector<double> out(M * N);
+  ParallelFor(M, [&](int64_t i) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < N; ++j) m = std::max(m, xv[i * N + j]);
+    double sum = 0;
+    for (int64_t j = 0; j < N; ++j) sum += std::exp(xv[i * N + j] - m);
+    for (int64_t j = 0; j < N; ++j)
+      out[i * N + j] = std::exp(xv[i * N + j] - m) / sum;
+  });
+  return F64Tensor({M, N}, std::move(out));
+}
+
+absl::StatusOr<Workload> SoftmaxWorkload(const SoftmaxConfig& c,
+                                         uint64_t seed) {
+  SAMPLES_ASSIGN_OR_RETURN(Program program, SoftmaxProgram(c));
+  Workload w;
+  w.kernel = "softmax";
+  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype));
+  // Spread logits (|x| up to 8) so the max matters.
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["X"],
+                           RandomInput(c.dtype, {c.M, c.N}, seed, 8.0));
+  w.tensors["Y"] = Zeros(c.dtype, {c.M, c.N});
+  w.steps.push_back({.program = program, .args = {"X", "Y"}});
+  w.outputs = {"Y"};
+  w.label = {.kernel = "softmax",
+             .dtype = DtypeName(c.dtype),
+             .shape = {{"M", c.M}, {"N", c.N}},
+             .size = absl::StrCat(c.M, "x", c.N)};
+  w.bytes = double(dtype_bytes(c.dtype)) * 2.0 * c.M * c.N;
+  const double rtol = c.dtype == f32 ? 1e-4 : 1e-2;
+  w.reference =
+      [rtol](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    // Probabilities are small: a tight absolute tolerance.
+    return std::vector<Expected>{
+        {"Y", ReferenceSoftmax(w.tensors.at("X")), rtol, 1e-5}};
+  };
+  return w;
+}
+
+TESSEL_REGISTER_KERNEL(softmax, MakeSoftmax);
+
+}  // namespace tessel::samples

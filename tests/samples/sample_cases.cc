@@ -1,0 +1,118 @@
+#include "tests/samples/sample_cases.h"
+
+#include "samples/flash_attention.h"
+#include "samples/gemm.h"
+#include "samples/linear_attention.h"
+#include "samples/rmsnorm.h"
+#include "samples/softmax.h"
+#include "samples/splitk_gemm.h"
+
+namespace tessel::samples {
+
+// The codegen's missing pieces, named by the op the sample needs.
+namespace {
+
+constexpr KnownGap kNotYetSupported[] = {
+    // Flash attention with P kept in registers (TileLang's example): the
+    // P V gemm has a fragment A operand, which layout inference sends down
+    // the FMA path (MmaWarpGrid wants A and B in shared memory), so acc_o
+    // gets a blocked layout that the row statistics (mma rows) cannot
+    // index. The default flash attention goes through shared memory.
+    {"p_in_registers", "", "fragment scores_scale",
+     "T::gemm with a register-fragment A operand (mma.sync / wgmma RS)"},
+};
+
+}  // namespace
+
+const KnownGap* FindCodegenGap(const std::string& name,
+                               const std::string& arch) {
+  for (const KnownGap& g : kNotYetSupported) {
+    if (name.find(g.case_part) != std::string::npos &&
+        (std::string(g.arch).empty() || arch == g.arch)) {
+      return &g;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<SampleCase> SmallCases() {
+  std::vector<SampleCase> cases;
+  auto gemm = [&](std::string name, GemmConfig c) {
+    cases.push_back({"gemm_" + name, [c] { return GemmWorkload(c, 11); }});
+  };
+  gemm("nn_f16", {.M = 128, .N = 128, .K = 64});
+  gemm("nn_f16_ragged", {.M = 200, .N = 136, .K = 88});
+  gemm("nn_f16_odd", {.M = 67, .N = 45, .K = 51});
+  gemm("nt_bf16", {.M = 96,
+                   .N = 160,
+                   .K = 72,
+                   .in_dtype = bf16,
+                   .out_dtype = bf16,
+                   .layout = GemmLayout::kNT});
+  gemm("tn_f16_f32out", {.M = 72,
+                         .N = 200,
+                         .K = 40,
+                         .in_dtype = f16,
+                         .out_dtype = f32,
+                         .layout = GemmLayout::kTN});
+  gemm("tt_bf16_f32out", {.M = 64,
+                          .N = 64,
+                          .K = 64,
+                          .in_dtype = bf16,
+                          .out_dtype = f32,
+                          .layout = GemmLayout::kTT});
+  auto splitk = [&](std::string name, SplitKConfig c) {
+    cases.push_back(
+        {"splitk_gemm_" + name, [c] { return SplitKGemmWorkload(c, 12); }});
+  };
+  splitk("f16", {.M = 128, .N = 96, .K = 256, .split_k = 4});
+  splitk("bf16_ragged",
+         {.M = 70, .N = 50, .K = 300, .split_k = 3, .in_dtype = bf16});
+  auto la = [&](std::string name, LinearAttentionConfig c) {
+    cases.push_back({"linear_attention_fwd_" + name, [c] {
+                       return LinearAttentionForwardWorkload(c, false, 13);
+                     }});
+    cases.push_back({"linear_attention_fwd_mbarrier_" + name, [c] {
+                       return LinearAttentionForwardWorkload(c, true, 13);
+                     }});
+    cases.push_back({"linear_attention_bwd_" + name,
+                     [c] { return LinearAttentionBackwardWorkload(c, 13); }});
+  };
+  la("d64", {.B = 1, .S = 128, .H = 2, .DK = 64, .DV = 64});
+  cases.push_back({"linear_attention_fwd_bwd_d64", [] {
+                     return LinearAttentionForwardBackwardWorkload(
+                         {.B = 1, .S = 128, .H = 1, .DK = 64, .DV = 64}, 13);
+                   }});
+  la("ragged_s", {.B = 2, .S = 100, .H = 1, .DK = 64, .DV = 64});
+  la("d128", {.B = 1, .S = 64, .H = 1, .DK = 128, .DV = 128});
+  auto fa = [&](std::string name, FlashAttentionConfig c) {
+    for (bool causal : {false, true}) {
+      FlashAttentionConfig cc = c;
+      cc.causal = causal;
+      cases.push_back({std::string("flash_attention_") +
+                           (causal ? "causal_" : "full_") + name,
+                       [cc] { return FlashAttentionWorkload(cc, 14); }});
+    }
+  };
+  fa("d64", {.B = 1, .S = 128, .H = 2, .D = 64});
+  fa("d128", {.B = 1, .S = 128, .H = 1, .D = 128});
+  fa("d64_ragged", {.B = 2, .S = 100, .H = 1, .D = 64});
+  // TileLang's register-resident P (a fragment A operand of T::gemm).
+  fa("d64_p_in_registers",
+     {.B = 1, .S = 128, .H = 1, .D = 64, .p_in_registers = true});
+  cases.push_back(
+      {"rmsnorm_f16", [] { return RmsNormWorkload({.M = 64, .N = 256}, 15); }});
+  cases.push_back({"rmsnorm_bf16_ragged_chunks", [] {
+                     return RmsNormWorkload({.M = 37, .N = 1000, .dtype = bf16},
+                                            15);
+                   }});
+  cases.push_back(
+      {"softmax_f16", [] { return SoftmaxWorkload({.M = 64, .N = 256}, 16); }});
+  cases.push_back({"softmax_bf16_ragged_chunks", [] {
+                     return SoftmaxWorkload({.M = 37, .N = 1000, .dtype = bf16},
+                                            16);
+                   }});
+  return cases;
+}
+
+}  // namespace tessel::samples

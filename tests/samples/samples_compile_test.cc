@@ -1,0 +1,92 @@
+// Every kernel of every sample (host-wrapper helpers included) goes through
+// the scheduler, the CUDA codegen and NVRTC for sm_80 and sm_90a, without a
+// GPU. Kernels the codegen cannot build yet are listed in kNotYetSupported
+// with the error they must give: such a test passes while the codegen still
+// fails that way and fails (asking for the entry to go) once it compiles.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "samples/execute.h"
+#include "samples/flash_attention.h"
+#include "samples/gemm.h"
+#include "samples/linear_attention.h"
+#include "samples/rmsnorm.h"
+#include "samples/softmax.h"
+#include "samples/splitk_gemm.h"
+#include "tests/samples/sample_cases.h"
+
+namespace tessel::samples {
+namespace {
+
+class CompileTest
+    : public ::testing::TestWithParam<std::tuple<SampleCase, const char*>> {};
+
+TEST_P(CompileTest, CompilesWithNvrtc) {
+  const auto& [c, arch] = GetParam();
+  absl::StatusOr<Workload> w = c.make();
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<std::string> cache = CompileSteps(*w, Target::cuda(arch));
+  if (const KnownGap* gap = FindCodegenGap(c.name, arch)) {
+    ASSERT_FALSE(cache.ok())
+        << c.name << " now compiles for " << arch
+        << ": remove its kNotYetSupported entry (" << gap->missing << ")";
+    EXPECT_THAT(std::string(cache.status().message()),
+                ::testing::HasSubstr(gap->error));
+    GTEST_SKIP() << "expected failure, the codegen lacks " << gap->missing
+                 << ": " << cache.status();
+  }
+  ASSERT_TRUE(cache.ok()) << cache.status();
+  EXPECT_FALSE(cache->empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, CompileTest,
+                         ::testing::Combine(::testing::ValuesIn(SmallCases()),
+                                            ::testing::Values("sm_80",
+                                                              "sm_90a")),
+                         [](const auto& info) {
+                           std::string arch = std::get<1>(info.param);
+                           return std::get<0>(info.param).name + "_" +
+                                  (arch == "sm_80" ? "sm80" : "sm90a");
+                         });
+
+// The benchmark shapes (what --size bench runs on the H200) fit the
+// device: shared memory, registers, grid limits.
+TEST(BenchShapes, CompileForSm90a) {
+  std::vector<absl::StatusOr<Program>> programs;
+  for (DataType t : {f16, bf16}) {
+    programs.push_back(GemmProgram(
+        {.M = 4096, .N = 4096, .K = 4096, .in_dtype = t, .out_dtype = t}));
+  }
+  programs.push_back(
+      SplitKGemmProgram({.M = 1024, .N = 1024, .K = 16384, .split_k = 8}));
+  for (auto [h, d] : {std::pair{16, 128}, std::pair{32, 64}}) {
+    LinearAttentionConfig c{.B = 8, .S = 4096, .H = h, .DK = d, .DV = d};
+    programs.push_back(LinearAttentionForwardProgram(c));
+    programs.push_back(LinearAttentionBackwardProgram(c));
+  }
+  for (bool causal : {false, true}) {
+    programs.push_back(FlashAttentionProgram(
+        {.B = 8, .S = 4096, .H = 16, .D = 128, .causal = causal}));
+  }
+  programs.push_back(RmsNormProgram({.M = 4096, .N = 8192}));
+  programs.push_back(SoftmaxProgram({.M = 4096, .N = 8192}));
+  for (const absl::StatusOr<Program>& p : programs) {
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<CompiledKernel> k =
+        compile(p->ir(), {.target = Target::sm90a()});
+    EXPECT_TRUE(k.ok()) << p->name() << ": " << k.status();
+  }
+  absl::StatusOr<Program> mbarrier = LinearAttentionForwardMbarrierProgram(
+      {.B = 8, .S = 4096, .H = 16, .DK = 128, .DV = 128});
+  ASSERT_TRUE(mbarrier.ok()) << mbarrier.status();
+  EXPECT_TRUE(compile(mbarrier->ir(),
+                      {.target = Target::sm90a(),
+                       .pass_config = LinearAttentionMbarrierPassConfig()})
+                  .ok());
+}
+
+}  // namespace
+}  // namespace tessel::samples

@@ -7,4 +7,4 @@ export PATH="/usr/local/cuda/bin:$PATH"
 .ci/setup
 cmake --preset release >/dev/null
 cmake --build --preset release
-exec build/release/samples/hello_jit "$@"
+exec build/release/samples/tessel-demo "$@"

@@ -107,6 +107,7 @@ class Lowerer : public ir::IRMutator {
 
   Stmt Visit(const ir::ForNode* op) override {
     if (op->for_kind == ir::ForKind::kParallel) return LowerParallel(op);
+    if (std::optional<Stmt> s = LowerPipelinedGemm(op)) return *s;
     auto mn = ir::AsConstInt(op->min), ex = ir::AsConstInt(op->extent);
     if (mn && ex) ranges_[op->var.get()] = {*mn, *mn + *ex - 1};
     Stmt body = MutateStmt(op->body);
@@ -923,101 +924,226 @@ class Lowerer : public ir::IRMutator {
   }
 
   // ------------------------------------------------------------ gemm
-  Stmt LowerGemm(const ir::GemmNode& g) {
-    ir::Region a = MutateRegion(g.a), b = MutateRegion(g.b);
+  // The mma.sync lowering of one gemm: its accumulator and its fragment
+  // registers, two of each (fragment double buffering: the ldmatrix of one
+  // k16 step are in flight while the mma of the previous step run).
+  struct MmaGemm {
+    ir::Buffer acc, af, bf;
+    int KK = 0, MI = 0, NI = 0, wn = 0;
+    int64_t wtm = 0, wtn = 0;
+    const char* kind = "f16_f32";
+  };
+
+  // k16 steps of a gemm (its operand tiles have constant shapes).
+  static int KSteps(const ir::GemmNode& g) {
+    auto ae = *ConstSqueezedExtents(g.a);
+    return static_cast<int>((g.transpose_a ? ae[0] : ae[1]) / 16);
+  }
+
+  // nullopt: the FMA path (no mma warp grid or no mma accumulator layout).
+  std::optional<MmaGemm> PlanMma(const ir::GemmNode& g) {
     auto [wm, wn] = MmaWarpGrid(g, st_.threads);
-    if (wm == 0 || Layout(g.c.buffer).kind() != FragmentLayout::Kind::kMma) {
-      return LowerGemmFma(g, a, b);
-    }
+    if (wm == 0 || Layout(g.c.buffer).kind() != FragmentLayout::Kind::kMma)
+      return std::nullopt;
     const FragmentLayout& l = Layout(g.c.buffer);
-    ir::Buffer acc = Local(g.c.buffer);
-    auto ae = *ConstSqueezedExtents(a);
-    int64_t K = g.transpose_a ? ae[0] : ae[1];
-    int KK = static_cast<int>(K / 16);
-    int MI = l.mi(), NI = l.ni();
-    int64_t wtm = l.shape()[0] / wm, wtn = l.shape()[1] / wn;
-    std::vector<Stmt> out;
-    if (g.clear_accum) {
-      out.push_back(ForEachLocal(g.c.buffer, [&](const std::vector<Expr>& li,
-                                                 const std::vector<Expr>&) {
-        return Store(acc, li, Expr(0.0));
-      }));
-    }
+    MmaGemm m;
+    m.acc = Local(g.c.buffer);
+    m.KK = KSteps(g);
+    m.MI = l.mi();
+    m.NI = l.ni();
+    m.wn = wn;
+    m.wtm = l.shape()[0] / wm;
+    m.wtn = l.shape()[1] / wn;
     int id = gemm_count_++;
-    ir::Buffer af =
-        ir::MakeBuffer(absl::StrCat("a_frag", id ? std::to_string(id) : ""),
-                       DataType::kU32, {2, MI, 4}, ir::Scope::kLocal);
-    ir::Buffer bf =
-        ir::MakeBuffer(absl::StrCat("b_frag", id ? std::to_string(id) : ""),
-                       DataType::kU32, {2, NI, 2}, ir::Scope::kLocal);
+    m.af = ir::MakeBuffer(absl::StrCat("a_frag", id ? std::to_string(id) : ""),
+                          DataType::kU32, {2, m.MI, 4}, ir::Scope::kLocal);
+    m.bf = ir::MakeBuffer(absl::StrCat("b_frag", id ? std::to_string(id) : ""),
+                          DataType::kU32, {2, m.NI, 2}, ir::Scope::kLocal);
+    if (g.a.buffer->dtype == DataType::kBF16) m.kind = "bf16_f32";
+    return m;
+  }
+
+  Stmt ClearAccumulator(const ir::GemmNode& g, const MmaGemm& m) {
+    return ForEachLocal(
+        g.c.buffer, [&](const std::vector<Expr>& li, const std::vector<Expr>&) {
+          return Store(m.acc, li, Expr(0.0));
+        });
+  }
+
+  // ldmatrix of k16 step kk of gemm g's operands into fragment buffer buf.
+  Stmt LoadFragments(const MmaGemm& m, const ir::GemmNode& g, Expr buf,
+                     int kk) {
+    ir::Region a = MutateRegion(g.a), b = MutateRegion(g.b);
     Expr lane = Expr(tx_) % 32, warp = Expr(tx_) / 32;
-    Expr wrow = warp / wn * int(wtm), wcol = warp % wn * int(wtn);
+    Expr wrow = warp / m.wn * int(m.wtm), wcol = warp % m.wn * int(m.wtn);
     auto shared_addr = [&](const ir::Region& r, Expr row, Expr col) {
       std::vector<Expr> idx = RegionIndices(r, {row, col});
       return SharedAddr(r.buffer, SharedOffset(r.buffer, idx));
     };
-    auto load_frags = [&](Expr buf, int kk) {
-      std::vector<Stmt> s;
-      ir::Var mi("mi"), nj("nj");
-      ranges_[mi.get()] = {0, MI - 1};
-      ranges_[nj.get()] = {0, NI / 2 - 1};
-      Expr k0 = Expr(kk * 16);
-      Expr addr_a;
-      if (!g.transpose_a) {
-        addr_a = shared_addr(a, wrow + lane % 16 + Expr(mi) * 16,
-                             k0 + lane / 16 * 8);
-      } else {
-        Expr q = lane / 8, r = lane % 8;
-        addr_a = shared_addr(a, k0 + q / 2 * 8 + r,
-                             wrow + Expr(mi) * 16 + q % 2 * 8);
-      }
-      s.push_back(
-          MakeFor(mi, 0, MI, ir::ForKind::kUnrolled,
-                  Intrin("ldmatrix", {Expr(4), Expr(g.transpose_a ? 1 : 0),
-                                      ir::Call(DataType::kI64, "address_of",
-                                               {ir::Load(af, {buf, mi, 0})}),
-                                      addr_a})));
-      Expr addr_b;
-      if (!g.transpose_b) {
-        addr_b = shared_addr(b, k0 + lane % 16,
-                             wcol + Expr(nj) * 16 + lane / 16 * 8);
-      } else {
-        addr_b = shared_addr(b, wcol + Expr(nj) * 16 + lane / 16 * 8 + lane % 8,
-                             k0 + lane / 8 % 2 * 8);
-      }
-      s.push_back(MakeFor(
-          nj, 0, NI / 2, ir::ForKind::kUnrolled,
-          Intrin("ldmatrix", {Expr(4), Expr(g.transpose_b ? 0 : 1),
-                              ir::Call(DataType::kI64, "address_of",
-                                       {ir::Load(bf, {buf, Expr(nj) * 2, 0})}),
-                              addr_b})));
-      return ir::Seq(s);
-    };
-    const char* kind =
-        a.buffer->dtype == DataType::kBF16 ? "bf16_f32" : "f16_f32";
-    auto mma_all = [&](Expr buf) {
-      ir::Var mi("mi"), ni("ni");
-      ranges_[mi.get()] = {0, MI - 1};
-      ranges_[ni.get()] = {0, NI - 1};
-      // Serpentine over n: consecutive mma share A and the last B fragment.
-      Expr n = ir::Select(Expr(mi) % 2 == 0, Expr(ni), Expr(NI - 1) - ni);
-      Stmt m =
-          Intrin("mma", {ir::Call(DataType::kI32, kind, {}), Ref(acc, {mi, n}),
-                         Ref(af, {buf, mi}), Ref(bf, {buf, n})});
-      return MakeFor(mi, 0, MI, ir::ForKind::kUnrolled,
-                     MakeFor(ni, 0, NI, ir::ForKind::kUnrolled, m));
-    };
-    std::vector<Stmt> body;
-    body.push_back(load_frags(Expr(0), 0));
-    for (int kk = 0; kk < KK; ++kk) {
-      // Fragments of step kk + 1 load while step kk's mma run.
-      if (kk + 1 < KK) body.push_back(load_frags(Expr((kk + 1) % 2), kk + 1));
-      body.push_back(mma_all(Expr(kk % 2)));
+    std::vector<Stmt> s;
+    ir::Var mi("mi"), nj("nj");
+    ranges_[mi.get()] = {0, m.MI - 1};
+    ranges_[nj.get()] = {0, m.NI / 2 - 1};
+    Expr k0 = Expr(kk * 16);
+    Expr addr_a;
+    if (!g.transpose_a) {
+      addr_a =
+          shared_addr(a, wrow + lane % 16 + Expr(mi) * 16, k0 + lane / 16 * 8);
+    } else {
+      Expr q = lane / 8, r = lane % 8;
+      addr_a =
+          shared_addr(a, k0 + q / 2 * 8 + r, wrow + Expr(mi) * 16 + q % 2 * 8);
     }
-    out.push_back(ir::MakeStmt<ir::AllocateNode>(
-        af, ir::MakeStmt<ir::AllocateNode>(bf, ir::Seq(body), ir::SourceLoc()),
-        ir::SourceLoc()));
+    s.push_back(
+        MakeFor(mi, 0, m.MI, ir::ForKind::kUnrolled,
+                Intrin("ldmatrix", {Expr(4), Expr(g.transpose_a ? 1 : 0),
+                                    ir::Call(DataType::kI64, "address_of",
+                                             {ir::Load(m.af, {buf, mi, 0})}),
+                                    addr_a})));
+    Expr addr_b;
+    if (!g.transpose_b) {
+      addr_b =
+          shared_addr(b, k0 + lane % 16, wcol + Expr(nj) * 16 + lane / 16 * 8);
+    } else {
+      addr_b = shared_addr(b, wcol + Expr(nj) * 16 + lane / 16 * 8 + lane % 8,
+                           k0 + lane / 8 % 2 * 8);
+    }
+    s.push_back(MakeFor(
+        nj, 0, m.NI / 2, ir::ForKind::kUnrolled,
+        Intrin("ldmatrix", {Expr(4), Expr(g.transpose_b ? 0 : 1),
+                            ir::Call(DataType::kI64, "address_of",
+                                     {ir::Load(m.bf, {buf, Expr(nj) * 2, 0})}),
+                            addr_b})));
+    return ir::Seq(s);
+  }
+
+  // The mma of one k16 step on fragment buffer buf.
+  Stmt MmaStep(const MmaGemm& m, Expr buf) {
+    ir::Var mi("mi"), ni("ni");
+    ranges_[mi.get()] = {0, m.MI - 1};
+    ranges_[ni.get()] = {0, m.NI - 1};
+    // Serpentine over n: consecutive mma share A and the last B fragment.
+    Expr n = ir::Select(Expr(mi) % 2 == 0, Expr(ni), Expr(m.NI - 1) - ni);
+    Stmt mma = Intrin(
+        "mma", {ir::Call(DataType::kI32, m.kind, {}), Ref(m.acc, {mi, n}),
+                Ref(m.af, {buf, mi}), Ref(m.bf, {buf, n})});
+    return MakeFor(mi, 0, m.MI, ir::ForKind::kUnrolled,
+                   MakeFor(ni, 0, m.NI, ir::ForKind::kUnrolled, mma));
+  }
+
+  static Stmt WithFragments(const MmaGemm& m, Stmt body) {
+    return ir::MakeStmt<ir::AllocateNode>(
+        m.af, ir::MakeStmt<ir::AllocateNode>(m.bf, body, ir::SourceLoc()),
+        ir::SourceLoc());
+  }
+
+  Stmt LowerGemm(const ir::GemmNode& g) {
+    std::optional<MmaGemm> m = PlanMma(g);
+    if (!m) return LowerGemmFma(g, MutateRegion(g.a), MutateRegion(g.b));
+    std::vector<Stmt> out;
+    if (g.clear_accum) out.push_back(ClearAccumulator(g, *m));
+    std::vector<Stmt> body;
+    body.push_back(LoadFragments(*m, g, Expr(0), 0));
+    for (int kk = 0; kk < m->KK; ++kk) {
+      // Fragments of step kk + 1 load while step kk's mma run.
+      if (kk + 1 < m->KK)
+        body.push_back(LoadFragments(*m, g, Expr((kk + 1) % 2), kk + 1));
+      body.push_back(MmaStep(*m, Expr(kk % 2)));
+    }
+    out.push_back(WithFragments(*m, ir::Seq(body)));
     return ir::Seq(out);
+  }
+
+  // The steady state inject_pipeline (and insert_barriers) make of a
+  // Pipelined loop whose only consumer is one gemm of the current stage:
+  //   for k: cp_async_wait(S-2); __syncthreads(); if (k+S-1 < n) prefetch;
+  //          cp_async_commit(); gemm(As[k % S], Bs[k % S], acc)
+  struct PipelinedGemm {
+    Stmt wait, sync, prefetch, commit;  // sync undefined: thread sync off
+    Stmt gemm;
+  };
+  static std::optional<PipelinedGemm> MatchPipelinedGemm(const Stmt& body) {
+    const auto* seq = body.As<ir::SeqNode>();
+    if (seq == nullptr) return std::nullopt;
+    const std::vector<Stmt>& s = seq->stmts;
+    PipelinedGemm p;
+    size_t i = 0;
+    if (i < s.size() && AsIntrin(s[i], "cp_async_wait")) p.wait = s[i++];
+    if (i < s.size() && s[i]->kind == ir::StmtKind::kSyncThreads)
+      p.sync = s[i++];
+    if (i < s.size() && s[i].As<ir::IfThenElseNode>() &&
+        OnlyProducerCopies(s[i]))
+      p.prefetch = s[i++];
+    if (i < s.size() && AsIntrin(s[i], "cp_async_commit")) p.commit = s[i++];
+    if (i < s.size() && s[i].As<ir::GemmNode>()) p.gemm = s[i++];
+    if (!p.wait.defined() || !p.prefetch.defined() || !p.commit.defined() ||
+        !p.gemm.defined() || p.gemm.As<ir::GemmNode>()->clear_accum ||
+        i != s.size()) {
+      return std::nullopt;
+    }
+    return p;
+  }
+
+  // Fragment double buffering across k-tiles ("fragpipe", CUTLASS's
+  // multistage main loop): the fragments of the first k16 step of tile k+1
+  // load during the last step of tile k, so the tensor cores never wait for
+  // an ldmatrix at a tile boundary. The (wait, barrier) pair the passes put
+  // at the top of iteration k+1 moves to just before that load, i.e. before
+  // the last k16 step of iteration k (and once before the loop):
+  //   wait; sync; load(buf 0, tile min, step 0)
+  //   for k:
+  //     for kk (unrolled):
+  //       if kk == KK-1: wait; sync
+  //       load(buf (kk+1)%2, kk+1 < KK ? (tile k, step kk+1) : (tile k+1, 0))
+  //       if kk == 0: prefetch; commit
+  //       mma(buf kk%2)
+  // Legal because the body has no other shared-memory statement: every read
+  // still follows the wait and barrier that preceded it before, and precedes
+  // the next barrier (the prefetch's writes were proven disjoint from the
+  // gemm's reads of the same iteration, so their order may change). The
+  // wait still counts the same committed groups: the commit sits at kk == 0,
+  // before the wait at kk == KK-1 (KK >= 2). KK must be even so that tile
+  // k+1 finds its first fragments in buffer 0. The last iteration loads
+  // (and discards) fragments of the stage after the last tile: in bounds of
+  // shared memory and not in flight (no prefetch was issued past the end).
+  std::optional<Stmt> LowerPipelinedGemm(const ir::ForNode* op) {
+    std::optional<PipelinedGemm> p = MatchPipelinedGemm(op->body);
+    if (!p) return std::nullopt;
+    const ir::GemmNode& g = *p->gemm.As<ir::GemmNode>();
+    if (KSteps(g) < 2 || KSteps(g) % 2 != 0) return std::nullopt;
+    std::optional<MmaGemm> m = PlanMma(g);
+    if (!m) return std::nullopt;
+    // The same gemm at the first tile and at the next one.
+    Stmt first = Substitute(p->gemm, {{op->var.get(), op->min}});
+    Stmt next = Substitute(p->gemm, {{op->var.get(), Expr(op->var) + 1}});
+    const ir::GemmNode& g_first = *first.As<ir::GemmNode>();
+    const ir::GemmNode& g_next = *next.As<ir::GemmNode>();
+    MarkAsync(p->prefetch);  // followed by the commit: cp.async
+    auto wait_and_sync = [&](std::vector<Stmt>& to) {
+      to.push_back(MutateStmt(p->wait));
+      if (p->sync.defined()) to.push_back(p->sync);
+    };
+    std::vector<Stmt> out;
+    wait_and_sync(out);
+    out.push_back(LoadFragments(*m, g_first, Expr(0), 0));
+    auto mn = ir::AsConstInt(op->min), ex = ir::AsConstInt(op->extent);
+    if (mn && ex) ranges_[op->var.get()] = {*mn, *mn + *ex - 1};
+    std::vector<Stmt> body;
+    for (int kk = 0; kk < m->KK; ++kk) {
+      bool last = kk == m->KK - 1;
+      if (last) wait_and_sync(body);
+      body.push_back(last ? LoadFragments(*m, g_next, Expr(0), 0)
+                          : LoadFragments(*m, g, Expr((kk + 1) % 2), kk + 1));
+      if (kk == 0) {
+        body.push_back(MutateStmt(p->prefetch));
+        body.push_back(MutateStmt(p->commit));
+      }
+      body.push_back(MmaStep(*m, Expr(kk % 2)));
+    }
+    out.push_back(ir::MakeStmt<ir::ForNode>(
+        op->var, op->min, op->extent, ir::ForKind::kSerial, 0,
+        std::vector<int>{}, std::vector<int>{}, ir::Seq(body), op->loc));
+    return WithFragments(*m, ir::Seq(out, op->loc));
   }
 
   Stmt LowerGemmFma(const ir::GemmNode& g, const ir::Region& a,

@@ -91,6 +91,13 @@ TEST_F(Gpu, GemmBf16TransposedB) {
 TEST_F(Gpu, GemmTwoStages) {
   CheckGemm({.m = 128, .n = 128, .k = 512, .stages = 2});
 }
+// Fewer k-tiles than stages: the fragment pipeline's prologue and its loads
+// past the last tile must not disturb the result.
+TEST_F(Gpu, GemmOneKTile) { CheckGemm({.m = 128, .n = 128, .k = 32}); }
+// One k16 step per tile: the fragments double-buffer inside the tile only.
+TEST_F(Gpu, GemmSingleK16Step) {
+  CheckGemm({.m = 128, .n = 128, .k = 80, .bk = 16});
+}
 
 TEST_F(Gpu, GemmF32FmaPath) {
   testing::GemmShape s{.m = 96,

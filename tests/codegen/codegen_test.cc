@@ -38,6 +38,10 @@ ir::Program GemmSymbolic() { return testing::Gemm({.symbolic = true}); }
 ir::Program GemmBf16Nt() {
   return testing::Gemm({.dtype = DataType::kBF16, .transpose_b = true});
 }
+ir::Program GemmTwoStages() {
+  return testing::Gemm({.m = 128, .n = 128, .k = 512, .stages = 2});
+}
+ir::Program GemmK16() { return testing::Gemm({.k = 80, .bk = 16}); }
 ir::Program GemmF32() {
   return testing::Gemm({.m = 64,
                         .n = 64,
@@ -64,6 +68,8 @@ const Case kCases[] = {
     {"gemm_odd", GemmOdd},
     {"gemm_symbolic", GemmSymbolic},
     {"gemm_bf16_nt", GemmBf16Nt},
+    {"gemm_two_stages", GemmTwoStages},
+    {"gemm_k16", GemmK16},
     {"gemm_f32_fma", GemmF32},
     {"elementwise", Elementwise},
     {"copy_round_trip", RoundTrip},
@@ -112,14 +118,57 @@ TEST(Codegen, GemmHasTheProbeShape) {
   EXPECT_THAT(s, HasSubstr("tl::pack_f16x2"));
   EXPECT_THAT(s, HasSubstr("^"));  // swizzle
   EXPECT_EQ(k->shared_memory_bytes(), 3 * (256 * 64 + 64 * 128) * 2);
-  // Exactly one barrier in the main loop.
-  size_t n = 0;
-  for (size_t p = s.find("__syncthreads"); p != std::string::npos;
-       p = s.find("__syncthreads", p + 1))
-    ++n;
-  EXPECT_EQ(n, 1u) << s;
+  // One barrier before the main loop and exactly one in it ("fragpipe":
+  // the wait and barrier sit before the last k16 step, and the first
+  // fragments of tile k + 1 load after them, before that step's mma).
+  auto count = [&](size_t from, size_t to) {
+    size_t n = 0;
+    for (size_t p = s.find("__syncthreads", from); p < to;
+         p = s.find("__syncthreads", p + 1))
+      ++n;
+    return n;
+  };
+  size_t loop = s.find("for (int k = 0; k < 64; ++k) {");
+  size_t drain = s.find("tl::cp_async_wait<0>();");
+  ASSERT_NE(loop, std::string::npos) << s;
+  ASSERT_NE(drain, std::string::npos) << s;
+  EXPECT_EQ(count(0, loop), 1u) << s;
+  EXPECT_EQ(count(loop, drain), 1u) << s;
+  EXPECT_EQ(count(drain, std::string::npos), 0u) << s;
+  size_t barrier = s.find("__syncthreads", loop);
+  size_t next_tile = s.find("((k + 1) % 3) * 16384", loop);
+  EXPECT_LT(barrier, next_tile) << s;
+  EXPECT_LT(next_tile, drain) << s;
   // 4096 is a multiple of every tile: no bounds checks on the copies.
   EXPECT_THAT(s, Not(HasSubstr("< 4096")));
+}
+
+TEST(Codegen, FragmentPipelineNeedsAnEvenNumberOfK16Steps) {
+  // bk = 16: one k16 step per tile, the fragments double-buffer inside the
+  // tile only (no loads of tile k + 1, the barrier at the top of the loop).
+  absl::StatusOr<CompiledKernel> k =
+      compile(GemmK16(), {.target = Target::sm80()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(), Not(HasSubstr("((k + 1) % 3)")));
+  EXPECT_THAT(k->source(), HasSubstr("tl::ldmatrix_x4("));
+}
+
+TEST(Codegen, FragmentPipelineKeepsThreadSyncOff) {
+  absl::StatusOr<CompiledKernel> k = compile(
+      GemmDefault(),
+      {.target = Target::sm80(), .pass_config = {.disable_thread_sync = true}});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(), HasSubstr("((k + 1) % 3)"));
+  EXPECT_THAT(k->source(), Not(HasSubstr("__syncthreads")));
+}
+
+TEST(Codegen, FragmentPipelineWithTwoStages) {
+  absl::StatusOr<CompiledKernel> k =
+      compile(GemmTwoStages(), {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(),
+              HasSubstr("tl::cp_async_wait<0>();\n    __syncthreads();"));
+  EXPECT_THAT(k->source(), HasSubstr("((k + 1) % 2)"));
 }
 
 TEST(Codegen, OddSizesArePredicated) {

@@ -51,12 +51,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(args.size, {"M", "N"}));
     configs = {with(dims["M"], dims["N"])};
   }
-  std::vector<Workload> out;
-  for (const RmsNormConfig& c : configs) {
-    SAMPLES_ASSIGN_OR_RETURN(Workload w, RmsNormWorkload(c, args.seed));
-    out.push_back(std::move(w));
-  }
-  return out;
+  return WorkloadsFor(configs, RmsNormWorkload, args.seed);
 }
 
 }  // namespace

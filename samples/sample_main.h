@@ -77,6 +77,19 @@ struct SampleSpec {
 
 int SampleMain(int argc, char** argv, const SampleSpec& spec);
 
+// One workload per config, in order; the first failure is returned.
+template <typename Config, typename MakeWorkload>
+absl::StatusOr<std::vector<Workload>> WorkloadsFor(
+    const std::vector<Config>& configs, MakeWorkload make, uint64_t seed) {
+  std::vector<Workload> out;
+  for (const Config& c : configs) {
+    absl::StatusOr<Workload> w = make(c, seed);
+    if (!w.ok()) return w.status();
+    out.push_back(*std::move(w));
+  }
+  return out;
+}
+
 // One row of the result table / JSON report.
 struct ResultRow {
   std::string kernel;

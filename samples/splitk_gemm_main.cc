@@ -45,12 +45,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(args.size, {"M", "N", "K"}));
     configs = {with(dims["M"], dims["N"], dims["K"])};
   }
-  std::vector<Workload> out;
-  for (const SplitKConfig& c : configs) {
-    SAMPLES_ASSIGN_OR_RETURN(Workload w, SplitKGemmWorkload(c, args.seed));
-    out.push_back(std::move(w));
-  }
-  return out;
+  return WorkloadsFor(configs, SplitKGemmWorkload, args.seed);
 }
 
 }  // namespace

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Copies the binaries tools/dev/device_final.sh runs, with the Abseil
-# libraries the GPU machine lacks, into .probe/stage (git-ignored).
+# Copies what tools/dev/device_final.sh runs into .probe/stage/build, laid
+# out as the build folder is (so bench/run_all.py --build works there), with
+# the Abseil libraries the GPU machine lacks. .probe is git-ignored; pass it
+# to the device tool in `carry`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 b=build/release
 tools/bundle-runtime-libs.sh "$b" >/dev/null
-rm -rf .probe/stage && mkdir -p .probe/stage/bin
-cp "$b"/tests/*/*gpu_test "$b"/tests/codegen/tessel_gemm_bench \
-   "$b"/bench/cublas_gemm "$b"/samples/{gemm,splitk_gemm,linear_attention} \
-   "$b"/samples/{flash_attention,rmsnorm,softmax,tessel-demo} .probe/stage/bin/
-cp -r "$b/runtime-libs" .probe/stage/
+dst=.probe/stage/build
+rm -rf .probe/stage && mkdir -p "$dst"
+cd "$b"
+cp --parents tests/*/*gpu_test tests/codegen/tessel_gemm_bench \
+   bench/cublas_gemm bench/jit_bench \
+   samples/{gemm,splitk_gemm,linear_attention,flash_attention} \
+   samples/{rmsnorm,softmax,tessel-demo} "../../$dst/"
+cp -r runtime-libs "../../$dst/"
+cd ../..
 du -sh .probe/stage

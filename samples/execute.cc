@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <memory>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -15,7 +14,6 @@
 #include "jit/device_buffer.h"
 #include "jit/driver_api.h"
 #include "samples/status_macros.h"
-#include "tessel/interpret.h"
 #include "tessel/testing.h"
 
 namespace tessel::samples {
@@ -79,33 +77,46 @@ absl::StatusOr<std::vector<CompiledKernel>> CompileAll(const Workload& w,
   return kernels;
 }
 
-// ---------------------------------------------------------------- CPU
-
-absl::Status RunStepOnCpu(Workload& w, const Step& step, int threads) {
-  std::vector<HostTensor*> args;
-  // Flat views are copies, written back after the step.
-  std::vector<std::pair<HostTensor*, std::unique_ptr<HostTensor>>> views;
-  for (const Arg& arg : step.args) {
-    SAMPLES_ASSIGN_OR_RETURN(HostTensor * t, Find(w, arg.name));
-    if (arg.view.empty()) {
-      args.push_back(t);
-      continue;
+// The TensorViews each step launches on: every tensor's memory (a device
+// pointer, or the host bytes for Target::cpu()) with the step's shapes.
+absl::StatusOr<std::vector<std::vector<TensorView>>> StepViews(
+    Workload& w, const std::function<uint64_t(const std::string&)>& address) {
+  std::vector<std::vector<TensorView>> views;
+  for (const Step& step : w.steps) {
+    std::vector<TensorView> v;
+    for (const Arg& arg : step.args) {
+      SAMPLES_ASSIGN_OR_RETURN(HostTensor * t, Find(w, arg.name));
+      std::vector<int64_t> shape = arg.view.empty() ? t->shape() : arg.view;
+      if (Product(shape) != t->num_elements()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(w.kernel, ": view of ", arg.name, " has another ",
+                         "element count than ", t->type_string()));
+      }
+      v.push_back(TensorView::Contiguous(address(arg.name), t->dtype(),
+                                         std::move(shape)));
     }
-    SAMPLES_ASSIGN_OR_RETURN(HostTensor view, Reshaped(*t, arg.view));
-    views.emplace_back(t, std::make_unique<HostTensor>(std::move(view)));
-    args.push_back(views.back().second.get());
+    views.push_back(std::move(v));
   }
-  absl::Status s = interpret(step.program, args, {.num_threads = threads});
-  if (!s.ok()) {
-    return absl::Status(s.code(),
-                        absl::StrCat(w.kernel, ": ", step.program.name(),
-                                     " on the interpreter: ", s.message()));
-  }
-  for (auto& [t, view] : views) {
-    std::memcpy(t->data(), view->data(), t->num_bytes());
+  return views;
+}
+
+// Launches every step in order on `stream`.
+absl::Status LaunchAll(const Workload& w,
+                       const std::vector<CompiledKernel>& kernels,
+                       const std::vector<std::vector<TensorView>>& views,
+                       CUstream_st* stream) {
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    absl::Status s = kernels[i].launch(views[i], stream);
+    if (!s.ok()) {
+      return absl::Status(
+          s.code(), absl::StrCat(w.kernel, ": launching ",
+                                 w.steps[i].program.name(), ": ", s.message()));
+    }
   }
   return absl::OkStatus();
 }
+
+// ---------------------------------------------------------------- CPU
 
 absl::StatusOr<RunResult> ExecuteOnCpu(Workload& w, const ExecuteOptions& o) {
   RunResult r;
@@ -115,10 +126,19 @@ absl::StatusOr<RunResult> ExecuteOnCpu(Workload& w, const ExecuteOptions& o) {
     SAMPLES_ASSIGN_OR_RETURN(
         r.cache, CompileSteps(w, Target::cuda(o.compile_arch), &r.compile_ms));
   }
+  // The public path: compile for Target::cpu(), launch on the host tensors
+  // (the steps update the workload's tensors in place).
+  SAMPLES_ASSIGN_OR_RETURN(
+      std::vector<CompiledKernel> kernels,
+      CompileAll(w, Target::cpu(), /*cache=*/nullptr, /*compile_ms=*/nullptr));
+  SAMPLES_ASSIGN_OR_RETURN(
+      std::vector<std::vector<TensorView>> views,
+      StepViews(w, [&](const std::string& name) {
+        return static_cast<uint64_t>(
+            reinterpret_cast<uintptr_t>(w.tensors.at(name).data()));
+      }));
   Clock::time_point start = Clock::now();
-  for (const Step& step : w.steps) {
-    SAMPLES_RETURN_IF_ERROR(RunStepOnCpu(w, step, o.interpreter_threads));
-  }
+  SAMPLES_RETURN_IF_ERROR(LaunchAll(w, kernels, views, nullptr));
   r.ms = MsSince(start);
   return r;
 }
@@ -159,32 +179,13 @@ absl::StatusOr<RunResult> ExecuteOnGpu(Workload& w, const ExecuteOptions& o) {
     SAMPLES_RETURN_IF_ERROR(b.CopyFromHost(t.data(), t.num_bytes()));
     buffers.emplace(name, std::move(b));
   }
-  std::vector<std::vector<TensorView>> views;
-  for (const Step& step : w.steps) {
-    std::vector<TensorView> v;
-    for (const Arg& arg : step.args) {
-      SAMPLES_ASSIGN_OR_RETURN(HostTensor * t, Find(w, arg.name));
-      std::vector<int64_t> shape = arg.view.empty() ? t->shape() : arg.view;
-      if (Product(shape) != t->num_elements()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(w.kernel, ": view of ", arg.name, " has another ",
-                         "element count than ", t->type_string()));
-      }
-      v.push_back(TensorView::Contiguous(buffers.at(arg.name).ptr(), t->dtype(),
-                                         std::move(shape)));
-    }
-    views.push_back(std::move(v));
-  }
-  auto run_all = [&](CUstream_st* stream) -> absl::Status {
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      absl::Status s = kernels[i].launch(views[i], stream);
-      if (!s.ok()) {
-        return absl::Status(s.code(), absl::StrCat(w.kernel, ": launching ",
-                                                   w.steps[i].program.name(),
-                                                   ": ", s.message()));
-      }
-    }
-    return absl::OkStatus();
+  SAMPLES_ASSIGN_OR_RETURN(
+      std::vector<std::vector<TensorView>> views,
+      StepViews(w, [&](const std::string& name) {
+        return static_cast<uint64_t>(buffers.at(name).ptr());
+      }));
+  auto run_all = [&](CUstream_st* stream) {
+    return LaunchAll(w, kernels, views, stream);
   };
 
   // The checked run (also loads the modules).
@@ -252,19 +253,6 @@ std::string GpuUnavailableReason() {
 
 Backend DefaultBackend() {
   return GpuUnavailableReason().empty() ? Backend::kGpu : Backend::kCpu;
-}
-
-absl::StatusOr<HostTensor> Reshaped(const HostTensor& t,
-                                    std::vector<int64_t> shape) {
-  SAMPLES_ASSIGN_OR_RETURN(HostTensor out,
-                           HostTensor::Create(t.dtype(), std::move(shape)));
-  if (out.num_elements() != t.num_elements()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Reshaped: ", t.type_string(), " has ", t.num_elements(), " elements, ",
-        out.type_string(), " has ", out.num_elements()));
-  }
-  std::memcpy(out.data(), t.data(), t.num_bytes());
-  return out;
 }
 
 absl::StatusOr<std::string> CompileSteps(const Workload& workload,

@@ -11,7 +11,8 @@
 // kernel cache), all tensors are uploaded, the steps run once in order and the
 // outputs come back; with bench, tessel::do_bench then times the whole step
 // list (each run re-zeroes what it accumulates into, as the steps say).
-// CPU: the steps run on tessel::interpret, timed by the wall clock; with
+// CPU: every step is compiled for Target::cpu() and launched on the host
+// tensors in place (the interpreter), timed by the wall clock; with
 // compile_arch set, each step is also compiled for that arch (no GPU needed),
 // so the cache hit / miss is real there too.
 #ifndef TESSEL_SAMPLES_EXECUTE_H_
@@ -44,7 +45,6 @@ struct ExecuteOptions {
   // first). CPU: the interpreter run is always timed once.
   bool bench = false;
   BenchOptions bench_options;
-  int interpreter_threads = 0;  // 0: one per hardware thread
 };
 
 struct RunResult {

@@ -91,10 +91,6 @@ struct Workload {
       reference;
 };
 
-// A tensor of the same bytes seen with another shape (same element count).
-absl::StatusOr<HostTensor> Reshaped(const HostTensor& t,
-                                    std::vector<int64_t> shape);
-
 }  // namespace tessel::samples
 
 #endif  // TESSEL_SAMPLES_WORKLOAD_H_

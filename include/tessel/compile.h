@@ -1,4 +1,4 @@
-// Compiling a tile program into a launchable GPU kernel.
+// Compiling a tile program into a launchable kernel.
 //
 //   absl::StatusOr<tessel::CompiledKernel> k = tessel::compile(
 //       program, {.target = tessel::Target::sm90a(),
@@ -6,9 +6,18 @@
 //   std::cout << k->source();   // the generated CUDA C++
 //   RETURN_IF_ERROR(k->launch({a, b, c}, stream));   // see runtime.h
 //
-// compile() runs the scheduler passes, the CUDA codegen and NVRTC (through
-// the disk cache). An explicit target compiles without a GPU; the kernel
-// is loaded onto the device at its first launch.
+//   // No GPU: the same program on the CPU interpreter, host pointers.
+//   ASSIGN_OR_RETURN(tessel::CompiledKernel cpu,
+//                    tessel::compile(program, {.target =
+//                    tessel::Target::cpu()}));
+//   RETURN_IF_ERROR(cpu.launch({a_host, b_host, c_host}));
+//
+// For a CUDA target compile() runs the scheduler passes, the CUDA codegen
+// and NVRTC (through the disk cache). An explicit target compiles without a
+// GPU; the kernel is loaded onto the device at its first launch.
+// For Target::cpu() it verifies the program and compiles it for the
+// interpreter (docs/interpreter.md): no NVRTC, GPU or cache; pass_config,
+// fast_math, lineinfo and isolated do not apply.
 #ifndef TESSEL_COMPILE_H_
 #define TESSEL_COMPILE_H_
 
@@ -37,7 +46,8 @@ class Target {
   static Target sm90a();
   // Any "sm_XY[a]" arch.
   static Target cuda(std::string arch);
-  // The CPU interpreter (not wired into compile() yet: Unimplemented).
+  // The CPU interpreter: launch() runs the program on host memory, with
+  // the interpreter's exact numerics and its user-bug checks.
   static Target cpu();
 
   Kind kind() const { return kind_; }

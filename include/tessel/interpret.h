@@ -13,7 +13,8 @@
 // order. User bugs come back as a Status naming the op and the source line:
 // reading a tile element nothing wrote, an index out of bounds, an mbarrier
 // wait that can never complete, arguments that do not match the parameters.
-// See docs/interpreter.md.
+// The same runs behind compile(program, {.target = Target::cpu()}) and
+// CompiledKernel::launch on host TensorViews. See docs/interpreter.md.
 #ifndef TESSEL_INTERPRET_H_
 #define TESSEL_INTERPRET_H_
 

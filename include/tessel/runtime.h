@@ -1,4 +1,5 @@
-// Running a compiled kernel on device tensors.
+// Running a compiled kernel on device tensors (host tensors for
+// Target::cpu()).
 //
 //   tessel::TensorView a = tessel::TensorView::Contiguous(ptr_a, tessel::f16,
 //                                                         {4096, 4096});
@@ -8,6 +9,9 @@
 // f16[4096,4096], got f32[4096,4096]"), binds the program's symbolic sizes
 // from the shapes, computes the grid and launches on `stream` (nullptr: the
 // legacy default stream) in the current context (or device 0's primary).
+// A Target::cpu() kernel takes host pointers and no stream (nullptr); it
+// runs the interpreter over the whole grid before launch() returns, reading
+// and writing the tensors in place (atomic_add adds to what they hold).
 #ifndef TESSEL_RUNTIME_H_
 #define TESSEL_RUNTIME_H_
 
@@ -26,7 +30,7 @@ namespace tessel {
 // A device tensor: pointer, element type, shape and strides (in elements;
 // empty = row-major contiguous). Generated kernels take contiguous tensors.
 struct TensorView {
-  uint64_t data = 0;  // a CUdeviceptr
+  uint64_t data = 0;  // a CUdeviceptr; a host address for Target::cpu()
   DataType dtype = DataType::kF32;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
@@ -58,10 +62,12 @@ class CompiledKernel {
                       CUstream_st* stream = nullptr) const;
 
   const std::string& name() const;
-  const std::string& source() const;      // the generated CUDA C++
-  const std::string& entry() const;       // the kernel's name in it
-  const std::string& lowered_ir() const;  // the IR the codegen printed
-  const std::string& arch() const;
+  // The generated CUDA C++ and the kernel's name in it (empty for cpu).
+  const std::string& source() const;
+  const std::string& entry() const;
+  // The IR the codegen printed (cpu: the verified program it interprets).
+  const std::string& lowered_ir() const;
+  const std::string& arch() const;  // "sm_90a", ..., "cpu"
   int threads() const;
   int shared_memory_bytes() const;  // dynamic shared memory per block
   size_t cubin_bytes() const;

@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/interp/compiler.h"
@@ -64,41 +65,57 @@ std::string ExpectedShape(const ir::BufferNode* node) {
                       "]");
 }
 
+std::string TypeString(const TensorRef& t) {
+  return absl::StrCat(DtypeName(t.dtype), "[", absl::StrJoin(t.shape, ", "),
+                      "]");
+}
+
+int64_t NumElements(const TensorRef& t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape) n *= d;
+  return n;
+}
+
+absl::Status CheckCount(const Executable& exe, size_t count) {
+  const size_t n = exe.param_slots.size();
+  if (count == n) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (int slot : exe.param_slots)
+    names.push_back(exe.buffers[slot].node->name);
+  return absl::InvalidArgumentError(
+      absl::StrCat("program '", exe.name, "' takes ", n, " tensors (",
+                   absl::StrJoin(names, ", "), "), got ", count));
+}
+
 // Binds the symbolic sizes and the global tensors of `proto` from args.
 absl::Status BindArguments(const Executable& exe,
-                           const std::vector<HostTensor*>& args, Frame& proto) {
-  const size_t n = exe.param_slots.size();
-  if (args.size() != n) {
-    std::vector<std::string> names;
-    for (int slot : exe.param_slots)
-      names.push_back(exe.buffers[slot].node->name);
-    return absl::InvalidArgumentError(
-        absl::StrCat("program '", exe.name, "' takes ", n, " tensors (",
-                     absl::StrJoin(names, ", "), "), got ", args.size()));
-  }
+                           const std::vector<TensorRef>& args, Frame& proto) {
+  INTERP_RETURN_IF_ERROR(CheckCount(exe, args.size()));
+  const size_t n = args.size();
   std::vector<bool> bound(exe.num_vars, false);
   std::map<int, std::string> bound_by;
   for (size_t i = 0; i < n; ++i) {
     const BufferInstance& param = exe.buffers[exe.param_slots[i]];
-    const HostTensor* t = args[i];
-    if (t == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(Describe(exe, i), " is null"));
-    }
-    if (!t->status().ok()) {
+    const TensorRef& t = args[i];
+    if (absl::c_any_of(t.shape, [](int64_t d) { return d < 0; })) {
       return absl::InvalidArgumentError(absl::StrCat(
-          Describe(exe, i), " is not a valid tensor: ", t->status().message()));
+          Describe(exe, i), " has a negative dimension: ", TypeString(t)));
     }
-    if (t->dtype() != param.dtype || t->rank() != param.node->rank()) {
+    if (t.data == nullptr && NumElements(t) > 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat(Describe(exe, i), " is ", t->type_string(),
-                       ", expected ", ExpectedShape(param.node)));
+          absl::StrCat(Describe(exe, i), " has no data (a null pointer)"));
     }
-    for (int d = 0; d < t->rank(); ++d) {
+    const int rank = static_cast<int>(t.shape.size());
+    if (t.dtype != param.dtype || rank != param.node->rank()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Describe(exe, i), " is ", TypeString(t), ", expected ",
+                       ExpectedShape(param.node)));
+    }
+    for (int d = 0; d < rank; ++d) {
       const int slot = exe.param_dim_vars[i][d];
       if (slot < 0 || bound[slot]) continue;
       bound[slot] = true;
-      proto.vars[slot] = t->shape()[d];
+      proto.vars[slot] = t.shape[d];
       bound_by[slot] = absl::StrCat(Describe(exe, i), " dimension ", d);
     }
   }
@@ -112,11 +129,11 @@ absl::Status BindArguments(const Executable& exe,
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    const HostTensor* t = args[i];
-    for (int d = 0; d < t->rank(); ++d) {
+    const TensorRef& t = args[i];
+    for (size_t d = 0; d < t.shape.size(); ++d) {
       const int64_t expected = exe.param_shapes[i][d](proto);
       if (proto.failed) return proto.status;
-      if (expected != t->shape()[d]) {
+      if (expected != t.shape[d]) {
         const int slot = exe.param_dim_vars[i][d];
         std::string why;
         if (slot >= 0) {
@@ -124,23 +141,23 @@ absl::Status BindArguments(const Executable& exe,
               " (", exe.program.params[i]->shape[d].As<ir::VarNode>()->name,
               " = ", expected, " from ", bound_by[slot], ")");
         }
-        return absl::InvalidArgumentError(absl::StrCat(
-            Describe(exe, i), " is ", t->type_string(), ", expected ",
-            ExpectedShape(exe.buffers[exe.param_slots[i]].node), ": dimension ",
-            d, " must be ", expected, why));
+        return absl::InvalidArgumentError(
+            absl::StrCat(Describe(exe, i), " is ", TypeString(t), ", expected ",
+                         ExpectedShape(exe.buffers[exe.param_slots[i]].node),
+                         ": dimension ", d, " must be ", expected, why));
       }
     }
   }
   for (size_t i = 0; i < n; ++i) {
     BufferInstance& b = proto.buffers[exe.param_slots[i]];
-    HostTensor* t = args[i];
-    b.shape = t->shape();
+    const TensorRef& t = args[i];
+    b.shape = t.shape;
     b.strides.assign(b.shape.size(), 1);
     for (int d = static_cast<int>(b.shape.size()) - 2; d >= 0; --d) {
       b.strides[d] = b.strides[d + 1] * b.shape[d + 1];
     }
-    b.size = t->num_elements();
-    b.raw = t->data();
+    b.size = NumElements(t);
+    b.raw = t.data;
   }
   return absl::OkStatus();
 }
@@ -232,6 +249,27 @@ absl::Status RunKernel(const Executable& exe, const CompiledKernel& k,
 
 absl::Status Run(const Executable& exe, std::vector<HostTensor*> args,
                  const RunOptions& options) {
+  INTERP_RETURN_IF_ERROR(CheckCount(exe, args.size()));
+  std::vector<TensorRef> refs;
+  refs.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    HostTensor* t = args[i];
+    if (t == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Describe(exe, i), " is null"));
+    }
+    if (!t->status().ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Describe(exe, i), " is not a valid tensor: ", t->status().message()));
+    }
+    refs.push_back({t->dtype(), t->shape(), t->data()});
+  }
+  return RunOnRefs(exe, refs, options);
+}
+
+absl::Status RunOnRefs(const Executable& exe,
+                       const std::vector<TensorRef>& args,
+                       const RunOptions& options) {
   Frame proto;
   proto.vars.assign(exe.num_vars, 0);
   proto.buffers = exe.buffers;

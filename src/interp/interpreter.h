@@ -42,6 +42,20 @@ absl::Status Run(const ir::Program& program, std::vector<HostTensor*> args,
 absl::Status Run(const Executable& exe, std::vector<HostTensor*> args,
                  const RunOptions& options = {});
 
+// Row-major host memory the interpreter reads and writes in place without
+// owning it: how CompiledKernel::launch runs Target::cpu() kernels on the
+// caller's TensorViews. data must hold every element of shape.
+struct TensorRef {
+  DataType dtype = DataType::kF32;
+  std::vector<int64_t> shape;
+  std::byte* data = nullptr;
+};
+
+// Run over TensorRefs (the same checks and errors; a null data is an error).
+absl::Status RunOnRefs(const Executable& exe,
+                       const std::vector<TensorRef>& args,
+                       const RunOptions& options = {});
+
 }  // namespace tessel::interp
 
 #endif  // TESSEL_SRC_INTERP_INTERPRETER_H_

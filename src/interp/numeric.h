@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "src/ir/int_conversion.h"
 #include "tessel/dtype.h"
 
 namespace tessel::interp {
@@ -29,10 +30,10 @@ double DecodeFloat(DataType t, uint64_t bits);
 // gives). f64: v itself.
 double RoundToDtype(DataType t, double v);
 
-// An integer (or bool) value wrapped to t's width (bool: v != 0).
-int64_t WrapInt(DataType t, int64_t v);
-// Float to integer dtype t: truncation toward zero, saturating; NaN -> 0.
-int64_t FloatToInt(DataType t, double v);
+// Integer wrapping and float to integer conversion: one definition with the
+// constant folder's (src/ir/int_conversion.h).
+using ir::FloatToInt;
+using ir::WrapInt;
 
 // Reading and writing one element of dtype t at p (dtype_bytes(t) bytes).
 double LoadElement(DataType t, const std::byte* p);

@@ -6,28 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/ir/buffer.h"
+#include "src/ir/int_conversion.h"
 
 namespace tessel::ir {
 namespace {
-
-int64_t WrapToWidth(DataType dtype, int64_t v) {
-  switch (dtype) {
-    case DataType::kBool:
-      return v != 0;
-    case DataType::kI8:
-      return static_cast<int8_t>(v);
-    case DataType::kU8:
-      return static_cast<uint8_t>(v);
-    case DataType::kI16:
-      return static_cast<int16_t>(v);
-    case DataType::kI32:
-      return static_cast<int32_t>(v);
-    case DataType::kU32:
-      return static_cast<uint32_t>(v);
-    default:
-      return v;
-  }
-}
 
 // Order in which types win a promotion (higher wins).
 int PromotionRank(DataType t) {
@@ -437,7 +419,7 @@ const char* MathOpName(MathOp op) {
 }
 
 Expr IntImm(DataType dtype, int64_t value) {
-  return Expr(std::make_shared<IntImmNode>(dtype, WrapToWidth(dtype, value)));
+  return Expr(std::make_shared<IntImmNode>(dtype, WrapInt(dtype, value)));
 }
 
 Expr FloatImm(DataType dtype, double value) {
@@ -605,8 +587,9 @@ Expr Cast(DataType dtype, Expr value) {
       }
     } else if (dtype == DataType::kBool) {
       return BoolImm(f->value != 0);
-    } else if (std::isfinite(f->value) && std::fabs(f->value) < 9.2e18) {
-      return IntImm(dtype, static_cast<int64_t>(f->value));
+    } else {
+      // Truncates and saturates, as the interpreter and cvt.rzi do.
+      return IntImm(dtype, FloatToInt(dtype, f->value));
     }
   }
   return Expr(std::make_shared<CastNode>(dtype, std::move(value)));

@@ -4,6 +4,7 @@
 #include "src/codegen/cuda_codegen.h"
 #include "src/ir/printer.h"
 #include "src/passes/ir_util.h"
+#include "src/runtime/cpu_kernel.h"
 #include "src/runtime/kernel_impl.h"
 #include "src/runtime/lower.h"
 #include "tessel/program.h"
@@ -25,9 +26,10 @@ jit::KernelCache& IsolatedCache() {
 absl::StatusOr<CompiledKernel> compile(const ir::Program& program,
                                        const CompileOptions& options) {
   if (options.target.kind() == Target::Kind::kCpu) {
-    return absl::UnimplementedError(
-        "compile(): Target::cpu() (the interpreter) is not wired into "
-        "compile() yet; run the program with tessel::interpret");
+    absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> impl =
+        runtime::CompileForCpu(program);
+    if (!impl.ok()) return impl.status();
+    return CompiledKernel(*std::move(impl));
   }
   absl::StatusOr<runtime::Lowered> lowered = runtime::Lower(program, options);
   if (!lowered.ok()) return lowered.status();

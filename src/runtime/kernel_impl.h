@@ -1,8 +1,10 @@
-// What a CompiledKernel holds: the generated source, the cubin, and what
-// launch() needs to check tensors and compute the grid.
+// What a CompiledKernel holds: for a GPU target the generated source, the
+// cubin, and what launch() needs to check tensors and compute the grid; for
+// Target::cpu() the interpreter's executable instead of source and cubin.
 #ifndef TESSEL_SRC_RUNTIME_KERNEL_IMPL_H_
 #define TESSEL_SRC_RUNTIME_KERNEL_IMPL_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,10 @@
 #include "jit/launch.h"
 #include "src/ir/program.h"
 #include "src/passes/lowering_state.h"
+
+namespace tessel::interp {
+struct Executable;
+}  // namespace tessel::interp
 
 namespace tessel::runtime {
 
@@ -27,12 +33,10 @@ struct KernelImpl {
   std::vector<passes::AlignmentRequirement> alignment;
   jit::CachedCubin cubin;
   jit::KernelSignature signature;
+  // Set for Target::cpu() (src/runtime/cpu_kernel.h): launch() runs this on
+  // host memory; source and cubin are empty.
+  std::shared_ptr<const interp::Executable> interpreter;
 };
-
-// Evaluates an integer expression of the program's sizes (grid extents).
-absl::StatusOr<int64_t> EvalInt(
-    const ir::Expr& e,
-    const std::unordered_map<const ir::VarNode*, int64_t>& values);
 
 }  // namespace tessel::runtime
 

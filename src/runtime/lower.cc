@@ -10,8 +10,8 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
   const Target& target = options.target;
   if (target.kind() == Target::Kind::kCpu) {
     return absl::InvalidArgumentError(
-        "the CPU target has no CUDA lowering; run the program with "
-        "tessel::interpret");
+        "the CPU target has no CUDA lowering: compile() builds it for the "
+        "interpreter");
   }
   if (!target.status().ok()) return target.status();
   if (target.sm() < 80) {

@@ -1,3 +1,5 @@
+#include <cmath>
+#include <cstdint>
 #include <functional>
 #include <random>
 
@@ -19,6 +21,21 @@ TEST(ExprTest, FoldsConstants) {
   EXPECT_EQ(AsConstFloat(Expr(0.5) * 4), 2.0);
   EXPECT_TRUE(IsConstInt(Expr(3) < 4, 1));
   EXPECT_EQ((Expr(3) < 4).dtype(), DataType::kBool);
+}
+
+// Folded casts give what the interpreter (and cvt.rzi) computes: integers
+// wrap to the width, floats truncate and saturate, NaN becomes 0.
+TEST(ExprTest, FoldsCastsAsTheyRun) {
+  EXPECT_TRUE(IsConstInt(Cast(DataType::kI8, IntImm(DataType::kI32, 300)), 44));
+  EXPECT_TRUE(
+      IsConstInt(Cast(DataType::kI8, FloatImm(DataType::kF32, 300)), 127));
+  EXPECT_TRUE(IsConstInt(Cast(DataType::kU8, FloatImm(DataType::kF32, -5)), 0));
+  EXPECT_TRUE(
+      IsConstInt(Cast(DataType::kI32, FloatImm(DataType::kF64, -2.7)), -2));
+  EXPECT_TRUE(
+      IsConstInt(Cast(DataType::kI32, FloatImm(DataType::kF32, NAN)), 0));
+  EXPECT_TRUE(IsConstInt(Cast(DataType::kI64, FloatImm(DataType::kF64, 1e30)),
+                         INT64_MAX));
 }
 
 TEST(ExprTest, SimplifiesIndexArithmetic) {

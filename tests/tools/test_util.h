@@ -1,4 +1,5 @@
-// Helpers of the tools suites: temp folders, files, child processes.
+// Helpers of the tools suites: temp folders and files (tests/common), child
+// processes.
 #ifndef TESSEL_TESTS_TOOLS_TEST_UTIL_H_
 #define TESSEL_TESTS_TOOLS_TEST_UTIL_H_
 
@@ -8,58 +9,17 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/common/temp_dir.h"
+
 namespace tessel::tools::testing {
 
-// A fresh private folder, removed with its contents at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "tessel-tools-test-XXXXXX")
-            .string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const {
-    return (std::filesystem::path(path_) / name).string();
-  }
-
- private:
-  std::string path_;
-};
-
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-inline void WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
-
-// Every regular file under `dir` (names only).
-inline std::vector<std::string> FilesUnder(const std::string& dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (it->is_regular_file()) names.push_back(it->path().filename().string());
-  }
-  return names;
-}
+using test_common::FilesUnder;
+using test_common::ReadFile;
+using test_common::TempDir;
+using test_common::WriteFile;
 
 // Temp files (".<name>.tmp.<pid>.<n>") and lock files left in a cache.
 inline std::vector<std::string> LeftoversUnder(const std::string& dir) {

@@ -1,0 +1,139 @@
+#include "src/runtime/check_tensors.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/ir/op.h"
+#include "src/ir/printer.h"
+
+namespace tessel::runtime {
+namespace {
+
+std::string Expected(const ir::Buffer& b) {
+  std::vector<std::string> dims;
+  for (const ir::Expr& d : b->shape) dims.push_back(ir::ToString(d));
+  return absl::StrCat(std::string(dtype_name(b->dtype)), "[",
+                      absl::StrJoin(dims, ","), "]");
+}
+
+// Checks one view against its parameter, binding symbolic sizes in values.
+absl::Status CheckTensor(const KernelImpl& k, const ir::Buffer& p,
+                         const TensorView& t, SizeBindings& values) {
+  auto mismatch = [&]() {
+    return absl::InvalidArgumentError(absl::StrCat(k.name, ": ", p->name,
+                                                   ": expected ", Expected(p),
+                                                   ", got ", t.ToString()));
+  };
+  if (t.dtype != p->dtype || t.shape.size() != p->shape.size())
+    return mismatch();
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    const ir::Expr& want = p->shape[d];
+    if (const auto* v = want.As<ir::VarNode>()) {
+      auto [it, fresh] = values.emplace(v, t.shape[d]);
+      if (!fresh && it->second != t.shape[d]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(k.name, ": ", p->name, ": expected ", Expected(p),
+                         ", got ", t.ToString(), " (", v->name, " is ",
+                         it->second, " from an earlier tensor)"));
+      }
+      if (t.shape[d] <= 0 || t.shape[d] > INT32_MAX) return mismatch();
+    } else {
+      absl::StatusOr<int64_t> n = EvalInt(want, values);
+      if (!n.ok() || *n != t.shape[d]) return mismatch();
+    }
+  }
+  if (!t.strides.empty()) {
+    int64_t expect = 1;
+    for (int d = static_cast<int>(t.shape.size()) - 1; d >= 0; --d) {
+      if (t.strides[d] != expect && t.shape[d] != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            k.name, ": ", p->name, ": the kernel takes contiguous row-major ",
+            "tensors; strides [", absl::StrJoin(t.strides, ","), "] are not"));
+      }
+      expect *= t.shape[d];
+    }
+  }
+  if (t.data == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(k.name, ": ", p->name, ": null ",
+                     k.interpreter ? "host" : "device", " pointer"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SizeBindings> CheckTensors(
+    const KernelImpl& k, const std::vector<TensorView>& tensors) {
+  if (tensors.size() != k.params.size()) {
+    std::vector<std::string> names;
+    for (const ir::Buffer& b : k.params) names.push_back(b->name);
+    return absl::InvalidArgumentError(
+        absl::StrCat(k.name, ": expected ", k.params.size(), " tensors (",
+                     absl::StrJoin(names, ", "), "), got ", tensors.size()));
+  }
+  SizeBindings values;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    absl::Status s = CheckTensor(k, k.params[i], tensors[i], values);
+    if (!s.ok()) return s;
+  }
+  for (const passes::AlignmentRequirement& a : k.alignment) {
+    const TensorView& t = tensors[a.param];
+    int64_t bytes = int64_t{a.multiple} * dtype_bytes(t.dtype);
+    if (t.shape.back() % a.multiple != 0 || t.data % bytes != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          k.name, ": ", k.params[a.param]->name, " ", t.ToString(),
+          ": this kernel's ", a.reason, " need the last dimension to be a ",
+          "multiple of ", a.multiple, " and the pointer aligned to ", bytes,
+          " bytes"));
+    }
+  }
+  return values;
+}
+
+absl::StatusOr<int64_t> EvalInt(const ir::Expr& e, const SizeBindings& values) {
+  if (auto c = ir::AsConstInt(e)) return *c;
+  if (const auto* v = e.As<ir::VarNode>()) {
+    auto it = values.find(v);
+    if (it == values.end())
+      return absl::InvalidArgumentError(
+          absl::StrCat("size ", v->name, " is not bound"));
+    return it->second;
+  }
+  if (const auto* c = e.As<ir::CastNode>()) return EvalInt(c->value, values);
+  if (const auto* b = e.As<ir::BinaryNode>()) {
+    absl::StatusOr<int64_t> x = EvalInt(b->a, values),
+                            y = EvalInt(b->b, values);
+    if (!x.ok()) return x;
+    if (!y.ok()) return y;
+    switch (b->op) {
+      case ir::BinaryOp::kAdd:
+        return *x + *y;
+      case ir::BinaryOp::kSub:
+        return *x - *y;
+      case ir::BinaryOp::kMul:
+        return *x * *y;
+      case ir::BinaryOp::kDiv:
+        if (*y == 0) break;
+        return ir::FloorDiv(*x, *y);
+      case ir::BinaryOp::kMod:
+        if (*y == 0) break;
+        return ir::FloorMod(*x, *y);
+      case ir::BinaryOp::kCeilDiv:
+        if (*y == 0) break;
+        return -ir::FloorDiv(-*x, *y);
+      case ir::BinaryOp::kMin:
+        return std::min(*x, *y);
+      case ir::BinaryOp::kMax:
+        return std::max(*x, *y);
+      default:
+        break;
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("cannot evaluate ", ir::ToString(e), " at launch"));
+}
+
+}  // namespace tessel::runtime

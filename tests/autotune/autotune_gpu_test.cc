@@ -74,7 +74,9 @@ TEST(AutotuneGpu, TunesTheSampleGemm) {
   EXPECT_THAT(progress.str(), HasSubstr("[4/4] block_m=256"));
   EXPECT_THAT(progress.str(), HasSubstr("compile failed"));
   for (const TuneCandidate& c : first->candidates) {
-    if (c.outcome == TuneOutcome::kTimed) EXPECT_GT(c.ms, 0);
+    if (c.outcome == TuneOutcome::kTimed) {
+      EXPECT_GT(c.ms, 0);
+    }
   }
   EXPECT_GT(first->best_ms, 0);
   EXPECT_NE(first->best.Int("block_m", 0), 256);
@@ -117,7 +119,9 @@ TEST(AutotuneGpu, TunesTheSampleGemm) {
   EXPECT_TRUE(second->candidates.empty());
   EXPECT_EQ(after.nvrtc_compiles, before.nvrtc_compiles);
   EXPECT_EQ(after.misses, before.misses);
-  if (disk) EXPECT_EQ(after.disk_hits, before.disk_hits + 1);
+  if (disk) {
+    EXPECT_EQ(after.disk_hits, before.disk_hits + 1);
+  }
   ExpectMatchesReference(second->kernel, gemm);
 }
 

@@ -34,9 +34,10 @@ run)
     summary+=("$(printf '%-26s rc=%-3s %4ss' "$n" "$rc" "$((SECONDS - t))")")
   }
   step gpu-test "$S/bin/tessel_autotune_gpu_test"
-  step gemm-tune "$S/bin/gemm" --tune --size=4096x4096x4096 \
+  step gemm-tune "$S/bin/gemm" --tune --backend=gpu --size=4096x4096x4096 \
     --json="$OUT/gemm-tune-bench.json"
-  step gemm-tune-again "$S/bin/gemm" --tune --size=4096x4096x4096
+  step gemm-tune-again "$S/bin/gemm" --tune --backend=gpu \
+    --size=4096x4096x4096
   cp "$OUT"/cache/autotune/*.json "$OUT/" 2>/dev/null
   rm -rf "$OUT/cache"
   tail -n 25 "$OUT/gemm-tune.log"

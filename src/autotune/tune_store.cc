@@ -26,6 +26,7 @@ TuneStore TuneStore::FromOptions(const std::string& dir) {
   jit::DiskCacheOptions cache = jit::DiskCacheOptions::FromEnv();
   if (!cache.enabled) {
     TuneStore off;
+    off.switched_off_ = true;
     off.disabled_reason_ = "switched off (TESSEL_CACHE=off)";
     return off;
   }

@@ -47,6 +47,8 @@ class TuneStore {
   explicit TuneStore(std::string dir);
 
   bool enabled() const { return enabled_; }
+  // Off on purpose (TESSEL_CACHE=off), not for a broken folder.
+  bool switched_off() const { return switched_off_; }
   const std::string& disabled_reason() const { return disabled_reason_; }
   const std::string& dir() const { return dir_; }
   std::string PathFor(const TuneKey& key) const;
@@ -62,6 +64,7 @@ class TuneStore {
 
   std::string dir_;
   bool enabled_ = false;
+  bool switched_off_ = false;
   std::string disabled_reason_;
 };
 

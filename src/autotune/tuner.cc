@@ -65,9 +65,7 @@ absl::StatusOr<TuneResult> AutotuneWith(const TuneRequest& request,
     store = TuneStore::FromOptions(options.store_dir);
     if (!store->enabled()) {
       // Off on purpose is quiet; a broken folder is worth a word.
-      if (!options.store_dir.empty() ||
-          store->disabled_reason().find("TESSEL_CACHE=off") ==
-              std::string::npos) {
+      if (!store->switched_off()) {
         Warn(
             options, result,
             absl::StrCat("not storing the result: ", store->disabled_reason()));

@@ -201,8 +201,10 @@ TEST(TuneStore, FromOptionsFollowsTheCacheEnvironment) {
   TuneStore store = TuneStore::FromOptions("");
   EXPECT_TRUE(store.enabled()) << store.disabled_reason();
   EXPECT_EQ(store.dir(), tmp.path() + "/autotune");
+  EXPECT_FALSE(store.switched_off());
   ::setenv("TESSEL_CACHE", "off", 1);
   EXPECT_FALSE(TuneStore::FromOptions("").enabled());
+  EXPECT_TRUE(TuneStore::FromOptions("").switched_off());
   // An explicit folder is used anyway.
   EXPECT_TRUE(TuneStore::FromOptions(tmp.path() + "/mine").enabled());
   ::unsetenv("TESSEL_CACHE");

@@ -304,6 +304,25 @@ TEST(Autotune, UnusableStoreFolderWarnsAndTunes) {
   EXPECT_THAT(r->warnings[0], HasSubstr("not storing the result"));
 }
 
+TEST(Autotune, CacheSwitchedOffStoresNothingQuietly) {
+  TempDir tmp;
+  ::setenv("TESSEL_CACHE_DIR", tmp.path().c_str(), 1);
+  ::setenv("TESSEL_CACHE", "off", 1);
+  TuneOptions options = Options("");
+  for (int i = 0; i < 2; ++i) {
+    FakeEvaluator eval;
+    absl::StatusOr<TuneResult> r =
+        AutotuneWith(Request(), options, kDevice, eval);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE(r->from_store);
+    EXPECT_TRUE(r->warnings.empty());
+    EXPECT_EQ(r->store_path, "");
+  }
+  ::unsetenv("TESSEL_CACHE");
+  ::unsetenv("TESSEL_CACHE_DIR");
+  EXPECT_TRUE(fs::is_empty(tmp.path()));
+}
+
 TEST(Autotune, WithoutAGpuIsUnavailable) {
   if (tessel::testing::GpuUnavailableReason().empty()) {
     GTEST_SKIP() << "a GPU is here; tessel_autotune_gpu_test covers it";

@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -16,9 +15,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "jit/cache_entry.h"
+#include "jit/cache_files.h"
 #include "jit/cache_key.h"
 #include "jit/counters.h"
 #include "nlohmann/json.hpp"
@@ -54,63 +53,6 @@ std::optional<uint64_t> ParseBytes(std::string text) {
   if (!absl::SimpleAtoi(text, &value)) return std::nullopt;
   return value * scale;
 }
-
-// Creates `dir` (and missing parents) with mode 0700.
-bool MakeDirs(const fs::path& dir, std::string* error) {
-  std::error_code ec;
-  if (fs::is_directory(dir, ec)) return true;
-  if (dir.has_parent_path() && dir.parent_path() != dir &&
-      !MakeDirs(dir.parent_path(), error)) {
-    return false;
-  }
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    *error = absl::StrCat("cannot create ", dir.string(), ": ",
-                          std::strerror(errno));
-    return false;
-  }
-  if (!fs::is_directory(dir, ec)) {
-    *error = absl::StrCat(dir.string(), " is not a folder");
-    return false;
-  }
-  return true;
-}
-
-// Why `dir` must not be trusted, or empty when it may be.
-std::string UnsafeReason(const std::string& dir) {
-  struct stat st;
-  if (::lstat(dir.c_str(), &st) != 0) {
-    return absl::StrCat("cannot stat ", dir, ": ", std::strerror(errno));
-  }
-  if (!S_ISDIR(st.st_mode)) return absl::StrCat(dir, " is not a folder");
-  if (st.st_uid != ::geteuid()) {
-    return absl::StrCat(dir, " is owned by uid ", st.st_uid,
-                        ", not by you (uid ", ::geteuid(),
-                        "); its cubins could be anyone's");
-  }
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return absl::StrFormat(
-        "%s is writable by group or others (mode %04o); chmod 700 it", dir,
-        st.st_mode & 07777);
-  }
-  return "";
-}
-
-bool ReadWholeFile(int fd, std::string& out) {
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return false;
-  out.resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  out.resize(done);
-  return true;
-}
-
-std::atomic<uint64_t> g_temp_counter{0};
 
 }  // namespace
 
@@ -153,13 +95,13 @@ DiskCache::DiskCache(DiskCacheOptions options)
     Disable("no cache folder given");
     return;
   }
-  std::string error;
-  if (!MakeDirs(directory_.version_dir(), &error)) {
-    Disable(error);
+  if (absl::Status made = MakePrivateDirs(directory_.version_dir());
+      !made.ok()) {
+    Disable(std::string(made.message()));
     return;
   }
   for (const std::string& dir : {directory_.root(), directory_.version_dir()}) {
-    if (std::string why = UnsafeReason(dir); !why.empty()) {
+    if (std::string why = UnsafeFolderReason(dir); !why.empty()) {
       Disable(why);
       return;
     }
@@ -206,46 +148,18 @@ std::optional<Cubin> DiskCache::Load(const std::string& key) {
 
 bool DiskCache::WriteAtomically(const std::string& path,
                                 absl::string_view bytes) {
-  const fs::path target(path);
-  const std::string temp =
-      (target.parent_path() / absl::StrCat(".", target.filename().string(),
-                                           ".tmp.", ::getpid(), ".",
-                                           g_temp_counter.fetch_add(1)))
-          .string();
-  const int fd =
-      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    WarnOnce(absl::StrCat("cannot write ", temp, ": ", std::strerror(errno)));
-    return false;
-  }
-  bool ok = true;
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = false;
-      break;
-    }
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  const int saved_errno = errno;
-  ok = ok && ::fsync(fd) == 0;
-  ok = (::close(fd) == 0) && ok;
-  if (ok && ::rename(temp.c_str(), path.c_str()) == 0) return true;
-  WarnOnce(absl::StrCat("cannot write ", path, ": ",
-                        std::strerror(ok ? errno : saved_errno)));
-  ::unlink(temp.c_str());
-  return false;
+  absl::Status written = WriteFileAtomically(path, bytes);
+  if (!written.ok()) WarnOnce(std::string(written.message()));
+  return written.ok();
 }
 
 void DiskCache::Store(const std::string& key, const Cubin& cubin,
                       const CudaSource& source,
                       const std::vector<std::string>& options) {
   if (!enabled_) return;
-  std::string error;
   const fs::path shard = fs::path(directory_.EntryPath(key, "")).parent_path();
-  if (!MakeDirs(shard, &error)) {
-    WarnOnce(error);
+  if (absl::Status made = MakePrivateDirs(shard.string()); !made.ok()) {
+    WarnOnce(std::string(made.message()));
     return;
   }
   nlohmann::json meta;
@@ -278,10 +192,11 @@ void DiskCache::Store(const std::string& key, const Cubin& cubin,
 
 std::unique_ptr<DiskCache::KeyLock> DiskCache::LockKey(const std::string& key) {
   if (!enabled_) return nullptr;
-  std::string error;
   const std::string path = directory_.EntryPath(key, ".lock");
-  if (!MakeDirs(fs::path(path).parent_path(), &error)) {
-    WarnOnce(error);
+  if (absl::Status made =
+          MakePrivateDirs(fs::path(path).parent_path().string());
+      !made.ok()) {
+    WarnOnce(std::string(made.message()));
     return nullptr;
   }
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);

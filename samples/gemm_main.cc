@@ -2,11 +2,16 @@
 //
 //   gemm --size small --backend=cpu --check        # a few configs, seconds
 //   gemm --bench --size=4096x4096x4096 --dtype=bf16 --layout=NT
+//   gemm --tune --size=4096x4096x4096    # pick the tile, then bench it
+#include <iostream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "samples/gemm.h"
+#include "samples/gemm_tune.h"
 #include "samples/sample_main.h"
+#include "samples/sample_util.h"
 #include "samples/status_macros.h"
 
 namespace tessel::samples {
@@ -17,7 +22,52 @@ constexpr char kUsage[] =
     "  --out-dtype=f16|bf16|f32   output (default: the input dtype)\n"
     "  --layout=NN|NT|TN|TT (default NN)\n"
     "  --block-m, --block-n, --block-k, --stages, --threads, --panel\n"
+    "  --tune               autotune the tile on the GPU (default size:\n"
+    "                       bench), print each candidate, bench the winner;\n"
+    "                       given tile flags stay fixed; the winner is\n"
+    "                       stored and reused (docs/autotune.md)\n"
+    "  --tune-budget=S      stop starting candidates after S seconds\n"
+    "  --retune             tune even when a winner is stored\n"
     "  dims: MxNxK\n";
+
+// Replaces each config's tile by the winner of a tune on the GPU.
+absl::Status TuneTiles(std::vector<GemmConfig>& configs, const SampleArgs& args,
+                       const Flags& flags) {
+  if (args.backend != Backend::kGpu) {
+    return absl::InvalidArgumentError(
+        "--tune times candidates on the GPU: it needs --backend=gpu (and a "
+        "GPU)");
+  }
+  TuneConfig pinned;
+  const std::pair<const char*, const char*> kPinnable[] = {
+      {"block-m", "block_m"},   {"block-n", "block_n"}, {"block-k", "block_k"},
+      {"stages", "num_stages"}, {"threads", "threads"}, {"panel", "panel"}};
+  SAMPLES_ASSIGN_OR_RETURN(int64_t budget_s, flags.Int("tune-budget", 0));
+  SAMPLES_ASSIGN_OR_RETURN(bool retune, flags.Bool("retune", false));
+  for (GemmConfig& c : configs) {
+    const TuneConfig tile = GemmTileConfig(c.tile);
+    for (const auto& [flag, name] : kPinnable) {
+      if (flags.Has(flag)) pinned.Set(name, *tile.Find(name));
+    }
+    TuneOptions options;
+    options.progress = &std::cout;
+    options.retune = retune;
+    if (budget_s > 0) options.budget = absl::Seconds(budget_s);
+    std::cout << "tuning gemm " << c.M << "x" << c.N << "x" << c.K << " "
+              << DtypeName(c.in_dtype) << "->" << DtypeName(c.out_dtype) << " "
+              << GemmLayoutName(c.layout) << "\n";
+    SAMPLES_ASSIGN_OR_RETURN(
+        TuneResult r,
+        TuneGemm(c, GemmTuneSpace(c, options.compile.target, pinned), options,
+                 args.seed));
+    SAMPLES_ASSIGN_OR_RETURN(c.tile, GemmTileFromConfig(r.best, c.tile));
+    std::cout << absl::StrFormat(
+        "winner: %s, %.4g ms (%s%s)\n\n", r.best.ToString(), r.best_ms,
+        r.from_store ? "stored, " : "",
+        r.store_path.empty() ? "not stored" : r.store_path);
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
@@ -43,7 +93,10 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     c.M = m, c.N = n, c.K = k;
     return c;
   };
-  if (args.size == "small") {
+  // --tune alone tunes the bench size.
+  const std::string size =
+      args.tune && !flags.Has("size") ? "bench" : args.size;
+  if (size == "small") {
     if (chosen) {
       configs = {with(200, 136, 88), with(67, 45, 51)};
     } else {
@@ -63,7 +116,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       configs.push_back(tn);
       configs.push_back(tt);
     }
-  } else if (args.size == "bench") {
+  } else if (size == "bench") {
     configs = {with(4096, 4096, 4096)};
     if (!chosen) {
       GemmConfig b = with(4096, 4096, 4096);
@@ -71,8 +124,14 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       configs.push_back(b);
     }
   } else {
-    SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(args.size, {"M", "N", "K"}));
+    SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(size, {"M", "N", "K"}));
     configs = {with(dims["M"], dims["N"], dims["K"])};
+  }
+  if (args.tune) {
+    SAMPLES_RETURN_IF_ERROR(TuneTiles(configs, args, flags));
+  } else if (flags.Has("retune") || flags.Has("tune-budget")) {
+    return absl::InvalidArgumentError(
+        "--retune and --tune-budget go with --tune");
   }
   return WorkloadsFor(configs, GemmWorkload, args.seed);
 }
@@ -84,5 +143,6 @@ int main(int argc, char** argv) {
   return tessel::samples::SampleMain(argc, argv,
                                      {.name = "gemm",
                                       .usage = tessel::samples::kUsage,
-                                      .make = tessel::samples::Make});
+                                      .make = tessel::samples::Make,
+                                      .tunes = true});
 }

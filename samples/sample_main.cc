@@ -280,8 +280,13 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
   }
   SAMPLES_ASSIGN_OR_RETURN(bool check, flags.Bool("check", false));
   SAMPLES_ASSIGN_OR_RETURN(bool bench, flags.Bool("bench", false));
-  if (!check && !bench) check = true;
   SampleArgs args;
+  if (spec.tunes) {
+    // Read only here: elsewhere --tune stays an unknown flag.
+    SAMPLES_ASSIGN_OR_RETURN(args.tune, flags.Bool("tune", false));
+    bench = bench || args.tune;
+  }
+  if (!check && !bench) check = true;
   args.size = flags.String("size", "small");
   std::string backend = flags.String("backend", "");
   if (backend.empty()) {

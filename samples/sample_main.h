@@ -13,7 +13,9 @@
 // --size=small|bench|<dims> (dims: "4096x4096x4096" in the sample's order or
 // "M=4096,N=4096,K=4096"), --json=FILE (also write the JSON report there),
 // --compile=ARCH (cpu backend: also compile each kernel for ARCH, e.g.
-// sm_90a, through the kernel cache), --seed=N; plus the sample's own flags.
+// sm_90a, through the kernel cache), --seed=N, --tune (samples that tune:
+// pick the tile with tessel::autotune first, then bench it); plus the
+// sample's own flags.
 // Exit status: 0 all checks passed, 1 a check failed, 2 an error.
 #ifndef TESSEL_SAMPLES_SAMPLE_MAIN_H_
 #define TESSEL_SAMPLES_SAMPLE_MAIN_H_
@@ -64,6 +66,7 @@ struct SampleArgs {
   std::string size = "small";  // small | bench | <dims>
   Backend backend = Backend::kCpu;
   uint64_t seed = 1;
+  bool tune = false;  // --tune (samples whose spec says `tunes`)
 };
 
 struct SampleSpec {
@@ -73,6 +76,9 @@ struct SampleSpec {
   std::function<absl::StatusOr<std::vector<Workload>>(const SampleArgs&,
                                                       const Flags&)>
       make;
+  // Accepts --tune: make() autotunes the kernel's tile for the size first
+  // (SampleArgs::tune), and the winner is benched (--tune implies --bench).
+  bool tunes = false;
 };
 
 int SampleMain(int argc, char** argv, const SampleSpec& spec);

@@ -1,0 +1,131 @@
+#include "jit/cache_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace tessel::jit {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<uint64_t> g_temp_counter{0};
+
+}  // namespace
+
+absl::Status MakePrivateDirs(const std::string& dir) {
+  std::error_code ec;
+  const fs::path path(dir);
+  if (fs::is_directory(path, ec)) return absl::OkStatus();
+  if (path.has_parent_path() && path.parent_path() != path) {
+    if (absl::Status s = MakePrivateDirs(path.parent_path().string());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create ", dir, ": ", std::strerror(errno)));
+  }
+  if (!fs::is_directory(path, ec)) {
+    return absl::FailedPreconditionError(absl::StrCat(dir, " is not a folder"));
+  }
+  return absl::OkStatus();
+}
+
+std::string UnsafeFolderReason(const std::string& dir) {
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0) {
+    return absl::StrCat("cannot stat ", dir, ": ", std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) return absl::StrCat(dir, " is not a folder");
+  if (st.st_uid != ::geteuid()) {
+    return absl::StrCat(dir, " is owned by uid ", st.st_uid,
+                        ", not by you (uid ", ::geteuid(),
+                        "); its files could be anyone's");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::StrFormat(
+        "%s is writable by group or others (mode %04o); chmod 700 it", dir,
+        st.st_mode & 07777);
+  }
+  return "";
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view bytes) {
+  const fs::path target(path);
+  const std::string temp =
+      (target.parent_path() / absl::StrCat(".", target.filename().string(),
+                                           ".tmp.", ::getpid(), ".",
+                                           g_temp_counter.fetch_add(1)))
+          .string();
+  const int fd =
+      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot write ", temp, ": ", std::strerror(errno)));
+  }
+  bool ok = true;
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      break;
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  const int saved_errno = errno;
+  ok = ok && ::fsync(fd) == 0;
+  ok = (::close(fd) == 0) && ok;
+  if (ok && ::rename(temp.c_str(), path.c_str()) == 0) {
+    return absl::OkStatus();
+  }
+  const int error = ok ? errno : saved_errno;
+  ::unlink(temp.c_str());
+  return absl::UnavailableError(
+      absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
+}
+
+bool ReadWholeFile(int fd, std::string& out) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return false;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  out.resize(done);
+  return true;
+}
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const std::string why =
+        absl::StrCat("cannot read ", path, ": ", std::strerror(errno));
+    return errno == ENOENT ? absl::NotFoundError(why)
+                           : absl::UnavailableError(why);
+  }
+  std::string out;
+  const bool ok = ReadWholeFile(fd, out);
+  ::close(fd);
+  if (!ok) return absl::UnavailableError(absl::StrCat("cannot read ", path));
+  return out;
+}
+
+}  // namespace tessel::jit

@@ -1,0 +1,43 @@
+// File helpers shared by the kernel disk cache and the autotuner's store:
+// private folders, a trust check on them, and whole-file reads and writes
+// that never show a reader half a file.
+//
+//   RETURN_IF_ERROR(tessel::jit::MakePrivateDirs("/home/me/.cache/tessel/x"));
+//   if (std::string why = tessel::jit::UnsafeFolderReason(dir); !why.empty())
+//     ... do not read from it ...
+//   RETURN_IF_ERROR(tessel::jit::WriteFileAtomically(path, bytes));
+//   ASSIGN_OR_RETURN(std::string text, tessel::jit::ReadWholeFile(path));
+#ifndef TESSEL_JIT_CACHE_FILES_H_
+#define TESSEL_JIT_CACHE_FILES_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tessel::jit {
+
+// Creates `dir` and its missing parents with mode 0700. FailedPrecondition
+// when a path component is not a folder or cannot be made.
+absl::Status MakePrivateDirs(const std::string& dir);
+
+// Why `dir` must not be trusted (missing, not a folder, owned by another
+// user, writable by group or others), or empty when it may be.
+std::string UnsafeFolderReason(const std::string& dir);
+
+// Writes `bytes` to `path` through ".<name>.tmp.<pid>.<n>" in the same folder,
+// fsync and rename: a reader sees the old file or the new one whole, and of
+// several concurrent writers (threads or processes) the last rename wins.
+// Mode 0600. The temp file is removed on failure.
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view bytes);
+
+// The whole file; NotFound when absent, Unavailable when unreadable.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+// The whole of an open file, from its current offset. False on a read error.
+bool ReadWholeFile(int fd, std::string& out);
+
+}  // namespace tessel::jit
+
+#endif  // TESSEL_JIT_CACHE_FILES_H_

@@ -1,0 +1,150 @@
+// The sample GEMM's tuning pieces without a GPU: tile <-> config, the
+// --tune space, and the GPU test's candidates compiled for sm_90a on the
+// autotuner's compile threads (real NVRTC, fake check and timing).
+#include "samples/gemm_tune.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "src/autotune/tuner.h"
+#include "tests/autotune/gemm_cases.h"
+#include "tests/autotune/temp_dir.h"
+
+namespace tessel::autotuner {
+namespace {
+
+using samples::GemmConfig;
+using samples::GemmTile;
+using ::testing::HasSubstr;
+
+TEST(GemmTune, TileConfigRoundTrip) {
+  GemmTile tile{.block_m = 128,
+                .block_n = 64,
+                .block_k = 32,
+                .num_stages = 2,
+                .threads = 128,
+                .panel = 4};
+  TuneConfig c = samples::GemmTileConfig(tile);
+  EXPECT_EQ(c.ToString(),
+            "block_m=128 block_n=64 block_k=32 num_stages=2 threads=128 "
+            "panel=4");
+  absl::StatusOr<GemmTile> back = samples::GemmTileFromConfig(c);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->block_n, 64);
+  EXPECT_EQ(back->panel, 4);
+  // Missing parameters keep the base's.
+  back = samples::GemmTileFromConfig({{"block_k", 16}}, tile);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->block_k, 16);
+  EXPECT_EQ(back->block_m, 128);
+}
+
+TEST(GemmTune, TileConfigErrors) {
+  EXPECT_THAT(samples::GemmTileFromConfig({{"block_q", 1}}).status().message(),
+              HasSubstr("unknown parameter \"block_q\""));
+  EXPECT_EQ(samples::GemmTileFromConfig({{"block_m", "big"}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(samples::GemmTileFromConfig({{"block_m", int64_t{1} << 40}})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(GemmTune, SpaceIsSmallSaneAndBuilds) {
+  GemmConfig gemm{.M = 4096, .N = 4096, .K = 4096};
+  absl::StatusOr<std::vector<TuneConfig>> configs =
+      samples::GemmTuneSpace(gemm, Target::sm90a()).Enumerate();
+  ASSERT_TRUE(configs.ok()) << configs.status();
+  EXPECT_EQ(configs->size(), 54u);
+  // The measured default is a candidate.
+  const TuneConfig def = samples::GemmTileConfig(GemmTile{});
+  EXPECT_NE(std::find(configs->begin(), configs->end(), def), configs->end());
+  for (const TuneConfig& c : *configs) {
+    const int64_t per_thread =
+        c.Int("block_m", 0) * c.Int("block_n", 0) / c.Int("threads", 1);
+    EXPECT_GE(per_thread, 32) << c.ToString();
+    EXPECT_LE(per_thread, 128) << c.ToString();
+    GemmConfig candidate = gemm;
+    candidate.tile = *samples::GemmTileFromConfig(c, gemm.tile);
+    EXPECT_TRUE(samples::GemmProgram(candidate).ok()) << c.ToString();
+  }
+  // A smaller shared memory filters the largest tiles out.
+  absl::StatusOr<std::vector<TuneConfig>> sm80 =
+      samples::GemmTuneSpace(gemm, Target::sm80()).Enumerate();
+  ASSERT_TRUE(sm80.ok());
+  EXPECT_LT(sm80->size(), configs->size());
+}
+
+TEST(GemmTune, PinnedAxesTakeTheirValue) {
+  GemmConfig gemm{.M = 1024, .N = 1024, .K = 1024};
+  absl::StatusOr<std::vector<TuneConfig>> configs =
+      samples::GemmTuneSpace(gemm, Target::sm90a(),
+                             {{"block_m", 64}, {"threads", 256}})
+          .Enumerate();
+  ASSERT_TRUE(configs.ok()) << configs.status();
+  ASSERT_FALSE(configs->empty());
+  for (const TuneConfig& c : *configs) {
+    EXPECT_EQ(c.Int("block_m", 0), 64);
+    EXPECT_EQ(c.Int("threads", 0), 256);
+  }
+}
+
+// Real builds and compiles (NVRTC for sm_90a, no GPU needed) on the
+// autotuner's threads; every candidate "passes" and takes its index in ms.
+class CompileOnlyEvaluator : public CandidateEvaluator {
+ public:
+  explicit CompileOnlyEvaluator(GemmConfig gemm) : gemm_(gemm) {}
+  absl::StatusOr<Program> Build(const TuneConfig& config) override {
+    GemmConfig c = gemm_;
+    absl::StatusOr<GemmTile> tile = samples::GemmTileFromConfig(config);
+    if (!tile.ok()) return tile.status();
+    c.tile = *tile;
+    return samples::GemmProgram(c);
+  }
+  absl::StatusOr<CompiledKernel> Compile(const TuneConfig&,
+                                         const Program& program) override {
+    return compile(program, {.target = Target::sm90a()});
+  }
+  absl::Status Check(const TuneConfig&, const CompiledKernel& k) override {
+    return k.valid() && !k.source().empty() ? absl::OkStatus()
+                                            : absl::InternalError("no kernel");
+  }
+  absl::StatusOr<double> Time(const TuneConfig& config,
+                              const CompiledKernel&) override {
+    return 1.0 + config.Int("block_k", 0);
+  }
+
+ private:
+  GemmConfig gemm_;
+};
+
+TEST(GemmTune, GpuTestCandidatesCompileForSm90aExceptTheInvalidOne) {
+  testing::TempDir tmp;
+  TuneRequest request;
+  request.kernel = "gemm_NN";
+  request.space = testing::Gemm512Space();
+  CompileOnlyEvaluator eval(testing::Gemm512());
+  TuneOptions options;
+  options.compile = {.target = Target::sm90a()};
+  options.compile_threads = 4;
+  options.store_dir = tmp.path();
+  absl::StatusOr<TuneResult> r =
+      AutotuneWith(request, options, {.name = "none", .arch = "sm_90a"}, eval);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->candidates.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    const TuneCandidate& c = r->candidates[i];
+    if (i == testing::kInvalidCandidate) {
+      EXPECT_EQ(c.outcome, TuneOutcome::kCompileFailed) << c.ToString();
+      EXPECT_EQ(c.status.code(), absl::StatusCode::kResourceExhausted)
+          << c.status;
+    } else {
+      EXPECT_EQ(c.outcome, TuneOutcome::kTimed) << c.ToString();
+    }
+  }
+  EXPECT_EQ(r->best.Int("block_k", 0), 32);
+  EXPECT_TRUE(r->kernel.valid());
+}
+
+}  // namespace
+}  // namespace tessel::autotuner

@@ -33,10 +33,10 @@ struct FlashAttentionConfig {
   int num_stages = 2;
   int threads = 128;
   // Keep P (the f16 probabilities) in registers as the A operand of the
-  // P V gemm, as TileLang's example does, instead of going through shared
-  // memory. The CUDA codegen cannot lay out a gemm with a fragment A yet
-  // (docs/samples.md); the interpreter runs both.
-  bool p_in_registers = false;
+  // P V gemm, as TileLang's example does (the accumulator layout of Q K^T is
+  // the mma A layout of P V when each warp owns whole rows), instead of
+  // going through shared memory.
+  bool p_in_registers = true;
 };
 
 absl::StatusOr<Program> FlashAttentionProgram(

@@ -149,7 +149,9 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
       T::gemm(acc_s_cast, V_shared, acc_o,
               {.policy = T::GemmWarpPolicy::kFullRow});
     }
-    for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) /= logsum(i);
+    // One reciprocal per row instead of a division per element.
+    for (auto i : T::Parallel(bm)) scores_scale(i) = 1.0f / logsum(i);
+    for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) *= scores_scale(i);
     T::copy(acc_o, O(bz, T::slice(bx * bm, (bx + 1) * bm), by, T::all));
   }
   return p.finish();

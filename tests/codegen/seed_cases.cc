@@ -41,9 +41,9 @@ constexpr double kF16GemmRtol = 2e-3, kF16GemmAtol = 1e-3;
 // outputs are of order 1 and added with f32 atomics over DK (or DV) tiles.
 constexpr double kAttentionRtol = 2e-3, kAttentionAtol = 2e-3;
 
-// Row softmax and cumsum in f32: exp2f is within 2 ulps of the exact value
-// the interpreter rounds; the row sum (N <= 64 terms of <= 1) and the prefix
-// sums (<= 1) differ by order by at most N f32 roundings, ~4e-6.
+// Row softmax and cumsum in f32: exp2 (ex2.approx) is within 2 ulps of the
+// exact value the interpreter rounds; the row sum (N <= 64 terms of <= 1) and
+// the prefix sums (<= 1) differ by order by at most N f32 roundings, ~4e-6.
 constexpr double kSoftmaxRtol = 1e-5, kSoftmaxAtol = 1e-5;
 
 // Chained gemms (tests/codegen/chained_gemm.h): P = f16(A B / 2) is rounded

@@ -109,5 +109,17 @@ TEST(RegisterOperand, GemmWithoutWholeRowsPerWarpIsAnError) {
   EXPECT_THAT(msg, HasSubstr("kFullRow"));
 }
 
+TEST(RegisterOperand, OperandOffTheMmaPathIsAnError) {
+  // K = 24 for the second gemm: not a whole k16 step, so no mma.sync path
+  // (and no FMA path reads registers of other threads).
+  absl::StatusOr<Program> p = ChainedGemm({.N = 24});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  ASSERT_FALSE(k.ok());
+  std::string msg(k.status().message());
+  EXPECT_THAT(msg, HasSubstr("chained_gemm.cc:"));
+  EXPECT_THAT(msg, HasSubstr("register operands need the mma.sync path"));
+}
+
 }  // namespace
 }  // namespace tessel

@@ -93,7 +93,10 @@ std::vector<SampleCase> SmallCases() {
   fa("d64", {.B = 1, .S = 128, .H = 2, .D = 64});
   fa("d128", {.B = 1, .S = 128, .H = 1, .D = 128});
   fa("d64_ragged", {.B = 2, .S = 100, .H = 1, .D = 64});
-  // P through shared memory instead of registers (the older form).
+  // The older 64 x 64 tiles, and P through shared memory instead of
+  // registers (the older form).
+  fa("d64_bm64_bn64",
+     {.B = 1, .S = 128, .H = 2, .D = 64, .block_m = 64, .block_n = 64});
   fa("d64_p_in_shared",
      {.B = 1, .S = 128, .H = 1, .D = 64, .p_in_registers = false});
   // Bigger tiles: 8 warps, 128 query rows, a sequence that is not a

@@ -4,6 +4,10 @@
 # Expects a staged folder (tools/dev/stage_device.sh) as its first argument
 # and a config list (lines "D block_m block_n threads stages [flags]") as
 # its second. Few files come back: tests.log, bench.log, summary.txt.
+# The device tool sends the session's own checkout (not a helper's
+# worktree): stage into an ignored folder there and carry that folder.
+# One bench-size config takes ~35 s end to end (host inputs, two compiles,
+# two do_bench runs), hence the 60 s limit per config.
 set -u
 S=${1:?staged folder}
 CONFIGS=${2:?config list}
@@ -49,10 +53,10 @@ done
 table=()
 while read -r D bm bn th st extra; do
   [ -z "$D" ] && continue
-  [ $((SECONDS + 30)) -gt "$DEADLINE" ] && break
+  [ $((SECONDS + 40)) -gt "$DEADLINE" ] && break
   tag="D$D m$bm n$bn t$th s$st $extra"
   echo "=== $tag" >>"$OUT/bench.log"
-  timeout 40 "$fa" --backend=gpu --bench --check=false --size="8x4096x16x$D" \
+  timeout 60 "$fa" --backend=gpu --bench --check=false --size="8x4096x16x$D" \
     --block-m="$bm" --block-n="$bn" --threads="$th" --stages="$st" $extra \
     >"$OUT/one.log" 2>&1
   rc=$?

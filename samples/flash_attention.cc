@@ -74,7 +74,12 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
   auto O = p.tensor("O", {c.B, c.S, c.H, D}, f16);
   {
     T::Kernel kernel(T::ceildiv(c.S, bm), c.H, c.B, {.threads = c.threads});
-    auto [bx, by, bz] = kernel.block_index();
+    auto [block_x, by, bz] = kernel.block_index();
+    // Causal: the last query tiles have the most key blocks; blocks start
+    // in launch order, so run those first and leave the short ones for the
+    // tail of the grid.
+    const int q_tiles = (c.S + bm - 1) / bm;
+    T::Expr bx = c.causal ? T::Expr(q_tiles - 1) - block_x : block_x;
     auto Q_shared = T::alloc_shared({bm, D}, f16, "Q_shared");
     auto K_shared = T::alloc_shared({bn, D}, f16, "K_shared");
     auto V_shared = T::alloc_shared({bn, D}, f16, "V_shared");
@@ -101,13 +106,20 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
     for (auto k :
          T::Pipelined(loop_range, {.num_stages = c.num_stages, .name = "k"})) {
       T::copy(K(bz, T::slice(k * bn, (k + 1) * bn), by, T::all), K_shared);
-      if (c.causal || ragged) {
+      auto masked_init = [&] {
         for (auto [i, j] : T::Parallel(bm, bn)) {
           T::Expr q_idx = bx * bm + i, k_idx = k * bn + j;
           T::Expr visible = c.causal ? (q_idx >= k_idx) : (k_idx < c.S);
           if (c.causal && ragged) visible = visible && (k_idx < c.S);
           acc_s(i, j) = T::select(visible, T::Expr(0.0f), neg_inf);
         }
+      };
+      if (c.causal || ragged) {
+        // Only the key blocks that cross the diagonal (a key after the
+        // block's first query) or the sequence's end need the mask.
+        T::Expr crosses = (k + 1) * bn > c.S;
+        if (c.causal) crosses = crosses || ((k + 1) * bn > bx * bm + 1);
+        T::If(crosses, masked_init).Else([&] { T::clear(acc_s); });
       } else {
         T::clear(acc_s);
       }
@@ -115,8 +127,9 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
               {.transpose_B = true, .policy = T::GemmWarpPolicy::kFullRow});
       T::copy(V(bz, T::slice(k * bn, (k + 1) * bn), by, T::all), V_shared);
       // Online softmax: new running max, rescale what was summed so far.
+      // The max runs over every block so far: a row whose keys in this
+      // block are all masked (bm > bn, causal) keeps a finite max.
       T::copy(scores_max, scores_max_prev);
-      T::fill(scores_max, neg_inf);
       T::reduce_max(acc_s, scores_max, {.dim = 1, .clear = false});
       for (auto i : T::Parallel(bm)) {
         scores_scale(i) =
@@ -126,15 +139,19 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
       for (auto [i, j] : T::Parallel(bm, bn)) {
         acc_s(i, j) = T::exp2(acc_s(i, j) * scale - scores_max(i) * scale);
       }
-      T::copy(acc_s, acc_s_cast);
-      T::gemm(acc_s_cast, V_shared, acc_o,
-              {.policy = T::GemmWarpPolicy::kFullRow});
+      // Sum before P V: acc_s is dead once cast, which frees its registers
+      // for the second gemm.
       T::reduce_sum(acc_s, scores_sum, {.dim = 1});
       for (auto i : T::Parallel(bm)) {
         logsum(i) = logsum(i) * scores_scale(i) + scores_sum(i);
       }
+      T::copy(acc_s, acc_s_cast);
+      T::gemm(acc_s_cast, V_shared, acc_o,
+              {.policy = T::GemmWarpPolicy::kFullRow});
     }
-    for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) /= logsum(i);
+    // One reciprocal per row instead of a division per element.
+    for (auto i : T::Parallel(bm)) scores_scale(i) = 1.0f / logsum(i);
+    for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) *= scores_scale(i);
     T::copy(acc_o, O(bz, T::slice(bx * bm, (bx + 1) * bm), by, T::all));
   }
   return p.finish();

@@ -17,8 +17,8 @@ namespace {
 constexpr char kUsage[] =
     "  --causal=true|false|both   (default both)\n"
     "  --block-m, --block-n, --stages, --threads\n"
-    "  --p-in-registers     P as a register fragment (TileLang's form; the\n"
-    "                       CUDA codegen cannot compile it yet)\n"
+    "  --p-in-registers=true|false  P as a register fragment (default) or\n"
+    "                       through shared memory\n"
     "  dims: BxSxHxD, or B=..,S=..,H=..,D=..\n";
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
@@ -35,7 +35,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                            flags.Int("stages", base.num_stages));
   SAMPLES_ASSIGN_OR_RETURN(base.threads, flags.Int("threads", base.threads));
   SAMPLES_ASSIGN_OR_RETURN(base.p_in_registers,
-                           flags.Bool("p-in-registers", false));
+                           flags.Bool("p-in-registers", base.p_in_registers));
   auto with = [&](int b, int s, int h, int d) {
     FlashAttentionConfig c = base;
     c.B = b, c.S = s, c.H = h, c.D = d;

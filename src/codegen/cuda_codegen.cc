@@ -271,7 +271,10 @@ class Printer {
         f = fn("exp");
         break;
       case ir::MathOp::kExp2:
-        f = fn("exp2");
+        // f32: one ex2.approx.ftz (MUFU). exp2f is the same 2-ulp
+        // instruction plus a fix-up for denormal results, which the
+        // softmax-style uses of exp2 never need.
+        f = dbl ? fn("exp2") : absl::StrCat("tl::exp2_approx(", x, ")");
         break;
       case ir::MathOp::kLog:
         f = fn("log");

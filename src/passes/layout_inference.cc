@@ -132,10 +132,11 @@ std::pair<int, int> MmaWarpGrid(const ir::GemmNode& g, int threads) {
       c != DataType::kF32) {
     return {0, 0};
   }
-  if (g.a.buffer->scope != ir::Scope::kShared ||
-      g.b.buffer->scope != ir::Scope::kShared) {
-    return {0, 0};
-  }
+  // A may live in registers (a fragment laid out as an mma accumulator, see
+  // CheckRegisterOperand); B always comes from shared memory.
+  bool a_ok = g.a.buffer->scope == ir::Scope::kShared ||
+              (g.a.buffer->scope == ir::Scope::kFragment && !g.transpose_a);
+  if (!a_ok || g.b.buffer->scope != ir::Scope::kShared) return {0, 0};
   auto ce = ConstSqueezedExtents(g.c);
   auto ae = ConstSqueezedExtents(g.a);
   if (!ce || ce->size() != 2 || !ae || ae->size() != 2) return {0, 0};
@@ -146,6 +147,57 @@ std::pair<int, int> MmaWarpGrid(const ir::GemmNode& g, int threads) {
                                                           : 0;
   return ChooseWarpGrid((*ce)[0], (*ce)[1], threads / 32, policy);
 }
+
+namespace {
+
+// The layout a register A operand of mma gemm g is read in.
+FragmentLayout RegisterOperandLayout(const ir::GemmNode& g, int threads) {
+  int wm = MmaWarpGrid(g, threads).first;
+  return FragmentLayout::Mma(*ConstSqueezedExtents(g.a), threads, wm, 1);
+}
+
+// A register A operand is read in place as mma A fragments: warp w's m16 x
+// k16 step kk is local [mi][2kk..2kk+1][0..3] of the accumulator layout with
+// warps_m = the gemm's warps_m and warps_n = 1 (each warp owns whole rows).
+// Anything else would need data from other threads: say so, at the gemm.
+absl::Status CheckRegisterOperand(
+    const ir::GemmNode& g, int threads,
+    const std::unordered_map<const ir::BufferNode*, FragmentLayout>& layouts) {
+  const ir::Buffer& a = g.a.buffer;
+  auto where = [&] {
+    return absl::StrCat("gemm at ", ir::FormatLoc(g.loc), ": A operand ",
+                        a->name, " is a register fragment");
+  };
+  auto [wm, wn] = MmaWarpGrid(g, threads);
+  if (wm == 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        where(),
+        "; register operands need the mma.sync path (f16/bf16 A "
+        "and B, f32 accumulator, tiles divisible by the warp grid, "
+        "A not transposed): copy A to shared memory"));
+  }
+  if (wn != 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        where(), ", but the gemm's warp grid is ", wm, "x", wn,
+        ": each warp must own whole rows of C (GemmWarpPolicy::kFullRow, "
+        "or copy A to shared memory)"));
+  }
+  if (!g.a.IsFull()) {
+    return absl::UnimplementedError(
+        absl::StrCat(where(), ": pass the whole fragment, not a part of it"));
+  }
+  FragmentLayout want = RegisterOperandLayout(g, threads);
+  auto it = layouts.find(a.get());
+  if (it != layouts.end() && !(it->second == want)) {
+    return absl::UnimplementedError(absl::StrCat(
+        where(), " laid out as ", it->second.ToString(),
+        ", but the mma A operand needs ", want.ToString(),
+        " (the accumulator layout of a gemm with the same warp rows)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status InferLayouts(LoweringState& state) {
   Collector c;
@@ -243,6 +295,16 @@ absl::Status InferLayouts(LoweringState& state) {
     }
   };
   propagate();
+  // Register A operands that nothing laid out yet take the layout the mma
+  // reads them in.
+  for (const ir::GemmNode* g : c.gemms) {
+    if (g->a.buffer->scope != ir::Scope::kFragment) continue;
+    if (layouts.count(g->a.buffer.get())) continue;
+    auto [wm, wn] = MmaWarpGrid(*g, c.threads);
+    if (wm == 0 || wn != 1 || !g->a.IsFull()) continue;  // reported below
+    layouts.emplace(g->a.buffer.get(), RegisterOperandLayout(*g, c.threads));
+    propagate();
+  }
   // Higher-rank tiles first: their loops decide the rows' layouts.
   std::stable_sort(c.fragments.begin(), c.fragments.end(),
                    [](const ir::Buffer& a, const ir::Buffer& b) {
@@ -258,6 +320,12 @@ absl::Status InferLayouts(LoweringState& state) {
     layouts.emplace(f.get(), FragmentLayout::Blocked(shape, c.threads,
                                                      BlockedVec(f, c.threads)));
     propagate();
+  }
+
+  for (const ir::GemmNode* g : c.gemms) {
+    if (g->a.buffer->scope != ir::Scope::kFragment) continue;
+    absl::Status s = CheckRegisterOperand(*g, c.threads, layouts);
+    if (!s.ok()) return s;
   }
 
   // Shared swizzles.
@@ -285,6 +353,7 @@ absl::Status InferLayouts(LoweringState& state) {
   for (const ir::GemmNode* g : c.gemms) {
     if (MmaWarpGrid(*g, c.threads).first == 0) continue;
     for (const ir::Buffer& b : {g->a.buffer, g->b.buffer}) {
+      if (b->scope != ir::Scope::kShared) continue;
       auto it = c.annotated.find(b.get());
       if (it != c.annotated.end() &&
           it->second.kind == ir::Layout::Kind::kDefault) {

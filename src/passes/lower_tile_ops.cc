@@ -973,17 +973,44 @@ class Lowerer : public ir::IRMutator {
   // ldmatrix of k16 step kk of gemm g's operands into fragment buffer buf.
   Stmt LoadFragments(const MmaGemm& m, const ir::GemmNode& g, Expr buf,
                      int kk) {
-    ir::Region a = MutateRegion(g.a), b = MutateRegion(g.b);
+    if (g.a.buffer->scope == ir::Scope::kFragment) {
+      return ir::Seq({PackRegisterA(m, g, buf, kk), LoadB(m, g, buf, kk)});
+    }
+    return ir::Seq({LoadA(m, g, buf, kk), LoadB(m, g, buf, kk)});
+  }
+
+  // A register A operand (layout inference gave it the accumulator layout
+  // of a warps_m x 1 grid): the a[r] register of m16 tile mi, k16 step kk
+  // is the pair at local [mi][2kk + r / 2][(r % 2) * 2 ..+1] (rows g and
+  // g + 8 alternate with r, the two k8 halves with r / 2).
+  Stmt PackRegisterA(const MmaGemm& m, const ir::GemmNode& g, Expr buf,
+                     int kk) {
+    ir::Buffer a = Local(g.a.buffer);
+    ir::Var mi("mi");
+    ranges_[mi.get()] = {0, m.MI - 1};
+    std::vector<Stmt> regs;
+    for (int r = 0; r < 4; ++r) {
+      Expr n8 = Expr(2 * kk + r / 2);
+      Expr lo = ir::Load(a, {mi, n8, Expr((r % 2) * 2)});
+      Expr hi = ir::Load(a, {mi, n8, Expr((r % 2) * 2 + 1)});
+      regs.push_back(
+          Store(m.af, {buf, mi, Expr(r)},
+                ir::Call(DataType::kU32, "tl::pack_b16x2", {lo, hi})));
+    }
+    return MakeFor(mi, 0, m.MI, ir::ForKind::kUnrolled, ir::Seq(regs));
+  }
+
+  Stmt LoadA(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk) {
+    ir::Region a = MutateRegion(g.a);
     Expr lane = Expr(tx_) % 32, warp = Expr(tx_) / 32;
-    Expr wrow = warp / m.wn * int(m.wtm), wcol = warp % m.wn * int(m.wtn);
+    Expr wrow = warp / m.wn * int(m.wtm);
     auto shared_addr = [&](const ir::Region& r, Expr row, Expr col) {
       std::vector<Expr> idx = RegionIndices(r, {row, col});
       return SharedAddr(r.buffer, SharedOffset(r.buffer, idx));
     };
     std::vector<Stmt> s;
-    ir::Var mi("mi"), nj("nj");
+    ir::Var mi("mi");
     ranges_[mi.get()] = {0, m.MI - 1};
-    ranges_[nj.get()] = {0, m.NI / 2 - 1};
     Expr k0 = Expr(kk * 16);
     Expr addr_a;
     if (!g.transpose_a) {
@@ -1000,6 +1027,21 @@ class Lowerer : public ir::IRMutator {
                                     ir::Call(DataType::kI64, "address_of",
                                              {ir::Load(m.af, {buf, mi, 0})}),
                                     addr_a})));
+    return ir::Seq(s);
+  }
+
+  Stmt LoadB(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk) {
+    ir::Region b = MutateRegion(g.b);
+    Expr lane = Expr(tx_) % 32, warp = Expr(tx_) / 32;
+    Expr wcol = warp % m.wn * int(m.wtn);
+    auto shared_addr = [&](const ir::Region& r, Expr row, Expr col) {
+      std::vector<Expr> idx = RegionIndices(r, {row, col});
+      return SharedAddr(r.buffer, SharedOffset(r.buffer, idx));
+    };
+    std::vector<Stmt> s;
+    ir::Var nj("nj");
+    ranges_[nj.get()] = {0, m.NI / 2 - 1};
+    Expr k0 = Expr(kk * 16);
     Expr addr_b;
     if (!g.transpose_b) {
       addr_b =

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessel/interpret.h"
+#include "tests/codegen/chained_gemm.h"
 #include "tests/dsl/seed_programs.h"
 
 namespace tessel::seed_test {
@@ -40,10 +41,18 @@ constexpr double kF16GemmRtol = 2e-3, kF16GemmAtol = 1e-3;
 // outputs are of order 1 and added with f32 atomics over DK (or DV) tiles.
 constexpr double kAttentionRtol = 2e-3, kAttentionAtol = 2e-3;
 
-// Row softmax and cumsum in f32: exp2f is within 2 ulps of the exact value
-// the interpreter rounds; the row sum (N <= 64 terms of <= 1) and the prefix
-// sums (<= 1) differ by order by at most N f32 roundings, ~4e-6.
+// Row softmax and cumsum in f32: exp2 (ex2.approx) is within 2 ulps of the
+// exact value the interpreter rounds; the row sum (N <= 64 terms of <= 1) and
+// the prefix sums (<= 1) differ by order by at most N f32 roundings, ~4e-6.
 constexpr double kSoftmaxRtol = 1e-5, kSoftmaxAtol = 1e-5;
+
+// Chained gemms (tests/codegen/chained_gemm.h): P = f16(A B / 2) is rounded
+// at the same point on both sides, but A B differs by summation order
+// (~1e-5), so an element of P near an f16 rounding boundary may land on the
+// neighbouring value: one ulp of |P| <= ~4 is 2^-9, times |C| <= 1 moves an
+// output (|O| ~ 10, N = 64 terms) by ~2e-3 per flipped element, rarely more
+// than one per output.
+constexpr double kChainedRtol = 2e-3, kChainedAtol = 5e-3;
 
 Argument In(std::string name, DataType t, std::vector<int64_t> shape,
             testing::RandomOptions random = {}) {
@@ -113,6 +122,16 @@ SeedCase AttentionBackward(std::string name, int B, int S, int H, int DK,
           kAttentionAtol};
 }
 
+SeedCase Chained(std::string name, testing::ChainedGemmShape shape) {
+  const testing::ChainedGemmShape s = shape;
+  return {std::move(name),
+          [s] { return testing::ChainedGemm(s); },
+          {In("A", f16, {s.M, s.K}), In("B", f16, {s.K, s.N}),
+           In("C", f16, {s.N, s.D}), Out("O", f32, {s.M, s.D})},
+          kChainedRtol,
+          kChainedAtol};
+}
+
 SeedCase Softmax(std::string name, int M, int N) {
   // Inputs in [-4, 4]: the row maximum and exp2 have something to do.
   return {std::move(name),
@@ -160,6 +179,17 @@ const std::vector<SeedCase>& SeedCases() {
       // 70 rows: the third block has 6; rows of 50 do not fill the 128
       // threads evenly.
       Softmax("RowSoftmaxCumsum_Ragged", 70, 50),
+      // P in registers as the A operand of the second gemm: 4 warps of 16
+      // rows, then 8 warps of 16 rows with two n8 tiles per k16 step of a
+      // wider second gemm; 100 rows: the second block is partly outside.
+      Chained("ChainedGemmRegisterP_Multiple", {.M = 128}),
+      Chained("ChainedGemmRegisterP_Ragged", {.M = 100, .K = 32, .N = 48}),
+      Chained("ChainedGemmRegisterP_8Warps",
+              {.M = 256, .N = 64, .D = 128, .block_m = 128, .threads = 256}),
+      Chained("ChainedGemmRegisterP_2RowTiles",
+              {.M = 256, .N = 32, .D = 64, .block_m = 128, .threads = 128}),
+      Chained("ChainedGemmSharedP_Multiple",
+              {.M = 128, .p_in_registers = false}),
   };
   return *kCases;
 }

@@ -1,5 +1,7 @@
 #include "tests/samples/sample_cases.h"
 
+#include <array>
+
 #include "samples/flash_attention.h"
 #include "samples/gemm.h"
 #include "samples/linear_attention.h"
@@ -12,15 +14,9 @@ namespace tessel::samples {
 // The codegen's missing pieces, named by the op the sample needs.
 namespace {
 
-constexpr KnownGap kNotYetSupported[] = {
-    // Flash attention with P kept in registers (TileLang's example): the
-    // P V gemm has a fragment A operand, which layout inference sends down
-    // the FMA path (MmaWarpGrid wants A and B in shared memory), so acc_o
-    // gets a blocked layout that the row statistics (mma rows) cannot
-    // index. The default flash attention goes through shared memory.
-    {"p_in_registers", "", "fragment scores_scale",
-     "T::gemm with a register-fragment A operand (mma.sync / wgmma RS)"},
-};
+// None today; an entry reads
+//   {"case_part", "sm_80", "error substring", "the missing feature"},
+constexpr std::array<KnownGap, 0> kNotYetSupported = {};
 
 }  // namespace
 
@@ -97,9 +93,21 @@ std::vector<SampleCase> SmallCases() {
   fa("d64", {.B = 1, .S = 128, .H = 2, .D = 64});
   fa("d128", {.B = 1, .S = 128, .H = 1, .D = 128});
   fa("d64_ragged", {.B = 2, .S = 100, .H = 1, .D = 64});
-  // TileLang's register-resident P (a fragment A operand of T::gemm).
-  fa("d64_p_in_registers",
-     {.B = 1, .S = 128, .H = 1, .D = 64, .p_in_registers = true});
+  // The older 64 x 64 tiles, and P through shared memory instead of
+  // registers (the older form).
+  fa("d64_bm64_bn64",
+     {.B = 1, .S = 128, .H = 2, .D = 64, .block_m = 64, .block_n = 64});
+  fa("d64_p_in_shared",
+     {.B = 1, .S = 128, .H = 1, .D = 64, .p_in_registers = false});
+  // Bigger tiles: 8 warps, 128 query rows, a sequence that is not a
+  // multiple of them.
+  fa("d128_bm128_8warps", {.B = 1,
+                           .S = 200,
+                           .H = 1,
+                           .D = 128,
+                           .block_m = 128,
+                           .block_n = 64,
+                           .threads = 256});
   cases.push_back(
       {"rmsnorm_f16", [] { return RmsNormWorkload({.M = 64, .N = 256}, 15); }});
   cases.push_back({"rmsnorm_bf16_ragged_chunks", [] {

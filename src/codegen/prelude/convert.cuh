@@ -26,6 +26,15 @@ __device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) {
   return r;
 }
 
+// Two 16-bit values as one u32 register (lo in the low half): the pairs of
+// a register-resident mma A operand.
+__device__ __forceinline__ u32 pack_b16x2(f16 lo, f16 hi) {
+  return bit_cast<u32>(__halves2half2(lo, hi));
+}
+__device__ __forceinline__ u32 pack_b16x2(bf16 lo, bf16 hi) {
+  return bit_cast<u32>(__halves2bfloat162(lo, hi));
+}
+
 __device__ __forceinline__ float2 unpack_f16x2(u32 v) {
   return __half22float2(bit_cast<f16x2>(v));
 }

@@ -1,0 +1,125 @@
+// Gemms whose A operand is a register fragment (the flash-attention P V
+// pattern): the layout inference gives the fragment the accumulator layout
+// the mma reads it in, the lowering packs it into A registers instead of
+// going through shared memory, NVRTC compiles it for sm_80 and sm_90a, and
+// warp partitions that do not fit are a clear error at the user's gemm.
+// The GPU numerics are tessel_seed_gpu_test's ChainedGemm* cases.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "src/passes/pipeline.h"
+#include "tessel/compile.h"
+#include "tests/codegen/chained_gemm.h"
+
+namespace tessel {
+namespace {
+
+using testing::ChainedGemm;
+using testing::ChainedGemmShape;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const passes::FragmentLayout* LayoutOf(const passes::LoweringState& st,
+                                       const std::string& name) {
+  for (const auto& [node, layout] : st.layouts)
+    if (node->name == name) return &layout;
+  return nullptr;
+}
+
+TEST(RegisterOperand, TakesTheAccumulatorLayoutOfItsSource) {
+  absl::StatusOr<Program> p = ChainedGemm({});
+  ASSERT_TRUE(p.ok()) << p.status();
+  passes::LoweringState st;
+  st.program = p->ir();
+  st.target = Target::sm90a();
+  ASSERT_TRUE(passes::RunPipeline(st, "layout_inference").ok());
+  const passes::FragmentLayout* pl = LayoutOf(st, "P");
+  const passes::FragmentLayout* sl = LayoutOf(st, "acc_s");
+  const passes::FragmentLayout* ol = LayoutOf(st, "acc_o");
+  ASSERT_NE(pl, nullptr);
+  ASSERT_NE(sl, nullptr);
+  ASSERT_NE(ol, nullptr);
+  EXPECT_EQ(pl->ToString(), "mma[64, 64] warps 4x1 local [1][8][4]");
+  EXPECT_TRUE(*pl == *sl);
+  EXPECT_EQ(ol->ToString(), "mma[64, 64] warps 4x1 local [1][8][4]");
+}
+
+TEST(RegisterOperand, CompilesWithoutSharedMemoryForP) {
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    SCOPED_TRACE(arch);
+    absl::StatusOr<Program> regs = ChainedGemm({});
+    absl::StatusOr<Program> shared = ChainedGemm({.p_in_registers = false});
+    ASSERT_TRUE(regs.ok() && shared.ok());
+    absl::StatusOr<CompiledKernel> kr =
+        compile(*regs, {.target = Target::cuda(arch)});
+    absl::StatusOr<CompiledKernel> ks =
+        compile(*shared, {.target = Target::cuda(arch)});
+    ASSERT_TRUE(kr.ok()) << kr.status();
+    ASSERT_TRUE(ks.ok()) << ks.status();
+    // P has no shared tile (its address variable) in the register form.
+    EXPECT_THAT(kr->source(), Not(HasSubstr("P_addr")));
+    EXPECT_THAT(ks->source(), HasSubstr("P_addr"));
+    EXPECT_THAT(kr->source(), HasSubstr("tl::pack_b16x2("));
+    EXPECT_THAT(ks->source(), Not(HasSubstr("tl::pack_b16x2(")));
+    // Only B's fragments come through ldmatrix in the second gemm: the
+    // first gemm loads A and B (1 + 4 / 2 per k16 step), the second B only.
+    auto count = [](const std::string& s, const std::string& what) {
+      int n = 0;
+      for (size_t at = s.find(what); at != std::string::npos;
+           at = s.find(what, at + 1))
+        ++n;
+      return n;
+    };
+    EXPECT_LT(count(kr->source(), "tl::ldmatrix_x4("),
+              count(ks->source(), "tl::ldmatrix_x4("));
+  }
+}
+
+TEST(RegisterOperand, SeveralRowTilesPerWarpCompile) {
+  absl::StatusOr<Program> p = ChainedGemm(
+      {.M = 256, .N = 32, .D = 128, .block_m = 128, .threads = 128});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+}
+
+TEST(RegisterOperand, SourceWithOtherWarpRowsIsAnErrorAtTheGemm) {
+  // S is 2x2 over the warps (square policy): its copy P cannot feed a gemm
+  // whose warps each own 16 whole rows.
+  absl::StatusOr<Program> p = ChainedGemm({.first = GemmWarpPolicy::kSquare});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kUnimplemented);
+  std::string msg(k.status().message());
+  EXPECT_THAT(msg, HasSubstr("chained_gemm.cc:"));
+  EXPECT_THAT(msg, HasSubstr("A operand P is a register fragment laid out as "
+                             "mma[64, 64] warps 2x2"));
+  EXPECT_THAT(msg, HasSubstr("needs mma[64, 64] warps 4x1"));
+}
+
+TEST(RegisterOperand, GemmWithoutWholeRowsPerWarpIsAnError) {
+  absl::StatusOr<Program> p = ChainedGemm({.second = GemmWarpPolicy::kSquare});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  ASSERT_FALSE(k.ok());
+  std::string msg(k.status().message());
+  EXPECT_THAT(msg, HasSubstr("chained_gemm.cc:"));
+  EXPECT_THAT(msg, HasSubstr("warp grid is 2x2"));
+  EXPECT_THAT(msg, HasSubstr("kFullRow"));
+}
+
+TEST(RegisterOperand, OperandOffTheMmaPathIsAnError) {
+  // K = 24 for the second gemm: not a whole k16 step, so no mma.sync path
+  // (and no FMA path reads registers of other threads).
+  absl::StatusOr<Program> p = ChainedGemm({.N = 24});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  ASSERT_FALSE(k.ok());
+  std::string msg(k.status().message());
+  EXPECT_THAT(msg, HasSubstr("chained_gemm.cc:"));
+  EXPECT_THAT(msg, HasSubstr("register operands need the mma.sync path"));
+}
+
+}  // namespace
+}  // namespace tessel

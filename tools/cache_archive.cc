@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "jit/cache_entry.h"
+#include "jit/cache_files.h"
 #include "xxhash.h"
 
 namespace tessel::tools {
@@ -61,53 +62,13 @@ bool IsEntryPath(absl::string_view path) {
          (ext == ".cu" || ext == ".json" || ext == ".cubin");
 }
 
-absl::Status MakePrivateDirs(const fs::path& dir) {
-  std::error_code ec;
-  if (fs::is_directory(dir, ec)) return absl::OkStatus();
-  if (dir.has_parent_path() && dir.parent_path() != dir) {
-    if (absl::Status s = MakePrivateDirs(dir.parent_path()); !s.ok()) return s;
-  }
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot make ", dir.string(), ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 // Temp file beside `path`, then rename: readers see nothing or the whole.
 absl::Status WriteAtomically(const fs::path& path, absl::string_view bytes) {
-  if (absl::Status s = MakePrivateDirs(path.parent_path()); !s.ok()) return s;
-  const fs::path temp =
-      path.parent_path() / absl::StrCat(".", path.filename().string(), ".tmp.",
-                                        ::getpid(), ".import");
-  const int fd =
-      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return absl::UnavailableError(absl::StrCat("cannot write ", temp.string(),
-                                               ": ", std::strerror(errno)));
+  if (absl::Status s = jit::MakePrivateDirs(path.parent_path().string());
+      !s.ok()) {
+    return s;
   }
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string error = std::strerror(errno);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return absl::UnavailableError(
-          absl::StrCat("cannot write ", temp.string(), ": ", error));
-    }
-    done += static_cast<size_t>(n);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || ::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string error = std::strerror(errno);
-    ::unlink(temp.c_str());
-    return absl::UnavailableError(
-        absl::StrCat("cannot write ", path.string(), ": ", error));
-  }
-  return absl::OkStatus();
+  return jit::WriteFileAtomically(path.string(), bytes);
 }
 
 struct ArchiveFile {

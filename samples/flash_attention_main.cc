@@ -3,6 +3,8 @@
 //
 //   flash_attention --size small --backend=cpu --check
 //   flash_attention --bench --size=8x4096x16x128 --causal=true
+//   flash_attention --tune --causal=true   # pick the tile, then bench it
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "samples/flash_attention.h"
 #include "samples/sample_main.h"
 #include "samples/status_macros.h"
+#include "samples/tune_workload.h"
 
 namespace tessel::samples {
 namespace {
@@ -20,6 +23,64 @@ constexpr char kUsage[] =
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
     "  dims: BxSxHxD, or B=..,S=..,H=..,D=..\n";
+
+TuneConfig TileConfig(const FlashAttentionConfig& c) {
+  TuneConfig t;
+  t.Set("block_m", c.block_m);
+  t.Set("block_n", c.block_n);
+  t.Set("threads", c.threads);
+  t.Set("num_stages", c.num_stages);
+  return t;
+}
+
+FlashAttentionConfig WithTile(FlashAttentionConfig c, const TuneConfig& t) {
+  c.block_m = static_cast<int>(t.Int("block_m", c.block_m));
+  c.block_n = static_cast<int>(t.Int("block_n", c.block_n));
+  c.threads = static_cast<int>(t.Int("threads", c.threads));
+  c.num_stages = static_cast<int>(t.Int("num_stages", c.num_stages));
+  return c;
+}
+
+// Query tiles of 64 or 128 rows, key tiles of 32 to 128, 4 or 8 warps (at
+// least 16 query rows per warp: each warp owns whole rows of P).
+TuneSpace FlashTuneSpace(const TuneConfig& pinned) {
+  return TuneSpace::Product(
+      {PinnedAxis("block_m", {64, 128}, pinned),
+       PinnedAxis("block_n", {32, 64, 128}, pinned),
+       PinnedAxis("threads", {128, 256}, pinned),
+       PinnedAxis("num_stages", {1, 2}, pinned)},
+      [pinned](const TuneConfig& t) {
+        return pinned.Has("threads") ||
+               t.Int("block_m", 0) / (t.Int("threads", 32) / 32) >= 16;
+      });
+}
+
+// Replaces the tile of each workload's config by the winner of a GPU tune.
+absl::Status TuneTiles(std::vector<FlashAttentionConfig>& configs,
+                       const TuneOptions& options, uint64_t seed,
+                       const Flags& flags) {
+  for (FlashAttentionConfig& c : configs) {
+    const TuneConfig pinned = PinnedByFlags(flags, TileConfig(c),
+                                            {{"block-m", "block_m"},
+                                             {"block-n", "block_n"},
+                                             {"threads", "threads"},
+                                             {"stages", "num_stages"}});
+    std::cout << "tuning flash_attention" << (c.causal ? "_causal" : "")
+              << " B=" << c.B << " S=" << c.S << " H=" << c.H << " D=" << c.D
+              << "\n";
+    SAMPLES_ASSIGN_OR_RETURN(Workload w, FlashAttentionWorkload(c, seed));
+    SAMPLES_ASSIGN_OR_RETURN(TuneResult r,
+                             TuneWorkload(
+                                 w, w.kernel, FlashTuneSpace(pinned),
+                                 [c](const TuneConfig& t) {
+                                   return FlashAttentionProgram(WithTile(c, t));
+                                 },
+                                 options));
+    c = WithTile(c, r.best);
+    PrintWinner(r);
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
@@ -42,27 +103,36 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     return c;
   };
   std::vector<FlashAttentionConfig> shapes;
-  if (args.size == "small") {
+  // --tune alone tunes the bench size.
+  const std::string size =
+      args.tune && !flags.Has("size") ? "bench" : args.size;
+  if (size == "small") {
     // Head dims 64 and 128; a sequence that is not a multiple of the tiles.
     shapes = {with(1, 128, 2, 64), with(1, 128, 1, 128), with(2, 100, 1, 64)};
-  } else if (args.size == "bench") {
+  } else if (size == "bench") {
     shapes = {with(8, 4096, 16, 128)};
   } else {
-    SAMPLES_ASSIGN_OR_RETURN(auto dims,
-                             ParseDims(args.size, {"B", "S", "H", "D"}));
+    SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(size, {"B", "S", "H", "D"}));
     shapes = {with(dims["B"], dims["S"], dims["H"], dims["D"])};
   }
-  std::vector<Workload> out;
+  std::vector<FlashAttentionConfig> configs;
   for (const FlashAttentionConfig& shape : shapes) {
     for (bool is_causal : {false, true}) {
       if (causal == "true" && !is_causal) continue;
       if (causal == "false" && is_causal) continue;
       FlashAttentionConfig c = shape;
       c.causal = is_causal;
-      SAMPLES_ASSIGN_OR_RETURN(Workload w,
-                               FlashAttentionWorkload(c, args.seed));
-      out.push_back(std::move(w));
+      configs.push_back(c);
     }
+  }
+  SAMPLES_ASSIGN_OR_RETURN(TuneOptions tune, TuneOptionsFromFlags(args, flags));
+  if (args.tune) {
+    SAMPLES_RETURN_IF_ERROR(TuneTiles(configs, tune, args.seed, flags));
+  }
+  std::vector<Workload> out;
+  for (const FlashAttentionConfig& c : configs) {
+    SAMPLES_ASSIGN_OR_RETURN(Workload w, FlashAttentionWorkload(c, args.seed));
+    out.push_back(std::move(w));
   }
   return out;
 }
@@ -71,8 +141,11 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
 }  // namespace tessel::samples
 
 int main(int argc, char** argv) {
-  return tessel::samples::SampleMain(argc, argv,
-                                     {.name = "flash_attention",
-                                      .usage = tessel::samples::kUsage,
-                                      .make = tessel::samples::Make});
+  return tessel::samples::SampleMain(
+      argc, argv,
+      {.name = "flash_attention",
+       .usage =
+           std::string(tessel::samples::kUsage) + tessel::samples::kTuneUsage,
+       .make = tessel::samples::Make,
+       .tunes = true});
 }

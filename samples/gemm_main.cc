@@ -13,6 +13,7 @@
 #include "samples/sample_main.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
+#include "samples/tune_workload.h"
 
 namespace tessel::samples {
 namespace {
@@ -22,49 +23,29 @@ constexpr char kUsage[] =
     "  --out-dtype=f16|bf16|f32   output (default: the input dtype)\n"
     "  --layout=NN|NT|TN|TT (default NN)\n"
     "  --block-m, --block-n, --block-k, --stages, --threads, --panel\n"
-    "  --tune               autotune the tile on the GPU (default size:\n"
-    "                       bench), print each candidate, bench the winner;\n"
-    "                       given tile flags stay fixed; the winner is\n"
-    "                       stored and reused (docs/autotune.md)\n"
-    "  --tune-budget=S      stop starting candidates after S seconds\n"
-    "  --retune             tune even when a winner is stored\n"
     "  dims: MxNxK\n";
 
 // Replaces each config's tile by the winner of a tune on the GPU.
-absl::Status TuneTiles(std::vector<GemmConfig>& configs, const SampleArgs& args,
+absl::Status TuneTiles(std::vector<GemmConfig>& configs,
+                       const TuneOptions& options, uint64_t seed,
                        const Flags& flags) {
-  if (args.backend != Backend::kGpu) {
-    return absl::InvalidArgumentError(
-        "--tune times candidates on the GPU: it needs --backend=gpu (and a "
-        "GPU)");
-  }
-  TuneConfig pinned;
-  const std::pair<const char*, const char*> kPinnable[] = {
-      {"block-m", "block_m"},   {"block-n", "block_n"}, {"block-k", "block_k"},
-      {"stages", "num_stages"}, {"threads", "threads"}, {"panel", "panel"}};
-  SAMPLES_ASSIGN_OR_RETURN(int64_t budget_s, flags.Int("tune-budget", 0));
-  SAMPLES_ASSIGN_OR_RETURN(bool retune, flags.Bool("retune", false));
   for (GemmConfig& c : configs) {
-    const TuneConfig tile = GemmTileConfig(c.tile);
-    for (const auto& [flag, name] : kPinnable) {
-      if (flags.Has(flag)) pinned.Set(name, *tile.Find(name));
-    }
-    TuneOptions options;
-    options.progress = &std::cout;
-    options.retune = retune;
-    if (budget_s > 0) options.budget = absl::Seconds(budget_s);
+    const TuneConfig pinned = PinnedByFlags(flags, GemmTileConfig(c.tile),
+                                            {{"block-m", "block_m"},
+                                             {"block-n", "block_n"},
+                                             {"block-k", "block_k"},
+                                             {"stages", "num_stages"},
+                                             {"threads", "threads"},
+                                             {"panel", "panel"}});
     std::cout << "tuning gemm " << c.M << "x" << c.N << "x" << c.K << " "
               << DtypeName(c.in_dtype) << "->" << DtypeName(c.out_dtype) << " "
               << GemmLayoutName(c.layout) << "\n";
     SAMPLES_ASSIGN_OR_RETURN(
         TuneResult r,
         TuneGemm(c, GemmTuneSpace(c, options.compile.target, pinned), options,
-                 args.seed));
+                 seed));
     SAMPLES_ASSIGN_OR_RETURN(c.tile, GemmTileFromConfig(r.best, c.tile));
-    std::cout << absl::StrFormat(
-        "winner: %s, %.4g ms (%s%s)\n\n", r.best.ToString(), r.best_ms,
-        r.from_store ? "stored, " : "",
-        r.store_path.empty() ? "not stored" : r.store_path);
+    PrintWinner(r);
   }
   return absl::OkStatus();
 }
@@ -127,11 +108,9 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(size, {"M", "N", "K"}));
     configs = {with(dims["M"], dims["N"], dims["K"])};
   }
+  SAMPLES_ASSIGN_OR_RETURN(TuneOptions tune, TuneOptionsFromFlags(args, flags));
   if (args.tune) {
-    SAMPLES_RETURN_IF_ERROR(TuneTiles(configs, args, flags));
-  } else if (flags.Has("retune") || flags.Has("tune-budget")) {
-    return absl::InvalidArgumentError(
-        "--retune and --tune-budget go with --tune");
+    SAMPLES_RETURN_IF_ERROR(TuneTiles(configs, tune, args.seed, flags));
   }
   return WorkloadsFor(configs, GemmWorkload, args.seed);
 }
@@ -140,9 +119,11 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
 }  // namespace tessel::samples
 
 int main(int argc, char** argv) {
-  return tessel::samples::SampleMain(argc, argv,
-                                     {.name = "gemm",
-                                      .usage = tessel::samples::kUsage,
-                                      .make = tessel::samples::Make,
-                                      .tunes = true});
+  return tessel::samples::SampleMain(
+      argc, argv,
+      {.name = "gemm",
+       .usage =
+           std::string(tessel::samples::kUsage) + tessel::samples::kTuneUsage,
+       .make = tessel::samples::Make,
+       .tunes = true});
 }

@@ -17,7 +17,7 @@ namespace {
 
 constexpr char kUsage[] =
     "  --pass=fwd|fwd_mbarrier|bwd|fwd+bwd|all   (default all)\n"
-    "  --chunk, --block-k, --block-v, --threads\n"
+    "  --chunk, --block-k, --block-v, --threads, --stages (0|1 = serial)\n"
     "  dims: BxSxHxD (DK = DV = D), or B=..,S=..,H=..,D=..\n";
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
@@ -33,6 +33,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(base.block_k, flags.Int("block-k", base.block_k));
   SAMPLES_ASSIGN_OR_RETURN(base.block_v, flags.Int("block-v", base.block_v));
   SAMPLES_ASSIGN_OR_RETURN(base.threads, flags.Int("threads", base.threads));
+  SAMPLES_ASSIGN_OR_RETURN(base.num_stages,
+                           flags.Int("stages", base.num_stages));
   auto with = [&](int b, int s, int h, int d) {
     LinearAttentionConfig c = base;
     c.B = b, c.S = s, c.H = h, c.DK = c.DV = d;

@@ -85,6 +85,25 @@ std::vector<SampleCase> SmallCases() {
                    }});
   la("ragged_s", {.B = 2, .S = 100, .H = 1, .DK = 64, .DV = 64});
   la("d128", {.B = 1, .S = 64, .H = 1, .DK = 128, .DV = 128});
+  // One DK tile (O, dV written in f16), two DV tiles (dQ, dK atomics),
+  // three pipeline stages, ragged S.
+  la("d128_one_k_tile", {.B = 1,
+                         .S = 150,
+                         .H = 1,
+                         .DK = 128,
+                         .DV = 128,
+                         .block_k = 128,
+                         .block_v = 64,
+                         .num_stages = 3});
+  // Serial chunk loops (num_stages 1) and tiles of 32 (atomics everywhere).
+  la("d64_serial_tiles32", {.B = 1,
+                            .S = 128,
+                            .H = 1,
+                            .DK = 64,
+                            .DV = 64,
+                            .block_k = 32,
+                            .block_v = 32,
+                            .num_stages = 1});
   auto fa = [&](std::string name, FlashAttentionConfig c) {
     for (bool causal : {false, true}) {
       FlashAttentionConfig cc = c;

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -45,6 +48,26 @@ absl::Status CheckConfig(const LinearAttentionConfig& c) {
 // num_stages 0 would mean the pass's default).
 int Stages(const LinearAttentionConfig& c) {
   return c.num_stages < 2 ? 1 : c.num_stages;
+}
+
+// RandomInput, made once per (dtype, shape, seed) in a process: a tile sweep
+// builds workloads of many configs on the same bench-size inputs, whose
+// generation takes seconds each.
+absl::StatusOr<HostTensor> Input(DataType dtype, std::vector<int64_t> shape,
+                                 uint64_t seed) {
+  static std::mutex mu;
+  static auto* made =
+      new std::map<std::tuple<int, std::vector<int64_t>, uint64_t>,
+                   HostTensor>();
+  auto key = std::make_tuple(static_cast<int>(dtype), shape, seed);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = made->find(key);
+  if (it == made->end()) {
+    SAMPLES_ASSIGN_OR_RETURN(HostTensor t,
+                             RandomInput(dtype, std::move(shape), seed));
+    it = made->emplace(std::move(key), std::move(t)).first;
+  }
+  return it->second;
 }
 
 float Scale(const LinearAttentionConfig& c) {
@@ -131,6 +154,86 @@ absl::StatusOr<Program> Forward(const LinearAttentionConfig& c,
   return p.finish();
 }
 
+// fla's chunked form, step (a)+(b): per (DV tile, DK tile, batch*head), a
+// pipelined sweep over the chunks that stores the state before each chunk
+// (the exclusive prefix of k^T v), times scale, in f16:
+// States[(b*H + h) * NT + i] = scale * sum_{j < i} K_j^T V_j.
+absl::StatusOr<Program> ChunkStates(const LinearAttentionConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  const int C = c.chunk, BK = std::min(c.block_k, c.DK),
+            BV = std::min(c.block_v, c.DV), H = c.H;
+  const int NT = (c.S + C - 1) / C;
+  const float scale = Scale(c);
+  T::ProgramBuilder p("linear_attention_chunk_states");
+  auto K = p.tensor("K", {c.B, c.S, H, c.DK}, f16);
+  auto V = p.tensor("V", {c.B, c.S, H, c.DV}, f16);
+  auto States = p.tensor("States", {c.B * H * NT, c.DK, c.DV}, f16);
+  {
+    T::Kernel kernel(T::ceildiv(c.DV, BV), T::ceildiv(c.DK, BK), c.B * H,
+                     {.threads = c.threads});
+    auto [i_v, i_k, i_bh] = kernel.block_index();
+    T::Expr i_b = i_bh / H, i_h = i_bh % H;
+    auto k = T::alloc_shared({C, BK}, f16, "k");
+    auto v = T::alloc_shared({C, BV}, f16, "v");
+    auto h = T::alloc_fragment({BK, BV}, f32, "h");
+    auto h_shared = T::alloc_shared({BK, BV}, f16, "h_shared");
+    T::clear(h);
+    auto k_cols = [&] { return T::slice(i_k * BK, (i_k + 1) * BK); };
+    auto v_cols = [&] { return T::slice(i_v * BV, (i_v + 1) * BV); };
+    for (auto i : T::Pipelined(0, NT, {.num_stages = Stages(c), .name = "i"})) {
+      auto rows = T::slice(i * C, (i + 1) * C);
+      T::copy(K(i_b, rows, i_h, k_cols()), k);
+      T::copy(V(i_b, rows, i_h, v_cols()), v);
+      for (auto [r, col] : T::Parallel(BK, BV))
+        h_shared(r, col) = h(r, col) * scale;
+      T::copy(h_shared, States(i_bh * NT + i, k_cols(), v_cols()));
+      T::gemm(k, v, h, {.transpose_A = true});
+    }
+  }
+  return p.finish();
+}
+
+// Step (c): every (DV tile, chunk, batch*head) at once,
+// o = scale mask(q k^T) v + q States (no loop: the chunks are independent
+// once their states are known). One block holds all of DK.
+absl::StatusOr<Program> ChunkOutput(const LinearAttentionConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  const int C = c.chunk, DK = c.DK, BV = std::min(c.block_v, c.DV), H = c.H;
+  const int NT = (c.S + C - 1) / C;
+  const float scale = Scale(c);
+  T::ProgramBuilder p("linear_attention_chunk_output");
+  auto Q = p.tensor("Q", {c.B, c.S, H, DK}, f16);
+  auto K = p.tensor("K", {c.B, c.S, H, DK}, f16);
+  auto V = p.tensor("V", {c.B, c.S, H, c.DV}, f16);
+  auto States = p.tensor("States", {c.B * H * NT, DK, c.DV}, f16);
+  auto O = p.tensor("O", {c.B, c.S, H, c.DV}, f16);
+  {
+    T::Kernel kernel(T::ceildiv(c.DV, BV), NT, c.B * H, {.threads = c.threads});
+    auto [i_v, i, i_bh] = kernel.block_index();
+    T::Expr i_b = i_bh / H, i_h = i_bh % H;
+    auto q = T::alloc_shared({C, DK}, f16, "q");
+    auto k = T::alloc_shared({C, DK}, f16, "k");
+    auto v = T::alloc_shared({C, BV}, f16, "v");
+    auto h = T::alloc_shared({DK, BV}, f16, "h");
+    auto s = T::alloc_fragment({C, C}, f32, "s");
+    auto s_shared = T::alloc_shared({C, C}, f16, "s_shared");
+    auto o = T::alloc_fragment({C, BV}, f32, "o");
+    auto rows = T::slice(i * C, (i + 1) * C);
+    auto v_cols = T::slice(i_v * BV, (i_v + 1) * BV);
+    T::copy(Q(i_b, rows, i_h, T::all), q);
+    T::copy(K(i_b, rows, i_h, T::all), k);
+    T::copy(V(i_b, rows, i_h, v_cols), v);
+    T::copy(States(i_bh * NT + i, T::all, v_cols), h);
+    T::gemm(q, k, s, {.transpose_B = true, .clear_accum = true});
+    for (auto [r, col] : T::Parallel(C, C))
+      s_shared(r, col) = T::select(r >= col, s(r, col) * scale, 0);
+    T::gemm(s_shared, v, o, {.clear_accum = true});
+    T::gemm(q, h, o);
+    T::copy(o, O(i_b, rows, i_h, v_cols));
+  }
+  return p.finish();
+}
+
 absl::StatusOr<LinearAttentionConfig> ReadConfig(const KernelParams& params) {
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   LinearAttentionConfig c;
@@ -159,6 +262,16 @@ absl::StatusOr<Program> MakeForwardMbarrier(const nlohmann::json& json) {
   SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
                            ReadConfig(KernelParams(json)));
   return LinearAttentionForwardMbarrierProgram(c);
+}
+absl::StatusOr<Program> MakeChunkStates(const nlohmann::json& json) {
+  SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
+                           ReadConfig(KernelParams(json)));
+  return ChunkStates(c);
+}
+absl::StatusOr<Program> MakeChunkOutput(const nlohmann::json& json) {
+  SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
+                           ReadConfig(KernelParams(json)));
+  return ChunkOutput(c);
 }
 absl::StatusOr<Program> MakeBackward(const nlohmann::json& json) {
   SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
@@ -279,6 +392,16 @@ absl::StatusOr<Program> LinearAttentionForwardProgram(
 absl::StatusOr<Program> LinearAttentionForwardMbarrierProgram(
     const LinearAttentionConfig& c) {
   return Forward(c, /*mbarriers=*/true);
+}
+
+absl::StatusOr<Program> LinearAttentionChunkStatesProgram(
+    const LinearAttentionConfig& c) {
+  return ChunkStates(c);
+}
+
+absl::StatusOr<Program> LinearAttentionChunkOutputProgram(
+    const LinearAttentionConfig& c) {
+  return ChunkOutput(c);
 }
 
 PassConfig LinearAttentionMbarrierPassConfig() {
@@ -437,9 +560,9 @@ absl::StatusOr<Workload> LinearAttentionForwardWorkload(
                               : "linear_attention_fwd";
   w.shape = ShapeString(c);
   std::vector<int64_t> qk = {c.B, c.S, c.H, c.DK}, vo = {c.B, c.S, c.H, c.DV};
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], RandomInput(f16, qk, seed));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], RandomInput(f16, qk, seed + 1));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], RandomInput(f16, vo, seed + 2));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], Input(f16, qk, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], Input(f16, qk, seed + 1));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], Input(f16, vo, seed + 2));
   Step step{.program = fwd, .args = {"Q", "K", "V", "O"}};
   if (mbarrier_variant) step.pass_config = LinearAttentionMbarrierPassConfig();
   if (OneKTile(c)) {
@@ -474,6 +597,40 @@ absl::StatusOr<Workload> LinearAttentionForwardWorkload(
   return w;
 }
 
+absl::StatusOr<Workload> LinearAttentionChunkedForwardWorkload(
+    const LinearAttentionConfig& c, uint64_t seed) {
+  SAMPLES_ASSIGN_OR_RETURN(Program states, ChunkStates(c));
+  SAMPLES_ASSIGN_OR_RETURN(Program output, ChunkOutput(c));
+  const int64_t nt = (c.S + c.chunk - 1) / c.chunk;
+  Workload w;
+  w.kernel = "linear_attention_fwd_chunked";
+  w.shape = ShapeString(c);
+  std::vector<int64_t> qk = {c.B, c.S, c.H, c.DK}, vo = {c.B, c.S, c.H, c.DV};
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], Input(f16, qk, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], Input(f16, qk, seed + 1));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], Input(f16, vo, seed + 2));
+  w.tensors["States"] = HostTensor(f16, {c.B * c.H * nt, c.DK, c.DV});
+  w.tensors["O"] = HostTensor(f16, vo);
+  w.tensors["O"].fill(3);  // every element must be written
+  w.steps.push_back({.program = states, .args = {"K", "V", "States"}});
+  w.main_step = 1;
+  w.steps.push_back(
+      {.program = output, .args = {"Q", "K", "V", "States", "O"}});
+  w.outputs = {"O"};
+  w.label = Label(c, "fwd", "tessel:chunked");
+  w.flops = ForwardFlops(c);
+  const double n_o = double(c.B) * c.S * c.H * c.DV;
+  const double n_states = double(c.B) * c.H * nt * c.DK * c.DV;
+  w.bytes =
+      2.0 * (3.0 * c.B * c.S * c.H * c.DK) + 2.0 * 2 * n_o + 2.0 * 2 * n_states;
+  w.reference = [](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    return std::vector<Expected>{Near(
+        "O", ReferenceLinearAttentionForward(
+                 w.tensors.at("Q"), w.tensors.at("K"), w.tensors.at("V")))};
+  };
+  return w;
+}
+
 absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
     const LinearAttentionConfig& c, uint64_t seed) {
   SAMPLES_ASSIGN_OR_RETURN(Program bwd, LinearAttentionBackwardProgram(c));
@@ -483,10 +640,10 @@ absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
   Workload w;
   w.kernel = "linear_attention_bwd";
   w.shape = ShapeString(c);
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], RandomInput(f16, qk, seed));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], RandomInput(f16, qk, seed + 1));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], RandomInput(f16, vo, seed + 2));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["dO"], RandomInput(f16, vo, seed + 3));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], Input(f16, qk, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], Input(f16, qk, seed + 1));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], Input(f16, vo, seed + 2));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["dO"], Input(f16, vo, seed + 3));
   struct Grad {
     const char* acc;
     const char* out;
@@ -536,10 +693,23 @@ absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
 
 absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
     const LinearAttentionConfig& c, uint64_t seed) {
+  return LinearAttentionForwardBackwardWorkload(c, c, seed);
+}
+
+absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
+    const LinearAttentionConfig& c, const LinearAttentionConfig& bwd_config,
+    uint64_t seed) {
+  if (c.B != bwd_config.B || c.S != bwd_config.S || c.H != bwd_config.H ||
+      c.DK != bwd_config.DK || c.DV != bwd_config.DV) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("linear_attention fwd+bwd: the backward's sizes (",
+                     ShapeString(bwd_config), ") differ from the forward's (",
+                     ShapeString(c), ")"));
+  }
   SAMPLES_ASSIGN_OR_RETURN(Workload w,
                            LinearAttentionForwardWorkload(c, false, seed));
   SAMPLES_ASSIGN_OR_RETURN(Workload bwd,
-                           LinearAttentionBackwardWorkload(c, seed));
+                           LinearAttentionBackwardWorkload(bwd_config, seed));
   // Same seeds: Q, K, V are the same tensors in both.
   for (auto& [name, t] : bwd.tensors) w.tensors.insert_or_assign(name, t);
   for (Step& s : bwd.steps) w.steps.push_back(std::move(s));
@@ -564,5 +734,7 @@ absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
 TESSEL_REGISTER_KERNEL(linear_attention_fwd, MakeForward);
 TESSEL_REGISTER_KERNEL(linear_attention_fwd_mbarrier, MakeForwardMbarrier);
 TESSEL_REGISTER_KERNEL(linear_attention_bwd, MakeBackward);
+TESSEL_REGISTER_KERNEL(linear_attention_chunk_states, MakeChunkStates);
+TESSEL_REGISTER_KERNEL(linear_attention_chunk_output, MakeChunkOutput);
 
 }  // namespace tessel::samples

@@ -24,8 +24,9 @@
 // specialisation switched off (the seed's fused_chunk_kernel).
 //
 // Registered for tessel-warmup as "linear_attention_fwd",
-// "linear_attention_fwd_mbarrier" and "linear_attention_bwd" (params B, S,
-// H, DK, DV, chunk, block_k, block_v, threads, num_stages).
+// "linear_attention_fwd_mbarrier", "linear_attention_bwd",
+// "linear_attention_chunk_states" and "linear_attention_chunk_output" (params
+// B, S, H, DK, DV, chunk, block_k, block_v, threads, num_stages).
 #ifndef TESSEL_SAMPLES_LINEAR_ATTENTION_H_
 #define TESSEL_SAMPLES_LINEAR_ATTENTION_H_
 
@@ -58,6 +59,15 @@ absl::StatusOr<Program> LinearAttentionForwardProgram(
 // The same computation with explicit mbarriers between load and compute.
 absl::StatusOr<Program> LinearAttentionForwardMbarrierProgram(
     const LinearAttentionConfig& config);
+// fla's chunked forward in two kernels. States: parameters K, V (f16),
+// States (f16 [B*H*NT, DK, DV], NT = ceil(S / chunk)); a pipelined sweep per
+// (DV tile, DK tile, batch*head) stores scale * the state before each chunk.
+// Output: parameters Q, K, V, States, O (f16); one block per (DV tile,
+// chunk, batch*head), all chunks in parallel; it holds all of DK.
+absl::StatusOr<Program> LinearAttentionChunkStatesProgram(
+    const LinearAttentionConfig& config);
+absl::StatusOr<Program> LinearAttentionChunkOutputProgram(
+    const LinearAttentionConfig& config);
 // The pass config the mbarrier variant is compiled with (as the seed's).
 PassConfig LinearAttentionMbarrierPassConfig();
 // Parameters Q, K, V, dO (f16), dQ, dK, dV (f16 when one tile owns the sum,
@@ -71,6 +81,11 @@ absl::StatusOr<Program> LinearAttentionBackwardProgram(
 absl::StatusOr<Workload> LinearAttentionForwardWorkload(
     const LinearAttentionConfig& config, bool mbarrier_variant = false,
     uint64_t seed = 1);
+// The chunked forward: tensors Q, K, V, States and O (f16); steps: states,
+// output.
+absl::StatusOr<Workload> LinearAttentionChunkedForwardWorkload(
+    const LinearAttentionConfig& config, uint64_t seed = 1);
+
 // Tensors Q, K, V, dO and dQ, dK, dV (f16, the outputs); for each gradient
 // summed over several tiles an accumulator (dQ_acc ..., f32) with a zeroing
 // step before the backward and a cast after it.
@@ -81,6 +96,10 @@ absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
 // fla's fwd+bwd peers): the two wrappers' steps in order.
 absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
     const LinearAttentionConfig& config, uint64_t seed = 1);
+// The same with the backward's own tiles (its sizes must match).
+absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
+    const LinearAttentionConfig& fwd_config,
+    const LinearAttentionConfig& bwd_config, uint64_t seed);
 
 // Float64 references from the tensors' values.
 HostTensor ReferenceLinearAttentionForward(const HostTensor& q,

@@ -85,6 +85,22 @@ std::vector<SampleCase> SmallCases() {
                    }});
   la("ragged_s", {.B = 2, .S = 100, .H = 1, .DK = 64, .DV = 64});
   la("d128", {.B = 1, .S = 64, .H = 1, .DK = 128, .DV = 128});
+  // fla's chunked form: states kernel, then every chunk in parallel.
+  cases.push_back({"linear_attention_fwd_chunked_d64", [] {
+                     return LinearAttentionChunkedForwardWorkload(
+                         {.B = 1, .S = 150, .H = 2, .DK = 64, .DV = 64}, 13);
+                   }});
+  cases.push_back({"linear_attention_fwd_chunked_d128_tiles64", [] {
+                     return LinearAttentionChunkedForwardWorkload(
+                         {.B = 1,
+                          .S = 128,
+                          .H = 1,
+                          .DK = 128,
+                          .DV = 128,
+                          .block_k = 64,
+                          .block_v = 64},
+                         13);
+                   }});
   // One DK tile (O, dV written in f16), two DV tiles (dQ, dK atomics),
   // three pipeline stages, ragged S.
   la("d128_one_k_tile", {.B = 1,

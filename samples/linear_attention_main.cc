@@ -3,6 +3,7 @@
 //
 //   linear_attention --size small --backend=cpu --check
 //   linear_attention --bench --size=8x4096x16x128 --pass=bwd
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -20,7 +21,9 @@ namespace {
 
 constexpr char kUsage[] =
     "  --pass=fwd|fwd_mbarrier|fwd_chunked|bwd|fwd+bwd|all   (default all)\n"
-    "  --chunk, --block-k, --block-v, --threads, --stages (0|1 = serial)\n"
+    "  --chunk, --block-k, --block-v, --threads, --stages (0|1 = serial);\n"
+    "    default tiles: block_k = D; forward block_v = min(D, 64), 128\n"
+    "    threads; backward block_v = D, 256 threads when D > 64\n"
     "  --bwd-block-k, --bwd-block-v, --bwd-threads, --bwd-stages: the\n"
     "    backward's own tiles (default: the forward's)\n"
     "  --configs=[PASS/]C:BK:BV:T:S[+BK:BV:T:S],...: a sweep in one process\n"
@@ -43,11 +46,12 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
   const std::string pass = flags.String("pass", "all");
   SAMPLES_RETURN_IF_ERROR(CheckPass(pass));
+  // Tiles left at 0 are chosen per size by `sized` below.
   LinearAttentionConfig base;
   SAMPLES_ASSIGN_OR_RETURN(base.chunk, flags.Int("chunk", base.chunk));
-  SAMPLES_ASSIGN_OR_RETURN(base.block_k, flags.Int("block-k", base.block_k));
-  SAMPLES_ASSIGN_OR_RETURN(base.block_v, flags.Int("block-v", base.block_v));
-  SAMPLES_ASSIGN_OR_RETURN(base.threads, flags.Int("threads", base.threads));
+  SAMPLES_ASSIGN_OR_RETURN(base.block_k, flags.Int("block-k", 0));
+  SAMPLES_ASSIGN_OR_RETURN(base.block_v, flags.Int("block-v", 0));
+  SAMPLES_ASSIGN_OR_RETURN(base.threads, flags.Int("threads", 0));
   SAMPLES_ASSIGN_OR_RETURN(base.num_stages,
                            flags.Int("stages", base.num_stages));
   LinearAttentionConfig bwd_base = base;
@@ -59,8 +63,16 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                            flags.Int("bwd-threads", base.threads));
   SAMPLES_ASSIGN_OR_RETURN(bwd_base.num_stages,
                            flags.Int("bwd-stages", base.num_stages));
-  auto sized = [](LinearAttentionConfig c, int b, int s, int h, int d) {
+  // The default tiles: one DK tile (the forward writes O in f16, no
+  // wrapper); the forward's DV in tiles of 64 (two blocks per SM at D=128:
+  // 254 registers, 104 KB shared); the backward owns all of DV too (no
+  // atomics, no wrapper), with 8 warps when the states are 128 x 128.
+  auto sized = [](LinearAttentionConfig c, int b, int s, int h, int d,
+                  bool backward) {
     c.B = b, c.S = s, c.H = h, c.DK = c.DV = d;
+    if (c.block_k == 0) c.block_k = d;
+    if (c.block_v == 0) c.block_v = backward ? d : std::min(d, 64);
+    if (c.threads == 0) c.threads = backward && d > 64 ? 256 : 128;
     return c;
   };
   // The tile configs: the flags' one, or a sweep.
@@ -130,8 +142,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   for (const auto& [b, s, h, d] : sizes) {
     for (const Tiles& t : tiles) {
       const std::string& pass = t.pass;
-      const LinearAttentionConfig c = sized(t.fwd, b, s, h, d);
-      const LinearAttentionConfig cb = sized(t.bwd, b, s, h, d);
+      const LinearAttentionConfig c = sized(t.fwd, b, s, h, d, false);
+      const LinearAttentionConfig cb = sized(t.bwd, b, s, h, d, true);
       if (pass == "fwd" || pass == "all") {
         SAMPLES_RETURN_IF_ERROR(
             add(LinearAttentionForwardWorkload(c, false, args.seed), t));

@@ -102,15 +102,18 @@ std::vector<SampleCase> SmallCases() {
                          13);
                    }});
   // One DK tile (O, dV written in f16), two DV tiles (dQ, dK atomics),
-  // three pipeline stages, ragged S.
+  // ragged S.
   la("d128_one_k_tile", {.B = 1,
                          .S = 150,
                          .H = 1,
                          .DK = 128,
                          .DV = 128,
                          .block_k = 128,
-                         .block_v = 64,
-                         .num_stages = 3});
+                         .block_v = 64});
+  // Three pipeline stages (the backward's two sweeps stage their own
+  // tiles: this fits sm_80's shared memory at D = 64).
+  la("d64_stages3",
+     {.B = 1, .S = 200, .H = 1, .DK = 64, .DV = 64, .num_stages = 3});
   // Serial chunk loops (num_stages 1) and tiles of 32 (atomics everywhere).
   la("d64_serial_tiles32", {.B = 1,
                             .S = 128,

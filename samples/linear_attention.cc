@@ -2,7 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +34,10 @@ absl::Status CheckConfig(const LinearAttentionConfig& c) {
         "linear_attention: chunk, block_k, block_v and threads must be "
         "positive");
   }
+  if (c.num_stages < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "linear_attention: num_stages must be >= 0, got ", c.num_stages));
+  }
   if (int64_t{c.B} * c.H > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat("linear_attention: B*H = ", int64_t{c.B} * c.H,
@@ -36,24 +46,89 @@ absl::Status CheckConfig(const LinearAttentionConfig& c) {
   return absl::OkStatus();
 }
 
+// The chunk loops' stage count; below 2 they run serial (a Pipelined loop's
+// num_stages 0 would mean the pass's default).
+int Stages(const LinearAttentionConfig& c) {
+  return c.num_stages < 2 ? 1 : c.num_stages;
+}
+
+// Seeded random inputs, in [-1, -1/32] U [1/32, 1] (never zero), drawn in
+// blocks of 2^20 elements with a generator each, in parallel: a bench-size
+// tensor (67M elements) takes a fraction of a second where RandomInput's one
+// sequential generator takes many. Made once per (dtype, shape, seed) in a
+// process, so a tile sweep builds all its workloads on the same inputs.
+absl::StatusOr<HostTensor> Input(DataType dtype, std::vector<int64_t> shape,
+                                 uint64_t seed) {
+  static std::mutex mu;
+  static auto* made =
+      new std::map<std::tuple<int, std::vector<int64_t>, uint64_t>,
+                   HostTensor>();
+  auto key = std::make_tuple(static_cast<int>(dtype), shape, seed);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = made->find(key);
+  if (it == made->end()) {
+    SAMPLES_ASSIGN_OR_RETURN(HostTensor t,
+                             HostTensor::Create(dtype, std::move(shape)));
+    constexpr int64_t kBlock = int64_t{1} << 20;
+    const int64_t n = t.num_elements();
+    ParallelFor((n + kBlock - 1) / kBlock, [&](int64_t block) {
+      std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + block);
+      for (int64_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock);
+           ++i) {
+        const uint64_t bits = rng();
+        const double magnitude = 1.0 / 32 + static_cast<double>(bits >> 11) *
+                                                0x1.0p-53 * (31.0 / 32);
+        t.set_flat(i, (bits & 1) ? -magnitude : magnitude);
+      }
+    });
+    it = made->emplace(std::move(key), std::move(t)).first;
+  }
+  return it->second;
+}
+
+// A tensor full of 3 (no kernel writes it by chance: an element left
+// unwritten fails the check), filled at memcpy speed.
+HostTensor Sentinel(DataType dtype, std::vector<int64_t> shape) {
+  HostTensor t(dtype, std::move(shape));
+  if (t.num_elements() == 0) return t;
+  t.set_flat(0, 3);
+  std::byte* d = t.data();
+  for (size_t done = dtype_bytes(dtype); done < t.num_bytes();) {
+    const size_t n = std::min(done, t.num_bytes() - done);
+    std::memcpy(d + done, d, n);
+    done += n;
+  }
+  return t;
+}
+
 float Scale(const LinearAttentionConfig& c) {
   return 1.0f / std::sqrt(static_cast<float>(c.DK));
 }
 
+// Whether one block covers all of DK (forward O, backward dV: no sum over
+// DK tiles) or all of DV (backward dQ, dK).
+bool OneKTile(const LinearAttentionConfig& c) { return c.block_k >= c.DK; }
+bool OneVTile(const LinearAttentionConfig& c) { return c.block_v >= c.DV; }
+
 // The forward kernel; with `mbarriers`, the load stage and the compute stage
 // of each chunk meet at mbarrier i % 2 (the seed's fused_chunk_kernel).
+// The staged tiles q, k, v are only written by their copies (the scale is
+// applied to s and to the f16 copy of h instead of to q in place), so the
+// chunk loop is software-pipelined: chunk i+1 loads while chunk i computes.
 absl::StatusOr<Program> Forward(const LinearAttentionConfig& c,
                                 bool mbarriers) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
-  const int C = c.chunk, BK = c.block_k, BV = c.block_v, H = c.H;
+  const int C = c.chunk, BK = std::min(c.block_k, c.DK),
+            BV = std::min(c.block_v, c.DV), H = c.H;
   constexpr int kStages = 2;
   const float scale = Scale(c);
+  const bool direct = OneKTile(c);
   T::ProgramBuilder p(mbarriers ? "linear_attention_fwd_mbarrier"
                                 : "linear_attention_fwd");
   auto Q = p.tensor("Q", {c.B, c.S, H, c.DK}, f16);
   auto K = p.tensor("K", {c.B, c.S, H, c.DK}, f16);
   auto V = p.tensor("V", {c.B, c.S, H, c.DV}, f16);
-  auto O = p.tensor("O", {c.B, c.S, H, c.DV}, f32);
+  auto O = p.tensor("O", {c.B, c.S, H, c.DV}, direct ? f16 : f32);
   {
     T::Kernel kernel(T::ceildiv(c.DV, BV), T::ceildiv(c.DK, BK), c.B * H,
                      {.threads = c.threads});
@@ -67,16 +142,19 @@ absl::StatusOr<Program> Forward(const LinearAttentionConfig& c,
     auto s = T::alloc_fragment({C, C}, f32, "s");
     auto s_shared = T::alloc_shared({C, C}, f16, "s_shared");
     auto o = T::alloc_fragment({C, BV}, f32, "o");
-    auto o_shared = T::alloc_shared({C, BV}, f32, "o_shared");
-    T::annotate_layout({{o_shared, T::make_swizzled_layout(o_shared)}});
+    std::optional<T::Buffer> o_shared;
+    if (!direct) {
+      o_shared = T::alloc_shared({C, BV}, f32, "o_shared");
+      T::annotate_layout(*o_shared, T::make_swizzled_layout(*o_shared));
+    }
     T::use_swizzle(10);
     if (mbarriers) T::create_list_of_mbarrier({c.threads, c.threads});
     T::clear(h);
     auto k_cols = [&] { return T::slice(i_k * BK, (i_k + 1) * BK); };
     auto v_cols = [&] { return T::slice(i_v * BV, (i_v + 1) * BV); };
-    for (auto i :
-         T::Pipelined(0, T::ceildiv(c.S, C),
-                      {.num_stages = mbarriers ? kStages : 0, .name = "i"})) {
+    for (auto i : T::Pipelined(
+             0, T::ceildiv(c.S, C),
+             {.num_stages = mbarriers ? kStages : Stages(c), .name = "i"})) {
       auto rows = T::slice(i * C, (i + 1) * C);
       // Stage 1: load the chunk.
       T::copy(Q(i_b, rows, i_h, k_cols()), q);
@@ -86,19 +164,103 @@ absl::StatusOr<Program> Forward(const LinearAttentionConfig& c,
         T::mbarrier_arrive(i % kStages);
         T::mbarrier_wait_parity(i % kStages, (i / kStages) % 2);
       }
-      // Stage 2: o = mask(q k^T) v + q h;  h += k^T v.
-      for (auto [r, col] : T::Parallel(C, BK)) q(r, col) = q(r, col) * scale;
+      // Stage 2: o = scale (mask(q k^T) v + q h);  h += k^T v.
       T::gemm(q, k, s, {.transpose_B = true, .clear_accum = true});
       for (auto [r, col] : T::Parallel(C, C))
-        s_shared(r, col) = T::select(r >= col, s(r, col), 0);
+        s_shared(r, col) = T::select(r >= col, s(r, col) * scale, 0);
       T::gemm(s_shared, v, o, {.clear_accum = true});
-      T::copy(h, h_shared);
+      for (auto [r, col] : T::Parallel(BK, BV))
+        h_shared(r, col) = h(r, col) * scale;
       T::gemm(k, v, h, {.transpose_A = true});
       T::gemm(q, h_shared, o);
-      T::copy(o, o_shared);
-      // Blocks of every DK tile add into the same O tile.
-      T::atomic_add(O(i_b, rows, i_h, v_cols()), o_shared);
+      if (direct) {
+        T::copy(o, O(i_b, rows, i_h, v_cols()));
+      } else {
+        T::copy(o, *o_shared);
+        // Blocks of every DK tile add into the same O tile.
+        T::atomic_add(O(i_b, rows, i_h, v_cols()), *o_shared);
+      }
     }
+  }
+  return p.finish();
+}
+
+// fla's chunked form, step (a)+(b): per (DV tile, DK tile, batch*head), a
+// pipelined sweep over the chunks that stores the state before each chunk
+// (the exclusive prefix of k^T v), times scale, in f16:
+// States[(b*H + h) * NT + i] = scale * sum_{j < i} K_j^T V_j.
+absl::StatusOr<Program> ChunkStates(const LinearAttentionConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  const int C = c.chunk, BK = std::min(c.block_k, c.DK),
+            BV = std::min(c.block_v, c.DV), H = c.H;
+  const int NT = (c.S + C - 1) / C;
+  const float scale = Scale(c);
+  T::ProgramBuilder p("linear_attention_chunk_states");
+  auto K = p.tensor("K", {c.B, c.S, H, c.DK}, f16);
+  auto V = p.tensor("V", {c.B, c.S, H, c.DV}, f16);
+  auto States = p.tensor("States", {c.B * H * NT, c.DK, c.DV}, f16);
+  {
+    T::Kernel kernel(T::ceildiv(c.DV, BV), T::ceildiv(c.DK, BK), c.B * H,
+                     {.threads = c.threads});
+    auto [i_v, i_k, i_bh] = kernel.block_index();
+    T::Expr i_b = i_bh / H, i_h = i_bh % H;
+    auto k = T::alloc_shared({C, BK}, f16, "k");
+    auto v = T::alloc_shared({C, BV}, f16, "v");
+    auto h = T::alloc_fragment({BK, BV}, f32, "h");
+    auto h_shared = T::alloc_shared({BK, BV}, f16, "h_shared");
+    T::clear(h);
+    auto k_cols = [&] { return T::slice(i_k * BK, (i_k + 1) * BK); };
+    auto v_cols = [&] { return T::slice(i_v * BV, (i_v + 1) * BV); };
+    for (auto i : T::Pipelined(0, NT, {.num_stages = Stages(c), .name = "i"})) {
+      auto rows = T::slice(i * C, (i + 1) * C);
+      T::copy(K(i_b, rows, i_h, k_cols()), k);
+      T::copy(V(i_b, rows, i_h, v_cols()), v);
+      for (auto [r, col] : T::Parallel(BK, BV))
+        h_shared(r, col) = h(r, col) * scale;
+      T::copy(h_shared, States(i_bh * NT + i, k_cols(), v_cols()));
+      T::gemm(k, v, h, {.transpose_A = true});
+    }
+  }
+  return p.finish();
+}
+
+// Step (c): every (DV tile, chunk, batch*head) at once,
+// o = scale mask(q k^T) v + q States (no loop: the chunks are independent
+// once their states are known). One block holds all of DK.
+absl::StatusOr<Program> ChunkOutput(const LinearAttentionConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  const int C = c.chunk, DK = c.DK, BV = std::min(c.block_v, c.DV), H = c.H;
+  const int NT = (c.S + C - 1) / C;
+  const float scale = Scale(c);
+  T::ProgramBuilder p("linear_attention_chunk_output");
+  auto Q = p.tensor("Q", {c.B, c.S, H, DK}, f16);
+  auto K = p.tensor("K", {c.B, c.S, H, DK}, f16);
+  auto V = p.tensor("V", {c.B, c.S, H, c.DV}, f16);
+  auto States = p.tensor("States", {c.B * H * NT, DK, c.DV}, f16);
+  auto O = p.tensor("O", {c.B, c.S, H, c.DV}, f16);
+  {
+    T::Kernel kernel(T::ceildiv(c.DV, BV), NT, c.B * H, {.threads = c.threads});
+    auto [i_v, i, i_bh] = kernel.block_index();
+    T::Expr i_b = i_bh / H, i_h = i_bh % H;
+    auto q = T::alloc_shared({C, DK}, f16, "q");
+    auto k = T::alloc_shared({C, DK}, f16, "k");
+    auto v = T::alloc_shared({C, BV}, f16, "v");
+    auto h = T::alloc_shared({DK, BV}, f16, "h");
+    auto s = T::alloc_fragment({C, C}, f32, "s");
+    auto s_shared = T::alloc_shared({C, C}, f16, "s_shared");
+    auto o = T::alloc_fragment({C, BV}, f32, "o");
+    auto rows = T::slice(i * C, (i + 1) * C);
+    auto v_cols = T::slice(i_v * BV, (i_v + 1) * BV);
+    T::copy(Q(i_b, rows, i_h, T::all), q);
+    T::copy(K(i_b, rows, i_h, T::all), k);
+    T::copy(V(i_b, rows, i_h, v_cols), v);
+    T::copy(States(i_bh * NT + i, T::all, v_cols), h);
+    T::gemm(q, k, s, {.transpose_B = true, .clear_accum = true});
+    for (auto [r, col] : T::Parallel(C, C))
+      s_shared(r, col) = T::select(r >= col, s(r, col) * scale, 0);
+    T::gemm(s_shared, v, o, {.clear_accum = true});
+    T::gemm(q, h, o);
+    T::copy(o, O(i_b, rows, i_h, v_cols));
   }
   return p.finish();
 }
@@ -116,6 +278,8 @@ absl::StatusOr<LinearAttentionConfig> ReadConfig(const KernelParams& params) {
   SAMPLES_ASSIGN_OR_RETURN(c.block_v, params.IntInRange("block_v", 1, 256, 64));
   SAMPLES_ASSIGN_OR_RETURN(c.threads,
                            params.IntInRange("threads", 32, 1024, 128));
+  SAMPLES_ASSIGN_OR_RETURN(c.num_stages,
+                           params.IntInRange("num_stages", 0, 8, 2));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
 }
@@ -129,6 +293,16 @@ absl::StatusOr<Program> MakeForwardMbarrier(const nlohmann::json& json) {
   SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
                            ReadConfig(KernelParams(json)));
   return LinearAttentionForwardMbarrierProgram(c);
+}
+absl::StatusOr<Program> MakeChunkStates(const nlohmann::json& json) {
+  SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
+                           ReadConfig(KernelParams(json)));
+  return ChunkStates(c);
+}
+absl::StatusOr<Program> MakeChunkOutput(const nlohmann::json& json) {
+  SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
+                           ReadConfig(KernelParams(json)));
+  return ChunkOutput(c);
 }
 absl::StatusOr<Program> MakeBackward(const nlohmann::json& json) {
   SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
@@ -251,6 +425,16 @@ absl::StatusOr<Program> LinearAttentionForwardMbarrierProgram(
   return Forward(c, /*mbarriers=*/true);
 }
 
+absl::StatusOr<Program> LinearAttentionChunkStatesProgram(
+    const LinearAttentionConfig& c) {
+  return ChunkStates(c);
+}
+
+absl::StatusOr<Program> LinearAttentionChunkOutputProgram(
+    const LinearAttentionConfig& c) {
+  return ChunkOutput(c);
+}
+
 PassConfig LinearAttentionMbarrierPassConfig() {
   PassConfig config;
   config.disable_tma_lower = true;
@@ -261,16 +445,20 @@ PassConfig LinearAttentionMbarrierPassConfig() {
 absl::StatusOr<Program> LinearAttentionBackwardProgram(
     const LinearAttentionConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
-  const int C = c.chunk, BK = c.block_k, BV = c.block_v, H = c.H;
+  const int C = c.chunk, BK = std::min(c.block_k, c.DK),
+            BV = std::min(c.block_v, c.DV), H = c.H;
   const float scale = Scale(c);
+  // dQ and dK are sums over the DV tiles, dV over the DK tiles: one tile
+  // means the block owns the whole sum and writes f16 directly.
+  const bool dqk_direct = OneVTile(c), dv_direct = OneKTile(c);
   T::ProgramBuilder p("linear_attention_bwd");
   auto Q = p.tensor("Q", {c.B, c.S, H, c.DK}, f16);
   auto K = p.tensor("K", {c.B, c.S, H, c.DK}, f16);
   auto V = p.tensor("V", {c.B, c.S, H, c.DV}, f16);
   auto dO = p.tensor("dO", {c.B, c.S, H, c.DV}, f16);
-  auto dQ = p.tensor("dQ", {c.B, c.S, H, c.DK}, f32);
-  auto dK = p.tensor("dK", {c.B, c.S, H, c.DK}, f32);
-  auto dV = p.tensor("dV", {c.B, c.S, H, c.DV}, f32);
+  auto dQ = p.tensor("dQ", {c.B, c.S, H, c.DK}, dqk_direct ? f16 : f32);
+  auto dK = p.tensor("dK", {c.B, c.S, H, c.DK}, dqk_direct ? f16 : f32);
+  auto dV = p.tensor("dV", {c.B, c.S, H, c.DV}, dv_direct ? f16 : f32);
   {
     T::Kernel kernel(T::ceildiv(c.DV, BV), T::ceildiv(c.DK, BK), c.B * H,
                      {.threads = c.threads});
@@ -279,74 +467,94 @@ absl::StatusOr<Program> LinearAttentionBackwardProgram(
     auto ds = T::alloc_fragment({C, C}, f32, "ds");
     auto ds_shared = T::alloc_shared({C, C}, f16, "ds_shared");
     auto dq = T::alloc_fragment({C, BK}, f32, "dq");
-    auto dq_shared = T::alloc_shared({C, BK}, f32, "dq_shared");
     auto dk = T::alloc_fragment({C, BK}, f32, "dk");
-    auto dk_shared = T::alloc_shared({C, BK}, f32, "dk_shared");
     auto dv = T::alloc_fragment({C, BV}, f32, "dv");
-    auto dv_shared = T::alloc_shared({C, BV}, f32, "dv_shared");
-    auto q = T::alloc_shared({C, BK}, f16, "q");
-    auto k = T::alloc_shared({C, BK}, f16, "k");
-    auto v = T::alloc_shared({C, BV}, f16, "v");
-    auto d_o = T::alloc_shared({C, BV}, f16, "do");
+    // Each sweep stages its own tiles (a buffer shared by the two loops
+    // would keep both serial).
+    auto k1 = T::alloc_shared({C, BK}, f16, "k1");
+    auto v1 = T::alloc_shared({C, BV}, f16, "v1");
+    auto do1 = T::alloc_shared({C, BV}, f16, "do1");
+    auto q2 = T::alloc_shared({C, BK}, f16, "q2");
+    auto k2 = T::alloc_shared({C, BK}, f16, "k2");
+    auto v2 = T::alloc_shared({C, BV}, f16, "v2");
+    auto do2 = T::alloc_shared({C, BV}, f16, "do2");
     auto h = T::alloc_fragment({BV, BK}, f32, "h");
     auto h_shared = T::alloc_shared({BV, BK}, f16, "h_shared");
     auto dh = T::alloc_fragment({BK, BV}, f32, "dh");
     auto dh_shared = T::alloc_shared({BK, BV}, f16, "dh_shared");
-    T::annotate_layout({{dq_shared, T::make_swizzled_layout(dq_shared)},
-                        {dk_shared, T::make_swizzled_layout(dk_shared)},
-                        {dv_shared, T::make_swizzled_layout(dv_shared)}});
+    std::optional<T::Buffer> dq_shared, dk_shared, dv_shared;
+    if (!dqk_direct) {
+      dq_shared = T::alloc_shared({C, BK}, f32, "dq_shared");
+      dk_shared = T::alloc_shared({C, BK}, f32, "dk_shared");
+      T::annotate_layout(*dq_shared, T::make_swizzled_layout(*dq_shared));
+      T::annotate_layout(*dk_shared, T::make_swizzled_layout(*dk_shared));
+    }
+    if (!dv_direct) {
+      dv_shared = T::alloc_shared({C, BV}, f32, "dv_shared");
+      T::annotate_layout(*dv_shared, T::make_swizzled_layout(*dv_shared));
+    }
     T::use_swizzle(10);
-    T::clear(h);
-    T::clear(dh);
     auto num_chunks = T::ceildiv(c.S, C);
     auto k_cols = [&] { return T::slice(i_k * BK, (i_k + 1) * BK); };
     auto v_cols = [&] { return T::slice(i_v * BV, (i_v + 1) * BV); };
+    // `tile` (f32 fragment) into `out` at `rows`: a plain store when the
+    // block owns the sum, else through `staging` with atomic_add.
+    auto store = [&](T::Buffer tile, const std::optional<T::Buffer>& staging,
+                     T::BufferRef out) {
+      if (!staging) {
+        T::copy(tile, out);
+      } else {
+        T::copy(tile, *staging);
+        T::atomic_add(out, *staging);
+      }
+    };
     // dQ: forward sweep over the chunks, state h = sum v^T k.
-    for (auto i : T::Pipelined(0, num_chunks, {.name = "i"})) {
+    T::clear(h);
+    for (auto i :
+         T::Pipelined(0, num_chunks, {.num_stages = Stages(c), .name = "i"})) {
       auto rows = T::slice(i * C, (i + 1) * C);
-      T::copy(K(i_b, rows, i_h, k_cols()), k);
-      T::copy(V(i_b, rows, i_h, v_cols()), v);
-      T::copy(dO(i_b, rows, i_h, v_cols()), d_o);
-      T::gemm(d_o, v, ds, {.transpose_B = true, .clear_accum = true});
+      T::copy(K(i_b, rows, i_h, k_cols()), k1);
+      T::copy(V(i_b, rows, i_h, v_cols()), v1);
+      T::copy(dO(i_b, rows, i_h, v_cols()), do1);
+      // dq = scale (mask(dO v^T) k + dO h)
+      T::gemm(do1, v1, ds, {.transpose_B = true, .clear_accum = true});
       for (auto [r, col] : T::Parallel(C, C))
-        ds_shared(r, col) = T::select(r >= col, ds(r, col), 0);
-      T::gemm(ds_shared, k, dq, {.clear_accum = true});
-      T::copy(h, h_shared);
-      T::gemm(v, k, h, {.transpose_A = true});
-      T::gemm(d_o, h_shared, dq);
-      for (auto [r, col] : T::Parallel(C, BK)) dq(r, col) *= scale;
-      T::copy(dq, dq_shared);
-      // Blocks of every DV tile add into the same dQ tile.
-      T::atomic_add(dQ(i_b, rows, i_h, k_cols()), dq_shared);
+        ds_shared(r, col) = T::select(r >= col, ds(r, col) * scale, 0);
+      T::gemm(ds_shared, k1, dq, {.clear_accum = true});
+      for (auto [r, col] : T::Parallel(BV, BK))
+        h_shared(r, col) = h(r, col) * scale;
+      T::gemm(v1, k1, h, {.transpose_A = true});
+      T::gemm(do1, h_shared, dq);
+      store(dq, dq_shared, dQ(i_b, rows, i_h, k_cols()));
     }
     // dK, dV: reverse sweep, state dh = sum q^T dO.
-    for (auto i : T::Pipelined(0, num_chunks, {.name = "i"})) {
+    T::clear(dh);
+    for (auto i :
+         T::Pipelined(0, num_chunks, {.num_stages = Stages(c), .name = "i"})) {
       T::Expr start = num_chunks - 1 - i;
       auto rows = T::slice(start * C, (start + 1) * C);
-      T::copy(Q(i_b, rows, i_h, k_cols()), q);
-      for (auto [r, col] : T::Parallel(C, BK)) q(r, col) = q(r, col) * scale;
-      T::copy(K(i_b, rows, i_h, k_cols()), k);
-      T::copy(V(i_b, rows, i_h, v_cols()), v);
-      T::copy(dO(i_b, rows, i_h, v_cols()), d_o);
-      // dk = mask_upper(v dO^T) q + v dh^T
-      T::gemm(v, d_o, ds, {.transpose_B = true, .clear_accum = true});
+      T::copy(Q(i_b, rows, i_h, k_cols()), q2);
+      T::copy(K(i_b, rows, i_h, k_cols()), k2);
+      T::copy(V(i_b, rows, i_h, v_cols()), v2);
+      T::copy(dO(i_b, rows, i_h, v_cols()), do2);
+      // dk = scale (mask_upper(v dO^T) q + v dh^T)
+      T::gemm(v2, do2, ds, {.transpose_B = true, .clear_accum = true});
       for (auto [r, col] : T::Parallel(C, C))
-        ds_shared(r, col) = T::select(r <= col, ds(r, col), 0);
-      T::gemm(ds_shared, q, dk, {.clear_accum = true});
-      T::copy(dh, dh_shared);
-      T::gemm(v, dh_shared, dk, {.transpose_B = true});
-      // dv = mask_upper(k q^T) dO + k dh
-      T::gemm(k, q, ds, {.transpose_B = true, .clear_accum = true});
+        ds_shared(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
+      T::gemm(ds_shared, q2, dk, {.clear_accum = true});
+      for (auto [r, col] : T::Parallel(BK, BV))
+        dh_shared(r, col) = dh(r, col) * scale;
+      T::gemm(v2, dh_shared, dk, {.transpose_B = true});
+      // dv = scale (mask_upper(k q^T) dO + k dh)
+      T::gemm(k2, q2, ds, {.transpose_B = true, .clear_accum = true});
       for (auto [r, col] : T::Parallel(C, C))
-        ds_shared(r, col) = T::select(r <= col, ds(r, col), 0);
-      T::gemm(ds_shared, d_o, dv, {.clear_accum = true});
-      T::gemm(k, dh_shared, dv);
+        ds_shared(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
+      T::gemm(ds_shared, do2, dv, {.clear_accum = true});
+      T::gemm(k2, dh_shared, dv);
       // dh += q^T dO
-      T::gemm(q, d_o, dh, {.transpose_A = true});
-      T::copy(dk, dk_shared);
-      T::atomic_add(dK(i_b, rows, i_h, k_cols()), dk_shared);
-      T::copy(dv, dv_shared);
-      T::atomic_add(dV(i_b, rows, i_h, v_cols()), dv_shared);
+      T::gemm(q2, do2, dh, {.transpose_A = true});
+      store(dk, dk_shared, dK(i_b, rows, i_h, k_cols()));
+      store(dv, dv_shared, dV(i_b, rows, i_h, v_cols()));
     }
   }
   return p.finish();
@@ -378,30 +586,71 @@ absl::StatusOr<Workload> LinearAttentionForwardWorkload(
       Program fwd, mbarrier_variant ? LinearAttentionForwardMbarrierProgram(c)
                                     : LinearAttentionForwardProgram(c));
   const int64_t n_o = int64_t{c.B} * c.S * c.H * c.DV;
-  SAMPLES_ASSIGN_OR_RETURN(Program zero, ZeroProgram(n_o, f32));
-  SAMPLES_ASSIGN_OR_RETURN(Program cast, CastProgram(n_o, f32, f16));
   Workload w;
   w.kernel = mbarrier_variant ? "linear_attention_fwd_mbarrier"
                               : "linear_attention_fwd";
   w.shape = ShapeString(c);
   std::vector<int64_t> qk = {c.B, c.S, c.H, c.DK}, vo = {c.B, c.S, c.H, c.DV};
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], RandomInput(f16, qk, seed));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], RandomInput(f16, qk, seed + 1));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], RandomInput(f16, vo, seed + 2));
-  w.tensors["O_acc"] = HostTensor(f32, vo);
-  w.tensors["O_acc"].fill(3);  // the zeroing step must run
-  w.tensors["O"] = Zeros(f16, vo);
-  w.steps.push_back({.program = zero, .args = {Arg("O_acc", {n_o})}});
-  Step step{.program = fwd, .args = {"Q", "K", "V", "O_acc"}};
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], Input(f16, qk, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], Input(f16, qk, seed + 1));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], Input(f16, vo, seed + 2));
+  Step step{.program = fwd, .args = {"Q", "K", "V", "O"}};
   if (mbarrier_variant) step.pass_config = LinearAttentionMbarrierPassConfig();
-  w.main_step = static_cast<int>(w.steps.size());
-  w.steps.push_back(step);
-  w.steps.push_back(
-      {.program = cast, .args = {Arg("O_acc", {n_o}), Arg("O", {n_o})}});
+  if (OneKTile(c)) {
+    // One DK tile: the kernel writes O (f16) itself.
+    w.tensors["O"] = Sentinel(f16, vo);  // every element must be written
+    w.main_step = 0;
+    w.steps.push_back(step);
+  } else {
+    // The host wrapper: zero O_acc, add every DK tile into it, cast.
+    SAMPLES_ASSIGN_OR_RETURN(Program zero, ZeroProgram(n_o, f32));
+    SAMPLES_ASSIGN_OR_RETURN(Program cast, CastProgram(n_o, f32, f16));
+    w.tensors["O_acc"] = Sentinel(f32, vo);  // the zeroing step must run
+    w.tensors["O"] = Zeros(f16, vo);
+    w.steps.push_back({.program = zero, .args = {Arg("O_acc", {n_o})}});
+    step.args = {"Q", "K", "V", "O_acc"};
+    w.main_step = static_cast<int>(w.steps.size());
+    w.steps.push_back(step);
+    w.steps.push_back(
+        {.program = cast, .args = {Arg("O_acc", {n_o}), Arg("O", {n_o})}});
+  }
   w.outputs = {"O"};
   w.label = Label(c, "fwd", mbarrier_variant ? "tessel:mbarrier" : "tessel");
   w.flops = ForwardFlops(c);
   w.bytes = 2.0 * (2.0 * c.B * c.S * c.H * c.DK) + 2.0 * 2 * n_o;
+  w.reference = [](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    return std::vector<Expected>{Near(
+        "O", ReferenceLinearAttentionForward(
+                 w.tensors.at("Q"), w.tensors.at("K"), w.tensors.at("V")))};
+  };
+  return w;
+}
+
+absl::StatusOr<Workload> LinearAttentionChunkedForwardWorkload(
+    const LinearAttentionConfig& c, uint64_t seed) {
+  SAMPLES_ASSIGN_OR_RETURN(Program states, ChunkStates(c));
+  SAMPLES_ASSIGN_OR_RETURN(Program output, ChunkOutput(c));
+  const int64_t nt = (c.S + c.chunk - 1) / c.chunk;
+  Workload w;
+  w.kernel = "linear_attention_fwd_chunked";
+  w.shape = ShapeString(c);
+  std::vector<int64_t> qk = {c.B, c.S, c.H, c.DK}, vo = {c.B, c.S, c.H, c.DV};
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], Input(f16, qk, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], Input(f16, qk, seed + 1));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], Input(f16, vo, seed + 2));
+  w.tensors["States"] = HostTensor(f16, {c.B * c.H * nt, c.DK, c.DV});
+  w.tensors["O"] = Sentinel(f16, vo);  // every element must be written
+  w.steps.push_back({.program = states, .args = {"K", "V", "States"}});
+  w.main_step = 1;
+  w.steps.push_back(
+      {.program = output, .args = {"Q", "K", "V", "States", "O"}});
+  w.outputs = {"O"};
+  w.label = Label(c, "fwd", "tessel:chunked");
+  w.flops = ForwardFlops(c);
+  const double n_o = double(c.B) * c.S * c.H * c.DV;
+  const double n_states = double(c.B) * c.H * nt * c.DK * c.DV;
+  w.bytes =
+      2.0 * (3.0 * c.B * c.S * c.H * c.DK) + 2.0 * 2 * n_o + 2.0 * 2 * n_states;
   w.reference = [](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
     return std::vector<Expected>{Near(
         "O", ReferenceLinearAttentionForward(
@@ -419,38 +668,40 @@ absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
   Workload w;
   w.kernel = "linear_attention_bwd";
   w.shape = ShapeString(c);
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], RandomInput(f16, qk, seed));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], RandomInput(f16, qk, seed + 1));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], RandomInput(f16, vo, seed + 2));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["dO"], RandomInput(f16, vo, seed + 3));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], Input(f16, qk, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], Input(f16, qk, seed + 1));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], Input(f16, vo, seed + 2));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["dO"], Input(f16, vo, seed + 3));
   struct Grad {
     const char* acc;
     const char* out;
     int64_t n;
     std::vector<int64_t> shape;
+    bool direct;  // the kernel writes f16 itself (one tile owns the sum)
   };
-  const Grad grads[] = {{"dQ_acc", "dQ", n_k, qk},
-                        {"dK_acc", "dK", n_k, qk},
-                        {"dV_acc", "dV", n_v, vo}};
-  // The host wrapper: gradients start at zero in f32 ...
+  const Grad grads[] = {{"dQ_acc", "dQ", n_k, qk, OneVTile(c)},
+                        {"dK_acc", "dK", n_k, qk, OneVTile(c)},
+                        {"dV_acc", "dV", n_v, vo, OneKTile(c)}};
+  // The host wrapper: gradients summed over tiles start at zero in f32 ...
   for (const Grad& g : grads) {
+    w.tensors[g.out] = Sentinel(f16, g.shape);  // every element must be written
+    if (g.direct) continue;
     SAMPLES_ASSIGN_OR_RETURN(Program zero, ZeroProgram(g.n, f32));
-    w.tensors[g.acc] = HostTensor(f32, g.shape);
-    w.tensors[g.acc].fill(3);  // the zeroing step must run
-    w.tensors[g.out] = Zeros(f16, g.shape);
+    w.tensors[g.acc] = Sentinel(f32, g.shape);  // the zeroing step must run
     w.steps.push_back({.program = zero, .args = {Arg(g.acc, {g.n})}});
   }
-  // ... the kernel adds into them ...
+  // ... the kernel adds into them (or writes the direct ones) ...
   w.main_step = static_cast<int>(w.steps.size());
-  w.steps.push_back(
-      {.program = bwd,
-       .args = {"Q", "K", "V", "dO", "dQ_acc", "dK_acc", "dV_acc"}});
+  Step step{.program = bwd, .args = {"Q", "K", "V", "dO"}};
+  for (const Grad& g : grads) step.args.push_back(g.direct ? g.out : g.acc);
+  w.steps.push_back(step);
   // ... and they are converted to f16.
   for (const Grad& g : grads) {
+    w.outputs.push_back(g.out);
+    if (g.direct) continue;
     SAMPLES_ASSIGN_OR_RETURN(Program cast, CastProgram(g.n, f32, f16));
     w.steps.push_back(
         {.program = cast, .args = {Arg(g.acc, {g.n}), Arg(g.out, {g.n})}});
-    w.outputs.push_back(g.out);
   }
   w.label = Label(c, "bwd", "tessel");
   w.flops = BackwardFlops(c);
@@ -468,10 +719,23 @@ absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
 
 absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
     const LinearAttentionConfig& c, uint64_t seed) {
+  return LinearAttentionForwardBackwardWorkload(c, c, seed);
+}
+
+absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
+    const LinearAttentionConfig& c, const LinearAttentionConfig& bwd_config,
+    uint64_t seed) {
+  if (c.B != bwd_config.B || c.S != bwd_config.S || c.H != bwd_config.H ||
+      c.DK != bwd_config.DK || c.DV != bwd_config.DV) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("linear_attention fwd+bwd: the backward's sizes (",
+                     ShapeString(bwd_config), ") differ from the forward's (",
+                     ShapeString(c), ")"));
+  }
   SAMPLES_ASSIGN_OR_RETURN(Workload w,
                            LinearAttentionForwardWorkload(c, false, seed));
   SAMPLES_ASSIGN_OR_RETURN(Workload bwd,
-                           LinearAttentionBackwardWorkload(c, seed));
+                           LinearAttentionBackwardWorkload(bwd_config, seed));
   // Same seeds: Q, K, V are the same tensors in both.
   for (auto& [name, t] : bwd.tensors) w.tensors.insert_or_assign(name, t);
   for (Step& s : bwd.steps) w.steps.push_back(std::move(s));
@@ -496,5 +760,7 @@ absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
 TESSEL_REGISTER_KERNEL(linear_attention_fwd, MakeForward);
 TESSEL_REGISTER_KERNEL(linear_attention_fwd_mbarrier, MakeForwardMbarrier);
 TESSEL_REGISTER_KERNEL(linear_attention_bwd, MakeBackward);
+TESSEL_REGISTER_KERNEL(linear_attention_chunk_states, MakeChunkStates);
+TESSEL_REGISTER_KERNEL(linear_attention_chunk_output, MakeChunkOutput);
 
 }  // namespace tessel::samples

@@ -9,19 +9,24 @@
 //   absl::StatusOr<tessel::Program> bwd = LinearAttentionBackwardProgram(c);
 //   absl::StatusOr<Workload> w = LinearAttentionBackwardWorkload(c);
 //
-// One block owns a (DV tile, DK tile, batch*head). Forward: O (f32) is a sum
-// over the DK tiles, added with atomic_add. Backward: dQ and dK are sums over
-// the DV tiles and dV over the DK tiles, added into f32 with atomic_add. The
-// host wrappers (the *Workload functions) zero the f32 tensors, run the
-// kernel and convert the results to f16, as the seed's tl_fused_chunk_bwd.
+// One block owns a (DV tile, DK tile, batch*head). Forward: O is a sum over
+// the DK tiles; with one DK tile (block_k >= DK) the kernel writes O in f16,
+// otherwise it adds f32 tiles with atomic_add. Backward: dQ and dK are sums
+// over the DV tiles and dV over the DK tiles; a gradient whose sum has one
+// tile is written in f16, the others are added into f32 with atomic_add.
+// The host wrappers (the *Workload functions) zero the f32 tensors, run the
+// kernel and convert them to f16, as the seed's tl_fused_chunk_bwd. The
+// chunk loops are software-pipelined (num_stages): the copies of chunk i+1
+// overlap the gemms of chunk i.
 // The mbarrier variant of the forward hands each chunk from its load stage
 // to its compute stage with explicit mbarrier_arrive / mbarrier_wait_parity
 // inside a 2-stage Pipelined loop, with TMA lowering and warp
 // specialisation switched off (the seed's fused_chunk_kernel).
 //
 // Registered for tessel-warmup as "linear_attention_fwd",
-// "linear_attention_fwd_mbarrier" and "linear_attention_bwd" (params B, S,
-// H, DK, DV, chunk, block_k, block_v, threads).
+// "linear_attention_fwd_mbarrier", "linear_attention_bwd",
+// "linear_attention_chunk_states" and "linear_attention_chunk_output" (params
+// B, S, H, DK, DV, chunk, block_k, block_v, threads, num_stages).
 #ifndef TESSEL_SAMPLES_LINEAR_ATTENTION_H_
 #define TESSEL_SAMPLES_LINEAR_ATTENTION_H_
 
@@ -44,27 +49,46 @@ struct LinearAttentionConfig {
   int block_k = 64;  // DK tile of one block
   int block_v = 64;  // DV tile of one block
   int threads = 128;
+  int num_stages = 2;  // chunk-loop pipeline depth; 0 or 1 = serial
 };
 
-// Parameters Q, K, V (f16), O (f32, zeroed: atomics add into it).
+// Parameters Q, K, V (f16), O (f16 with one DK tile; otherwise f32, zeroed:
+// atomics add into it).
 absl::StatusOr<Program> LinearAttentionForwardProgram(
     const LinearAttentionConfig& config);
 // The same computation with explicit mbarriers between load and compute.
 absl::StatusOr<Program> LinearAttentionForwardMbarrierProgram(
     const LinearAttentionConfig& config);
+// fla's chunked forward in two kernels. States: parameters K, V (f16),
+// States (f16 [B*H*NT, DK, DV], NT = ceil(S / chunk)); a pipelined sweep per
+// (DV tile, DK tile, batch*head) stores scale * the state before each chunk.
+// Output: parameters Q, K, V, States, O (f16); one block per (DV tile,
+// chunk, batch*head), all chunks in parallel; it holds all of DK.
+absl::StatusOr<Program> LinearAttentionChunkStatesProgram(
+    const LinearAttentionConfig& config);
+absl::StatusOr<Program> LinearAttentionChunkOutputProgram(
+    const LinearAttentionConfig& config);
 // The pass config the mbarrier variant is compiled with (as the seed's).
 PassConfig LinearAttentionMbarrierPassConfig();
-// Parameters Q, K, V, dO (f16), dQ, dK, dV (f32, zeroed).
+// Parameters Q, K, V, dO (f16), dQ, dK, dV (f16 when one tile owns the sum,
+// else f32, zeroed).
 absl::StatusOr<Program> LinearAttentionBackwardProgram(
     const LinearAttentionConfig& config);
 
-// Tensors Q, K, V; O_acc (f32) and O (f16, the output). Steps: zero O_acc,
-// forward, cast to O.
+// Tensors Q, K, V and O (f16, the output). With one DK tile the only step is
+// the forward; otherwise O_acc (f32) too and the steps zero O_acc, forward,
+// cast to O.
 absl::StatusOr<Workload> LinearAttentionForwardWorkload(
     const LinearAttentionConfig& config, bool mbarrier_variant = false,
     uint64_t seed = 1);
-// Tensors Q, K, V, dO; dQ_acc, dK_acc, dV_acc (f32) and dQ, dK, dV (f16, the
-// outputs). Steps: zero the accumulators, backward, three casts.
+// The chunked forward: tensors Q, K, V, States and O (f16); steps: states,
+// output.
+absl::StatusOr<Workload> LinearAttentionChunkedForwardWorkload(
+    const LinearAttentionConfig& config, uint64_t seed = 1);
+
+// Tensors Q, K, V, dO and dQ, dK, dV (f16, the outputs); for each gradient
+// summed over several tiles an accumulator (dQ_acc ..., f32) with a zeroing
+// step before the backward and a cast after it.
 absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
     const LinearAttentionConfig& config, uint64_t seed = 1);
 
@@ -72,6 +96,10 @@ absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
 // fla's fwd+bwd peers): the two wrappers' steps in order.
 absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
     const LinearAttentionConfig& config, uint64_t seed = 1);
+// The same with the backward's own tiles (its sizes must match).
+absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
+    const LinearAttentionConfig& fwd_config,
+    const LinearAttentionConfig& bwd_config, uint64_t seed);
 
 // Float64 references from the tensors' values.
 HostTensor ReferenceLinearAttentionForward(const HostTensor& q,

@@ -320,6 +320,11 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
   bool all_passed = true;
   for (Workload& w : workloads) {
     SAMPLES_ASSIGN_OR_RETURN(RunResult run, Execute(w, exec));
+    if (bench && workloads.size() > 1) {
+      // Progress of a long sweep, kept should a later workload fail.
+      std::cout << "timed " << w.kernel << " " << w.shape << ": " << run.ms
+                << " ms (kernel " << run.kernel_ms << " ms)" << std::endl;
+    }
     ResultRow row = MakeRow(w, run, std::nullopt);
     if (check) {
       SAMPLES_ASSIGN_OR_RETURN(CheckResult c, CheckOutputs(w));

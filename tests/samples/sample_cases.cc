@@ -81,6 +81,44 @@ std::vector<SampleCase> SmallCases() {
                    }});
   la("ragged_s", {.B = 2, .S = 100, .H = 1, .DK = 64, .DV = 64});
   la("d128", {.B = 1, .S = 64, .H = 1, .DK = 128, .DV = 128});
+  // fla's chunked form: states kernel, then every chunk in parallel.
+  cases.push_back({"linear_attention_fwd_chunked_d64", [] {
+                     return LinearAttentionChunkedForwardWorkload(
+                         {.B = 1, .S = 150, .H = 2, .DK = 64, .DV = 64}, 13);
+                   }});
+  cases.push_back({"linear_attention_fwd_chunked_d128_tiles64", [] {
+                     return LinearAttentionChunkedForwardWorkload(
+                         {.B = 1,
+                          .S = 128,
+                          .H = 1,
+                          .DK = 128,
+                          .DV = 128,
+                          .block_k = 64,
+                          .block_v = 64},
+                         13);
+                   }});
+  // One DK tile (O, dV written in f16), two DV tiles (dQ, dK atomics),
+  // ragged S.
+  la("d128_one_k_tile", {.B = 1,
+                         .S = 150,
+                         .H = 1,
+                         .DK = 128,
+                         .DV = 128,
+                         .block_k = 128,
+                         .block_v = 64});
+  // Three pipeline stages (the backward's two sweeps stage their own
+  // tiles: this fits sm_80's shared memory at D = 64).
+  la("d64_stages3",
+     {.B = 1, .S = 200, .H = 1, .DK = 64, .DV = 64, .num_stages = 3});
+  // Serial chunk loops (num_stages 1) and tiles of 32 (atomics everywhere).
+  la("d64_serial_tiles32", {.B = 1,
+                            .S = 128,
+                            .H = 1,
+                            .DK = 64,
+                            .DV = 64,
+                            .block_k = 32,
+                            .block_v = 32,
+                            .num_stages = 1});
   auto fa = [&](std::string name, FlashAttentionConfig c) {
     for (bool causal : {false, true}) {
       FlashAttentionConfig cc = c;

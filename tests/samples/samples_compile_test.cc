@@ -16,6 +16,7 @@
 #include "samples/rmsnorm.h"
 #include "samples/softmax.h"
 #include "samples/splitk_gemm.h"
+#include "src/runtime/lower.h"
 #include "tests/samples/sample_cases.h"
 
 namespace tessel::samples {
@@ -51,6 +52,42 @@ INSTANTIATE_TEST_SUITE_P(Samples, CompileTest,
                            return std::get<0>(info.param).name + "_" +
                                   (arch == "sm_80" ? "sm80" : "sm90a");
                          });
+
+// The chunk loops are software-pipelined: each pipelined loop commits a
+// cp.async group in its prologue and in its steady state, a serial one
+// only in its body.
+int CountCommits(const Program& p) {
+  absl::StatusOr<runtime::Lowered> l =
+      runtime::Lower(p.ir(), {.target = Target::sm90a()});
+  EXPECT_TRUE(l.ok()) << l.status();
+  if (!l.ok()) return -1;
+  const std::string& src = l->generated.source.text;
+  int n = 0;
+  for (size_t at = src.find("cp_async_commit"); at != std::string::npos;
+       at = src.find("cp_async_commit", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(LinearAttention, ChunkLoopsArePipelined) {
+  for (int stages : {2, 3}) {
+    LinearAttentionConfig c{.B = 2, .S = 256, .H = 2, .DK = 64, .DV = 64};
+    LinearAttentionConfig serial = c;
+    c.num_stages = stages;
+    serial.num_stages = 1;
+    absl::StatusOr<Program> fwd = LinearAttentionForwardProgram(c);
+    absl::StatusOr<Program> fwd1 = LinearAttentionForwardProgram(serial);
+    absl::StatusOr<Program> bwd = LinearAttentionBackwardProgram(c);
+    absl::StatusOr<Program> bwd1 = LinearAttentionBackwardProgram(serial);
+    ASSERT_TRUE(fwd.ok() && fwd1.ok() && bwd.ok() && bwd1.ok());
+    // Prologue: stages - 1 commits; steady state: one.
+    EXPECT_EQ(CountCommits(*fwd), stages) << stages;
+    EXPECT_EQ(CountCommits(*bwd), 2 * stages) << stages;
+    EXPECT_LT(CountCommits(*fwd1), stages);
+    EXPECT_LT(CountCommits(*bwd1), 2 * stages);
+  }
+}
 
 // The benchmark shapes (what --size bench runs on the H200) fit the
 // device: shared memory, registers, grid limits.

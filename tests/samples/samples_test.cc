@@ -65,8 +65,14 @@ TEST(SplitKGemm, NeedsTheZeroingStep) {
 }
 
 TEST(LinearAttention, BackwardWrapperZeroesKernelCasts) {
-  absl::StatusOr<Workload> w = LinearAttentionBackwardWorkload(
-      {.B = 1, .S = 64, .H = 1, .DK = 64, .DV = 64});
+  // Tiles of 32: every gradient is a sum over two tiles.
+  absl::StatusOr<Workload> w = LinearAttentionBackwardWorkload({.B = 1,
+                                                                .S = 64,
+                                                                .H = 1,
+                                                                .DK = 64,
+                                                                .DV = 64,
+                                                                .block_k = 32,
+                                                                .block_v = 32});
   ASSERT_TRUE(w.ok()) << w.status();
   ASSERT_EQ(w->steps.size(), 7u);
   EXPECT_EQ(w->steps[3].program.name(), "linear_attention_bwd");
@@ -74,6 +80,25 @@ TEST(LinearAttention, BackwardWrapperZeroesKernelCasts) {
     EXPECT_EQ(w->tensors.at(out).dtype(), f16) << out;
     EXPECT_EQ(w->tensors.at(std::string(out) + "_acc").dtype(), f32) << out;
   }
+}
+
+TEST(LinearAttention, OneTileWritesF16WithoutWrapperSteps) {
+  const LinearAttentionConfig c{.B = 1, .S = 64, .H = 1, .DK = 64, .DV = 64};
+  absl::StatusOr<Workload> fwd = LinearAttentionForwardWorkload(c);
+  ASSERT_TRUE(fwd.ok()) << fwd.status();
+  ASSERT_EQ(fwd->steps.size(), 1u);
+  EXPECT_EQ(fwd->tensors.count("O_acc"), 0u);
+  absl::StatusOr<Workload> bwd = LinearAttentionBackwardWorkload(c);
+  ASSERT_TRUE(bwd.ok()) << bwd.status();
+  ASSERT_EQ(bwd->steps.size(), 1u);
+  EXPECT_EQ(bwd->steps[0].args.size(), 7u);
+  // One DK tile but two DV tiles: dV direct, dQ and dK added in f32.
+  absl::StatusOr<Workload> mixed = LinearAttentionBackwardWorkload(
+      {.B = 1, .S = 64, .H = 1, .DK = 64, .DV = 64, .block_v = 32});
+  ASSERT_TRUE(mixed.ok()) << mixed.status();
+  EXPECT_EQ(mixed->steps.size(), 5u);  // 2 zero, bwd, 2 cast
+  EXPECT_EQ(mixed->tensors.count("dV_acc"), 0u);
+  EXPECT_EQ(mixed->tensors.at("dQ_acc").dtype(), f32);
 }
 
 TEST(LinearAttention, MbarrierVariantHasTheSeedsBarriers) {

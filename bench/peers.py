@@ -305,8 +305,14 @@ def main():
     args = parse_args()
     which = set(args.only.split(","))
     report = {"benchmark": "peers", "records": [], "errors": []}
+    measured = []
 
     def log(r):
+        # Each record is also saved at once: a run cut short by a time limit
+        # still leaves what it measured (marked partial) for run_all.py.
+        measured.append(r)
+        if args.out:
+            write(dict(report, records=measured, partial=True), args.out)
         if "error" in r:
             print("{:<18} {:<22} {:<8} {:<7} {}: {}".format(
                 r["kernel"], r["impl"], r["pass"], r["variant"], r["size"],

@@ -98,11 +98,14 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       configs.push_back(tt);
     }
   } else if (size == "bench") {
-    configs = {with(4096, 4096, 4096)};
-    if (!chosen) {
-      GemmConfig b = with(4096, 4096, 4096);
-      b.in_dtype = b.out_dtype = bf16;
-      configs.push_back(b);
+    // The sizes issue 6 compares with cuBLAS, f16 and bf16.
+    for (int n : {4096, 8192}) {
+      configs.push_back(with(n, n, n));
+      if (!chosen) {
+        GemmConfig b = with(n, n, n);
+        b.in_dtype = b.out_dtype = bf16;
+        configs.push_back(b);
+      }
     }
   } else {
     SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(size, {"M", "N", "K"}));

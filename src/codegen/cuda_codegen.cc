@@ -593,16 +593,21 @@ class Printer {
     std::swap(out_, body_text);
     indent_ = 1;
     // Shared buffers: typed pointers and 32-bit addresses at planned offsets.
-    std::map<int64_t, std::vector<const ir::BufferNode*>> by_offset;
-    std::unordered_set<const ir::BufferNode*> used;
+    // Buffers in the order the body first names them, not in the offset
+    // map's (pointer-hashed) order: buffers sharing an offset then get the
+    // same names in every process, and so the same cache key.
     struct Uses : ir::IRVisitor {
-      std::unordered_set<const ir::BufferNode*>* used;
-      void VisitBuffer(const ir::Buffer& b) override { used->insert(b.get()); }
+      std::unordered_set<const ir::BufferNode*> seen;
+      std::vector<const ir::BufferNode*> order;
+      void VisitBuffer(const ir::Buffer& b) override {
+        if (seen.insert(b.get()).second) order.push_back(b.get());
+      }
     } uses;
-    uses.used = &used;
     uses.VisitStmt(p.body);
-    for (const auto& [b, off] : st_.smem.offset) {
-      if (used.count(b)) by_offset[off].push_back(b);
+    std::map<int64_t, std::vector<const ir::BufferNode*>> by_offset;
+    for (const ir::BufferNode* b : uses.order) {
+      auto it = st_.smem.offset.find(b);
+      if (it != st_.smem.offset.end()) by_offset[it->second].push_back(b);
     }
     if (st_.smem.total_bytes > 0) {
       Line("extern __shared__ __align__(128) tl::u8 smem[];");

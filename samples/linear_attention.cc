@@ -284,30 +284,12 @@ absl::StatusOr<LinearAttentionConfig> ReadConfig(const KernelParams& params) {
   return c;
 }
 
-absl::StatusOr<Program> MakeForward(const nlohmann::json& json) {
+// A registry factory: the JSON params read into a config, then `Build`.
+template <absl::StatusOr<Program> (*Build)(const LinearAttentionConfig&)>
+absl::StatusOr<Program> MakeFromJson(const nlohmann::json& json) {
   SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
                            ReadConfig(KernelParams(json)));
-  return LinearAttentionForwardProgram(c);
-}
-absl::StatusOr<Program> MakeForwardMbarrier(const nlohmann::json& json) {
-  SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
-                           ReadConfig(KernelParams(json)));
-  return LinearAttentionForwardMbarrierProgram(c);
-}
-absl::StatusOr<Program> MakeChunkStates(const nlohmann::json& json) {
-  SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
-                           ReadConfig(KernelParams(json)));
-  return ChunkStates(c);
-}
-absl::StatusOr<Program> MakeChunkOutput(const nlohmann::json& json) {
-  SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
-                           ReadConfig(KernelParams(json)));
-  return ChunkOutput(c);
-}
-absl::StatusOr<Program> MakeBackward(const nlohmann::json& json) {
-  SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
-                           ReadConfig(KernelParams(json)));
-  return LinearAttentionBackwardProgram(c);
+  return Build(c);
 }
 
 // ------------------------------------------------------------ references
@@ -757,10 +739,15 @@ absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
   return w;
 }
 
-TESSEL_REGISTER_KERNEL(linear_attention_fwd, MakeForward);
-TESSEL_REGISTER_KERNEL(linear_attention_fwd_mbarrier, MakeForwardMbarrier);
-TESSEL_REGISTER_KERNEL(linear_attention_bwd, MakeBackward);
-TESSEL_REGISTER_KERNEL(linear_attention_chunk_states, MakeChunkStates);
-TESSEL_REGISTER_KERNEL(linear_attention_chunk_output, MakeChunkOutput);
+TESSEL_REGISTER_KERNEL(linear_attention_fwd,
+                       MakeFromJson<LinearAttentionForwardProgram>);
+TESSEL_REGISTER_KERNEL(linear_attention_fwd_mbarrier,
+                       MakeFromJson<LinearAttentionForwardMbarrierProgram>);
+TESSEL_REGISTER_KERNEL(linear_attention_bwd,
+                       MakeFromJson<LinearAttentionBackwardProgram>);
+TESSEL_REGISTER_KERNEL(linear_attention_chunk_states,
+                       MakeFromJson<ChunkStates>);
+TESSEL_REGISTER_KERNEL(linear_attention_chunk_output,
+                       MakeFromJson<ChunkOutput>);
 
 }  // namespace tessel::samples

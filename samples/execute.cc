@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "jit/context.h"
-#include "jit/counters.h"
 #include "jit/device_buffer.h"
 #include "jit/driver_api.h"
 #include "samples/status_macros.h"
@@ -41,13 +40,12 @@ absl::StatusOr<HostTensor*> Find(Workload& w, const std::string& name) {
   return &it->second;
 }
 
-// Where a compile came from, by the JIT counters it moved.
-std::string Origin(const jit::JitCounters& before,
-                   const jit::JitCounters& after) {
-  if (after.misses > before.misses) return "miss";
-  if (after.disk_hits > before.disk_hits) return "hit (disk)";
-  if (after.memory_hits > before.memory_hits) return "hit (memory)";
-  return "uncached";
+// The cache column of the report, from where compile() found the kernel.
+std::string Origin(const CompiledKernel& kernel) {
+  const std::string origin = kernel.cache_origin();
+  if (origin == "compiled") return "miss";
+  if (origin == "none") return "uncached";
+  return absl::StrCat("hit (", origin, ")");
 }
 
 absl::StatusOr<std::vector<CompiledKernel>> CompileAll(const Workload& w,
@@ -58,7 +56,6 @@ absl::StatusOr<std::vector<CompiledKernel>> CompileAll(const Workload& w,
   std::vector<std::string> origins;
   Clock::time_point start = Clock::now();
   for (const Step& step : w.steps) {
-    jit::JitCounters before = jit::GetJitCounters();
     absl::StatusOr<CompiledKernel> k = compile(
         step.program.ir(), {.target = target, .pass_config = step.pass_config});
     if (!k.ok()) {
@@ -67,7 +64,7 @@ absl::StatusOr<std::vector<CompiledKernel>> CompileAll(const Workload& w,
           absl::StrCat(w.kernel, ": compiling ", step.program.name(), " for ",
                        target.ToString(), ": ", k.status().message()));
     }
-    origins.push_back(Origin(before, jit::GetJitCounters()));
+    origins.push_back(Origin(*k));
     kernels.push_back(*std::move(k));
   }
   if (compile_ms != nullptr) *compile_ms = MsSince(start);

@@ -71,6 +71,9 @@ class CompiledKernel {
   int threads() const;
   int shared_memory_bytes() const;  // dynamic shared memory per block
   size_t cubin_bytes() const;
+  // Where compile() found the cubin: "memory" or "disk" (cache hits),
+  // "compiled" (NVRTC ran), or "none" (the CPU target has no cubin).
+  const char* cache_origin() const;
   bool valid() const { return impl_ != nullptr; }
 
  private:

@@ -62,5 +62,9 @@ int CompiledKernel::shared_memory_bytes() const {
 size_t CompiledKernel::cubin_bytes() const {
   return impl_->cubin.cubin ? impl_->cubin.cubin->image.size() : 0;
 }
+const char* CompiledKernel::cache_origin() const {
+  if (impl_->interpreter != nullptr) return "none";
+  return jit::CubinOriginName(impl_->cubin.origin);
+}
 
 }  // namespace tessel

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+
 #include "absl/strings/match.h"
 #include "tessel/compile.h"
 #include "tests/codegen/test_programs.h"
@@ -220,6 +223,26 @@ TEST(Codegen, NamesComeFromTheUsersBuffers) {
   EXPECT_THAT(k->source(), HasSubstr("A_shared"));
   EXPECT_THAT(k->source(), HasSubstr("const tl::f16* __restrict__ A"));
   EXPECT_THAT(k->source(), HasSubstr("tl::f16* __restrict__ C"));
+}
+
+TEST(Codegen, KernelsSayWhereTheCacheFoundThem) {
+  // A size no other test compiles: the first compile cannot be a memory hit
+  // (an earlier run may have left it on disk).
+  std::random_device seed;
+  const int m = 64 * (1 + static_cast<int>(seed() % 4096));
+  const ir::Program p = testing::Gemm({.m = m, .n = 64, .k = 64});
+  absl::StatusOr<CompiledKernel> first =
+      compile(p, {.target = Target::sm90a()});
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_THAT(std::string(first->cache_origin()),
+              ::testing::AnyOf("compiled", "disk"));
+  absl::StatusOr<CompiledKernel> again =
+      compile(p, {.target = Target::sm90a()});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_STREQ(again->cache_origin(), "memory");
+  absl::StatusOr<CompiledKernel> cpu = compile(p, {.target = Target::cpu()});
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_STREQ(cpu->cache_origin(), "none");
 }
 
 }  // namespace

@@ -142,8 +142,11 @@ absl::StatusOr<Program> Forward(const LinearAttentionConfig& c,
     auto s = T::alloc_fragment({C, C}, f32, "s");
     auto s_shared = T::alloc_shared({C, C}, f16, "s_shared");
     auto o = T::alloc_fragment({C, BV}, f32, "o");
-    std::optional<T::Buffer> o_shared;
-    if (!direct) {
+    std::optional<T::Buffer> o_shared, o_tile;
+    if (direct) {
+      o_tile = T::alloc_shared({C, BV}, f16, "o_tile");
+      T::annotate_layout(*o_tile, T::make_swizzled_layout(*o_tile));
+    } else {
       o_shared = T::alloc_shared({C, BV}, f32, "o_shared");
       T::annotate_layout(*o_shared, T::make_swizzled_layout(*o_shared));
     }
@@ -152,35 +155,48 @@ absl::StatusOr<Program> Forward(const LinearAttentionConfig& c,
     T::clear(h);
     auto k_cols = [&] { return T::slice(i_k * BK, (i_k + 1) * BK); };
     auto v_cols = [&] { return T::slice(i_v * BV, (i_v + 1) * BV); };
+    const T::Expr chunks = T::ceildiv(c.S, C);
+    auto o_rows = [&](T::Expr i) {
+      return O(i_b, T::slice(i * C, (i + 1) * C), i_h, v_cols());
+    };
     for (auto i : T::Pipelined(
-             0, T::ceildiv(c.S, C),
+             0, chunks,
              {.num_stages = mbarriers ? kStages : Stages(c), .name = "i"})) {
       auto rows = T::slice(i * C, (i + 1) * C);
       // Stage 1: load the chunk.
       T::copy(Q(i_b, rows, i_h, k_cols()), q);
       T::copy(K(i_b, rows, i_h, k_cols()), k);
       T::copy(V(i_b, rows, i_h, v_cols()), v);
+      // The previous chunk's output leaves here, after the barrier the loop
+      // starts with anyway: no barrier of its own between o_tile's stores
+      // and its copy to O.
+      if (direct) T::If(i > 0, [&] { T::copy(*o_tile, o_rows(i - 1)); });
       if (mbarriers) {
         T::mbarrier_arrive(i % kStages);
         T::mbarrier_wait_parity(i % kStages, (i / kStages) % 2);
       }
-      // Stage 2: o = scale (mask(q k^T) v + q h);  h += k^T v.
+      // Stage 2: o = scale (q h + mask(q k^T) v);  h += k^T v. The
+      // fragments go to shared memory by whole-tile copies (packed stores),
+      // and both before one barrier; h goes unscaled, as in fla.
       T::gemm(q, k, s, {.transpose_B = true, .clear_accum = true});
       for (auto [r, col] : T::Parallel(C, C))
-        s_shared(r, col) = T::select(r >= col, s(r, col) * scale, 0);
-      T::gemm(s_shared, v, o, {.clear_accum = true});
-      for (auto [r, col] : T::Parallel(BK, BV))
-        h_shared(r, col) = h(r, col) * scale;
+        s(r, col) = T::select(r >= col, s(r, col) * scale, 0);
+      T::copy(s, s_shared);
+      T::copy(h, h_shared);
       T::gemm(k, v, h, {.transpose_A = true});
-      T::gemm(q, h_shared, o);
+      T::gemm(q, h_shared, o, {.clear_accum = true});
+      for (auto [r, col] : T::Parallel(C, BV)) o(r, col) = o(r, col) * scale;
+      T::gemm(s_shared, v, o);
       if (direct) {
-        T::copy(o, O(i_b, rows, i_h, v_cols()));
+        // Through shared memory: whole 16-byte rows to global memory.
+        T::copy(o, *o_tile);
       } else {
         T::copy(o, *o_shared);
         // Blocks of every DK tile add into the same O tile.
         T::atomic_add(O(i_b, rows, i_h, v_cols()), *o_shared);
       }
     }
+    if (direct) T::copy(*o_tile, o_rows(chunks - 1));
   }
   return p.finish();
 }

@@ -22,8 +22,8 @@ namespace {
 constexpr char kUsage[] =
     "  --pass=fwd|fwd_mbarrier|fwd_chunked|bwd|fwd+bwd|all   (default all)\n"
     "  --chunk, --block-k, --block-v, --threads, --stages (0|1 = serial);\n"
-    "    default tiles: block_k = D; forward block_v = min(D, 64), 128\n"
-    "    threads; backward block_v = D, 256 threads when D > 64\n"
+    "    default tiles: block_k = block_v = D, 256 threads when D > 64,\n"
+    "    else 128\n"
     "  --bwd-block-k, --bwd-block-v, --bwd-threads, --bwd-stages: the\n"
     "    backward's own tiles (default: the forward's)\n"
     "  --configs=[PASS/]C:BK:BV:T:S[+BK:BV:T:S],...: a sweep in one process\n"
@@ -63,16 +63,15 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                            flags.Int("bwd-threads", base.threads));
   SAMPLES_ASSIGN_OR_RETURN(bwd_base.num_stages,
                            flags.Int("bwd-stages", base.num_stages));
-  // The default tiles: one DK tile (the forward writes O in f16, no
-  // wrapper); the forward's DV in tiles of 64 (two blocks per SM at D=128:
-  // 254 registers, 104 KB shared); the backward owns all of DV too (no
-  // atomics, no wrapper), with 8 warps when the states are 128 x 128.
-  auto sized = [](LinearAttentionConfig c, int b, int s, int h, int d,
-                  bool backward) {
+  // The default tiles: one tile owns all of DK and DV (the forward writes O
+  // and the backward its gradients in f16: no atomics, no wrapper), with 8
+  // warps when the states are 128 x 128 (swept on the H200: at D=128 the
+  // forward takes 0.19 ms this way, 0.21 ms with DV tiles of 64).
+  auto sized = [](LinearAttentionConfig c, int b, int s, int h, int d) {
     c.B = b, c.S = s, c.H = h, c.DK = c.DV = d;
     if (c.block_k == 0) c.block_k = d;
-    if (c.block_v == 0) c.block_v = backward ? d : std::min(d, 64);
-    if (c.threads == 0) c.threads = backward && d > 64 ? 256 : 128;
+    if (c.block_v == 0) c.block_v = d;
+    if (c.threads == 0) c.threads = d > 64 ? 256 : 128;
     return c;
   };
   // The tile configs: the flags' one, or a sweep.
@@ -142,8 +141,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   for (const auto& [b, s, h, d] : sizes) {
     for (const Tiles& t : tiles) {
       const std::string& pass = t.pass;
-      const LinearAttentionConfig c = sized(t.fwd, b, s, h, d, false);
-      const LinearAttentionConfig cb = sized(t.bwd, b, s, h, d, true);
+      const LinearAttentionConfig c = sized(t.fwd, b, s, h, d);
+      const LinearAttentionConfig cb = sized(t.bwd, b, s, h, d);
       if (pass == "fwd" || pass == "all") {
         SAMPLES_RETURN_IF_ERROR(
             add(LinearAttentionForwardWorkload(c, false, args.seed), t));

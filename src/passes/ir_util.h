@@ -39,6 +39,11 @@ int64_t KnownDivisor(const ir::Expr& e);
 // indices, loop variables of loops starting at >= 0, sizes).
 bool ProvablyNonNegative(const ir::Expr& e);
 
+// Whether two index expressions are the same tree: constants by value,
+// variables by identity. Conservative: false for kinds it does not compare
+// (loads, calls, math).
+bool SameExpr(const ir::Expr& a, const ir::Expr& b);
+
 // Whether e mentions the variable.
 bool UsesVar(const ir::Expr& e, const ir::VarNode* var);
 bool UsesVar(const ir::Stmt& s, const ir::VarNode* var);

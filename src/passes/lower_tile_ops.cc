@@ -9,6 +9,7 @@
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/layout_inference.h"
+#include "src/passes/operand_reuse.h"
 #include "src/passes/plan_shared_memory.h"
 
 namespace tessel::passes {
@@ -100,9 +101,13 @@ class Lowerer : public ir::IRMutator {
         pending.clear();
       }
     }
+    std::vector<ir::Buffer> kept = PlanKeptOperands(op->stmts);
     std::vector<Stmt> out;
     for (const Stmt& s : op->stmts) out.push_back(MutateStmt(s));
-    return ir::Seq(out, op->loc);
+    Stmt seq = ir::Seq(out, op->loc);
+    for (const ir::Buffer& b : kept)
+      seq = ir::MakeStmt<ir::AllocateNode>(b, seq, op->loc);
+    return seq;
   }
 
   Stmt Visit(const ir::ForNode* op) override {
@@ -815,9 +820,11 @@ class Lowerer : public ir::IRMutator {
                          : Store(local, li, ir::Load(ol, li));
       });
     }
-    // Packed pair stores of mma accumulators to global memory.
+    // Packed pair stores of mma accumulators to global or shared memory: one
+    // 32- or 64-bit store per column pair instead of two scalar ones (a
+    // swizzle moves 16-byte chunks, so an even-aligned pair stays together).
     if (from_frag && l.kind() == FragmentLayout::Kind::kMma &&
-        other.buffer->scope == ir::Scope::kGlobal && PairsOk(other)) {
+        other.buffer->scope != ir::Scope::kLocal && PairsOk(other)) {
       ir::Var mi("mi"), ni("ni"), h("h");
       ranges_[mi.get()] = {0, l.mi() - 1};
       ranges_[ni.get()] = {0, l.ni() - 1};
@@ -831,7 +838,7 @@ class Lowerer : public ir::IRMutator {
       bool packed = t == DataType::kF16 || t == DataType::kBF16;
       Stmt st =
           Intrin("store_pair",
-                 {ir::Load(other.buffer, {GlobalIndex(other.buffer, gi)}),
+                 {ir::Load(other.buffer, {FlatOffset(other.buffer, gi)}),
                   packed ? ir::Load(local, lo) : Cast(t, ir::Load(local, lo)),
                   packed ? ir::Load(local, hi) : Cast(t, ir::Load(local, hi))});
       Stmt body = Guard(pred, st);
@@ -856,8 +863,9 @@ class Lowerer : public ir::IRMutator {
       return Store(local, li, v);
     });
   }
-  // Whether element pairs (j, j + 1) of a global region sit together in
-  // memory, 2-element aligned (the mma accumulator's column pairs).
+  // Whether element pairs (j, j + 1) of a global or shared region sit
+  // together in memory, 2-element aligned (the mma accumulator's column
+  // pairs).
   bool PairsOk(const ir::Region& g) {
     std::vector<int> gd = NonUnitDims(g);
     if (gd.empty() || gd.back() != g.rank() - 1) return false;
@@ -929,6 +937,10 @@ class Lowerer : public ir::IRMutator {
   // k16 step are in flight while the mma of the previous step run).
   struct MmaGemm {
     ir::Buffer acc, af, bf;
+    // Operands kept in registers across gemms (operand_reuse.h): all k16
+    // steps in [kk][...]; filled by this gemm (fill) or already there.
+    ir::Buffer a_keep, b_keep;
+    bool a_fill = false, b_fill = false;
     int KK = 0, MI = 0, NI = 0, wn = 0;
     int64_t wtm = 0, wtn = 0;
     const char* kind = "f16_f32";
@@ -960,7 +972,66 @@ class Lowerer : public ir::IRMutator {
     m.bf = ir::MakeBuffer(absl::StrCat("b_frag", id ? std::to_string(id) : ""),
                           DataType::kU32, {2, m.NI, 2}, ir::Scope::kLocal);
     if (g.a.buffer->dtype == DataType::kBF16) m.kind = "bf16_f32";
+    if (auto it = kept_.find(&g); it != kept_.end()) {
+      if (it->second[0]) std::tie(m.a_keep, m.a_fill) = *it->second[0];
+      if (it->second[1]) std::tie(m.b_keep, m.b_fill) = *it->second[1];
+    }
     return m;
+  }
+
+  // The fragments a gemm's shared operand loads, for operand_reuse.
+  std::optional<OperandKey> KeyOf(const ir::GemmNode& g, GemmOperand which) {
+    const ir::Region& r = which == GemmOperand::kA ? g.a : g.b;
+    auto [wm, wn] = MmaWarpGrid(g, st_.threads);
+    if (wm == 0 || r.buffer->scope != ir::Scope::kShared ||
+        Layout(g.c.buffer).kind() != FragmentLayout::Kind::kMma) {
+      return std::nullopt;
+    }
+    const FragmentLayout& l = Layout(g.c.buffer);
+    const int64_t kk = KSteps(g);
+    OperandKey key;
+    key.region = r;
+    if (which == GemmOperand::kA) {
+      key.transpose = g.transpose_a;
+      key.tiling = {wm, wn, l.shape()[0] / wm, l.mi(), kk};
+      key.registers = static_cast<int>(kk * l.mi() * 4);
+    } else {
+      key.transpose = g.transpose_b;
+      key.tiling = {wm, wn, l.shape()[1] / wn, l.ni(), kk};
+      key.registers = static_cast<int>(kk * l.ni() * 2);
+    }
+    return key;
+  }
+
+  // Plans the operands kept in registers among a statement list's gemms
+  // (at most 32 registers each); returns the register arrays to allocate
+  // around the list.
+  std::vector<ir::Buffer> PlanKeptOperands(const std::vector<Stmt>& stmts) {
+    OperandReusePlan plan = PlanOperandReuse(
+        stmts,
+        [&](const ir::GemmNode& g, GemmOperand w) { return KeyOf(g, w); }, 32);
+    // Named in statement order (plan.gemms is keyed by pointer): the source
+    // must not depend on addresses.
+    std::vector<ir::Buffer> buffers(plan.chains);
+    for (const Stmt& s : stmts) {
+      const auto* gemm = s.As<ir::GemmNode>();
+      if (gemm == nullptr) continue;
+      for (GemmOperand w : {GemmOperand::kA, GemmOperand::kB}) {
+        std::optional<KeptOperand> keep = plan.Find(gemm, w);
+        if (!keep) continue;
+        ir::Buffer& b = buffers[keep->chain];
+        if (keep->fill) {
+          const OperandKey key = *KeyOf(*gemm, w);
+          const int64_t tiles = key.tiling[3], steps = key.tiling[4];
+          const bool a = w == GemmOperand::kA;
+          b = ir::MakeBuffer(
+              absl::StrCat(a ? "a_keep" : "b_keep", kept_count_++),
+              DataType::kU32, {steps, tiles, a ? 4 : 2}, ir::Scope::kLocal);
+        }
+        kept_[gemm][static_cast<int>(w)] = std::make_pair(b, keep->fill);
+      }
+    }
+    return buffers;
   }
 
   Stmt ClearAccumulator(const ir::GemmNode& g, const MmaGemm& m) {
@@ -973,10 +1044,13 @@ class Lowerer : public ir::IRMutator {
   // ldmatrix of k16 step kk of gemm g's operands into fragment buffer buf.
   Stmt LoadFragments(const MmaGemm& m, const ir::GemmNode& g, Expr buf,
                      int kk) {
+    Stmt b =
+        m.b_keep.defined() && !m.b_fill ? ir::Seq({}) : LoadB(m, g, buf, kk);
     if (g.a.buffer->scope == ir::Scope::kFragment) {
-      return ir::Seq({PackRegisterA(m, g, buf, kk), LoadB(m, g, buf, kk)});
+      return ir::Seq({PackRegisterA(m, g, buf, kk), b});
     }
-    return ir::Seq({LoadA(m, g, buf, kk), LoadB(m, g, buf, kk)});
+    if (m.a_keep.defined() && !m.a_fill) return b;
+    return ir::Seq({LoadA(m, g, buf, kk), b});
   }
 
   // A register A operand (layout inference gave it the accumulator layout
@@ -1021,12 +1095,15 @@ class Lowerer : public ir::IRMutator {
       addr_a =
           shared_addr(a, k0 + q / 2 * 8 + r, wrow + Expr(mi) * 16 + q % 2 * 8);
     }
-    s.push_back(
-        MakeFor(mi, 0, m.MI, ir::ForKind::kUnrolled,
-                Intrin("ldmatrix", {Expr(4), Expr(g.transpose_a ? 1 : 0),
-                                    ir::Call(DataType::kI64, "address_of",
-                                             {ir::Load(m.af, {buf, mi, 0})}),
-                                    addr_a})));
+    s.push_back(MakeFor(
+        mi, 0, m.MI, ir::ForKind::kUnrolled,
+        Intrin("ldmatrix",
+               {Expr(4), Expr(g.transpose_a ? 1 : 0),
+                ir::Call(
+                    DataType::kI64, "address_of",
+                    {m.a_keep.defined() ? ir::Load(m.a_keep, {Expr(kk), mi, 0})
+                                        : ir::Load(m.af, {buf, mi, 0})}),
+                addr_a})));
     return ir::Seq(s);
   }
 
@@ -1052,15 +1129,18 @@ class Lowerer : public ir::IRMutator {
     }
     s.push_back(MakeFor(
         nj, 0, m.NI / 2, ir::ForKind::kUnrolled,
-        Intrin("ldmatrix", {Expr(4), Expr(g.transpose_b ? 0 : 1),
-                            ir::Call(DataType::kI64, "address_of",
-                                     {ir::Load(m.bf, {buf, Expr(nj) * 2, 0})}),
-                            addr_b})));
+        Intrin("ldmatrix",
+               {Expr(4), Expr(g.transpose_b ? 0 : 1),
+                ir::Call(DataType::kI64, "address_of",
+                         {m.b_keep.defined()
+                              ? ir::Load(m.b_keep, {Expr(kk), Expr(nj) * 2, 0})
+                              : ir::Load(m.bf, {buf, Expr(nj) * 2, 0})}),
+                addr_b})));
     return ir::Seq(s);
   }
 
-  // The mma of one k16 step on fragment buffer buf.
-  Stmt MmaStep(const MmaGemm& m, Expr buf) {
+  // The mma of k16 step kk on fragment buffer buf (or the kept operands).
+  Stmt MmaStep(const MmaGemm& m, Expr buf, int kk) {
     ir::Var mi("mi"), ni("ni");
     ranges_[mi.get()] = {0, m.MI - 1};
     ranges_[ni.get()] = {0, m.NI - 1};
@@ -1068,7 +1148,10 @@ class Lowerer : public ir::IRMutator {
     Expr n = ir::Select(Expr(mi) % 2 == 0, Expr(ni), Expr(m.NI - 1) - ni);
     Stmt mma = Intrin(
         "mma", {ir::Call(DataType::kI32, m.kind, {}), Ref(m.acc, {mi, n}),
-                Ref(m.af, {buf, mi}), Ref(m.bf, {buf, n})});
+                m.a_keep.defined() ? Ref(m.a_keep, {Expr(kk), mi})
+                                   : Ref(m.af, {buf, mi}),
+                m.b_keep.defined() ? Ref(m.b_keep, {Expr(kk), n})
+                                   : Ref(m.bf, {buf, n})});
     return MakeFor(mi, 0, m.MI, ir::ForKind::kUnrolled,
                    MakeFor(ni, 0, m.NI, ir::ForKind::kUnrolled, mma));
   }
@@ -1090,7 +1173,7 @@ class Lowerer : public ir::IRMutator {
       // Fragments of step kk + 1 load while step kk's mma run.
       if (kk + 1 < m->KK)
         body.push_back(LoadFragments(*m, g, Expr((kk + 1) % 2), kk + 1));
-      body.push_back(MmaStep(*m, Expr(kk % 2)));
+      body.push_back(MmaStep(*m, Expr(kk % 2), kk));
     }
     out.push_back(WithFragments(*m, ir::Seq(body)));
     return ir::Seq(out);
@@ -1180,7 +1263,7 @@ class Lowerer : public ir::IRMutator {
         body.push_back(MutateStmt(p->prefetch));
         body.push_back(MutateStmt(p->commit));
       }
-      body.push_back(MmaStep(*m, Expr(kk % 2)));
+      body.push_back(MmaStep(*m, Expr(kk % 2), kk));
     }
     out.push_back(ir::MakeStmt<ir::ForNode>(
         op->var, op->min, op->extent, ir::ForKind::kSerial, 0,
@@ -1512,6 +1595,11 @@ class Lowerer : public ir::IRMutator {
   std::vector<ir::Var> block_vars_;
   int in_parallel_ = 0;
   int gemm_count_ = 0;
+  int kept_count_ = 0;
+  // Per gemm, its A and B kept in registers: (array, filled by this gemm).
+  std::unordered_map<const ir::GemmNode*,
+                     std::array<std::optional<std::pair<ir::Buffer, bool>>, 2>>
+      kept_;
 };
 
 }  // namespace

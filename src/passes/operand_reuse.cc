@@ -1,0 +1,70 @@
+#include "src/passes/operand_reuse.h"
+
+#include "src/passes/ir_util.h"
+
+namespace tessel::passes {
+namespace {
+
+bool SameKey(const OperandKey& a, const OperandKey& b) {
+  if (a.region.buffer.get() != b.region.buffer.get() ||
+      a.transpose != b.transpose || a.tiling != b.tiling ||
+      a.region.rank() != b.region.rank()) {
+    return false;
+  }
+  for (int d = 0; d < a.region.rank(); ++d) {
+    if (!SameExpr(a.region.start[d], b.region.start[d]) ||
+        !SameExpr(a.region.extent[d], b.region.extent[d])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<KeptOperand> OperandReusePlan::Find(const ir::GemmNode* g,
+                                                  GemmOperand which) const {
+  auto it = gemms.find(g);
+  if (it == gemms.end()) return std::nullopt;
+  return it->second[static_cast<int>(which)];
+}
+
+OperandReusePlan PlanOperandReuse(const std::vector<ir::Stmt>& stmts,
+                                  const OperandKeyFn& key_of,
+                                  int max_registers) {
+  OperandReusePlan plan;
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    const auto* first = stmts[i].As<ir::GemmNode>();
+    if (first == nullptr) continue;
+    for (GemmOperand which : {GemmOperand::kA, GemmOperand::kB}) {
+      const int w = static_cast<int>(which);
+      if (plan.Find(first, which)) continue;  // already in a chain
+      std::optional<OperandKey> key = key_of(*first, which);
+      if (!key || key->registers > max_registers) continue;
+      const ir::BufferNode* buffer = key->region.buffer.get();
+      std::vector<const ir::GemmNode*> readers;
+      for (size_t j = i + 1; j < stmts.size(); ++j) {
+        const auto* later = stmts[j].As<ir::GemmNode>();
+        // The same operand again (in the same role: fragment layouts of A
+        // and B differ).
+        if (later != nullptr && !plan.Find(later, which)) {
+          std::optional<OperandKey> k = key_of(*later, which);
+          if (k && SameKey(*key, *k)) {
+            readers.push_back(later);
+            continue;
+          }
+        }
+        // Anything else naming the buffer may write it: the chain ends.
+        if (UsesBuffer(stmts[j], buffer)) break;
+      }
+      if (readers.empty()) continue;
+      const int chain = plan.chains++;
+      plan.gemms[first][w] = KeptOperand{chain, true};
+      for (const ir::GemmNode* r : readers)
+        plan.gemms[r][w] = KeptOperand{chain, false};
+    }
+  }
+  return plan;
+}
+
+}  // namespace tessel::passes

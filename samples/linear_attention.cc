@@ -481,13 +481,26 @@ absl::StatusOr<Program> LinearAttentionBackwardProgram(
     auto dh = T::alloc_fragment({BK, BV}, f32, "dh");
     auto dh_shared = T::alloc_shared({BK, BV}, f16, "dh_shared");
     std::optional<T::Buffer> dq_shared, dk_shared, dv_shared;
-    if (!dqk_direct) {
+    // f16 tiles the directly written gradients leave through (coalesced
+    // 16-byte rows).
+    std::optional<T::Buffer> dq_tile, dk_tile, dv_tile;
+    auto f16_tile = [](int rows, int cols, const char* name) {
+      T::Buffer t = T::alloc_shared({rows, cols}, f16, name);
+      T::annotate_layout(t, T::make_swizzled_layout(t));
+      return t;
+    };
+    if (dqk_direct) {
+      dq_tile = f16_tile(C, BK, "dq_tile");
+      dk_tile = f16_tile(C, BK, "dk_tile");
+    } else {
       dq_shared = T::alloc_shared({C, BK}, f32, "dq_shared");
       dk_shared = T::alloc_shared({C, BK}, f32, "dk_shared");
       T::annotate_layout(*dq_shared, T::make_swizzled_layout(*dq_shared));
       T::annotate_layout(*dk_shared, T::make_swizzled_layout(*dk_shared));
     }
-    if (!dv_direct) {
+    if (dv_direct) {
+      dv_tile = f16_tile(C, BV, "dv_tile");
+    } else {
       dv_shared = T::alloc_shared({C, BV}, f32, "dv_shared");
       T::annotate_layout(*dv_shared, T::make_swizzled_layout(*dv_shared));
     }
@@ -495,17 +508,23 @@ absl::StatusOr<Program> LinearAttentionBackwardProgram(
     auto num_chunks = T::ceildiv(c.S, C);
     auto k_cols = [&] { return T::slice(i_k * BK, (i_k + 1) * BK); };
     auto v_cols = [&] { return T::slice(i_v * BV, (i_v + 1) * BV); };
-    // `tile` (f32 fragment) into `out` at `rows`: a plain store when the
-    // block owns the sum, else through `staging` with atomic_add.
-    auto store = [&](T::Buffer tile, const std::optional<T::Buffer>& staging,
+    // `tile` (f32 fragment) into `out`: through `staging` (f16) when the
+    // block owns the sum, else through `staging` (f32) with atomic_add.
+    auto store = [&](T::Buffer tile, T::Buffer staging, bool direct,
                      T::BufferRef out) {
-      if (!staging) {
-        T::copy(tile, out);
+      T::copy(tile, staging);
+      if (direct) {
+        T::copy(staging, out);
       } else {
-        T::copy(tile, *staging);
-        T::atomic_add(out, *staging);
+        T::atomic_add(out, staging);
       }
     };
+    auto dq_out = dqk_direct ? *dq_tile : *dq_shared;
+    auto dk_out = dqk_direct ? *dk_tile : *dk_shared;
+    auto dv_out = dv_direct ? *dv_tile : *dv_shared;
+    // The masked products and the states go to shared memory unscaled by
+    // whole-tile copies (packed stores); the scale is applied to the
+    // fragments instead.
     // dQ: forward sweep over the chunks, state h = sum v^T k.
     T::clear(h);
     for (auto i :
@@ -514,16 +533,17 @@ absl::StatusOr<Program> LinearAttentionBackwardProgram(
       T::copy(K(i_b, rows, i_h, k_cols()), k1);
       T::copy(V(i_b, rows, i_h, v_cols()), v1);
       T::copy(dO(i_b, rows, i_h, v_cols()), do1);
-      // dq = scale (mask(dO v^T) k + dO h)
+      // dq = scale (dO h + mask(dO v^T) k)
       T::gemm(do1, v1, ds, {.transpose_B = true, .clear_accum = true});
       for (auto [r, col] : T::Parallel(C, C))
-        ds_shared(r, col) = T::select(r >= col, ds(r, col) * scale, 0);
-      T::gemm(ds_shared, k1, dq, {.clear_accum = true});
-      for (auto [r, col] : T::Parallel(BV, BK))
-        h_shared(r, col) = h(r, col) * scale;
+        ds(r, col) = T::select(r >= col, ds(r, col) * scale, 0);
+      T::copy(ds, ds_shared);
+      T::copy(h, h_shared);
       T::gemm(v1, k1, h, {.transpose_A = true});
-      T::gemm(do1, h_shared, dq);
-      store(dq, dq_shared, dQ(i_b, rows, i_h, k_cols()));
+      T::gemm(do1, h_shared, dq, {.clear_accum = true});
+      for (auto [r, col] : T::Parallel(C, BK)) dq(r, col) = dq(r, col) * scale;
+      T::gemm(ds_shared, k1, dq);
+      store(dq, dq_out, dqk_direct, dQ(i_b, rows, i_h, k_cols()));
     }
     // dK, dV: reverse sweep, state dh = sum q^T dO.
     T::clear(dh);
@@ -535,24 +555,27 @@ absl::StatusOr<Program> LinearAttentionBackwardProgram(
       T::copy(K(i_b, rows, i_h, k_cols()), k2);
       T::copy(V(i_b, rows, i_h, v_cols()), v2);
       T::copy(dO(i_b, rows, i_h, v_cols()), do2);
-      // dk = scale (mask_upper(v dO^T) q + v dh^T)
+      // dk = scale (v dh^T + mask_upper(v dO^T) q)
       T::gemm(v2, do2, ds, {.transpose_B = true, .clear_accum = true});
       for (auto [r, col] : T::Parallel(C, C))
-        ds_shared(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
-      T::gemm(ds_shared, q2, dk, {.clear_accum = true});
-      for (auto [r, col] : T::Parallel(BK, BV))
-        dh_shared(r, col) = dh(r, col) * scale;
-      T::gemm(v2, dh_shared, dk, {.transpose_B = true});
-      // dv = scale (mask_upper(k q^T) dO + k dh)
-      T::gemm(k2, q2, ds, {.transpose_B = true, .clear_accum = true});
-      for (auto [r, col] : T::Parallel(C, C))
-        ds_shared(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
-      T::gemm(ds_shared, do2, dv, {.clear_accum = true});
-      T::gemm(k2, dh_shared, dv);
+        ds(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
+      T::copy(ds, ds_shared);
+      T::copy(dh, dh_shared);
       // dh += q^T dO
       T::gemm(q2, do2, dh, {.transpose_A = true});
-      store(dk, dk_shared, dK(i_b, rows, i_h, k_cols()));
-      store(dv, dv_shared, dV(i_b, rows, i_h, v_cols()));
+      T::gemm(v2, dh_shared, dk, {.transpose_B = true, .clear_accum = true});
+      for (auto [r, col] : T::Parallel(C, BK)) dk(r, col) = dk(r, col) * scale;
+      T::gemm(ds_shared, q2, dk);
+      // dv = scale (k dh + mask_upper(k q^T) dO)
+      T::gemm(k2, dh_shared, dv, {.clear_accum = true});
+      for (auto [r, col] : T::Parallel(C, BV)) dv(r, col) = dv(r, col) * scale;
+      T::gemm(k2, q2, ds, {.transpose_B = true, .clear_accum = true});
+      for (auto [r, col] : T::Parallel(C, C))
+        ds(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
+      T::copy(ds, ds_shared);
+      T::gemm(ds_shared, do2, dv);
+      store(dk, dk_out, dqk_direct, dK(i_b, rows, i_h, k_cols()));
+      store(dv, dv_out, dv_direct, dV(i_b, rows, i_h, v_cols()));
     }
   }
   return p.finish();

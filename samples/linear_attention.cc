@@ -440,8 +440,13 @@ PassConfig LinearAttentionMbarrierPassConfig() {
   return config;
 }
 
-absl::StatusOr<Program> LinearAttentionBackwardProgram(
-    const LinearAttentionConfig& c) {
+namespace {
+
+// The backward kernel: the dQ sweep, the dK/dV sweep, or both in one block
+// after the other (the seed's fused kernel). Every form takes the same
+// parameters, so the split form is two steps with the same arguments.
+absl::StatusOr<Program> Backward(const LinearAttentionConfig& c, bool dq_sweep,
+                                 bool dkdv_sweep) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
   const int C = c.chunk, BK = std::min(c.block_k, c.DK),
             BV = std::min(c.block_v, c.DV), H = c.H;
@@ -449,7 +454,9 @@ absl::StatusOr<Program> LinearAttentionBackwardProgram(
   // dQ and dK are sums over the DV tiles, dV over the DK tiles: one tile
   // means the block owns the whole sum and writes f16 directly.
   const bool dqk_direct = OneVTile(c), dv_direct = OneKTile(c);
-  T::ProgramBuilder p("linear_attention_bwd");
+  T::ProgramBuilder p(!dkdv_sweep ? "linear_attention_bwd_dq"
+                      : !dq_sweep ? "linear_attention_bwd_dkdv"
+                                  : "linear_attention_bwd");
   auto Q = p.tensor("Q", {c.B, c.S, H, c.DK}, f16);
   auto K = p.tensor("K", {c.B, c.S, H, c.DK}, f16);
   auto V = p.tensor("V", {c.B, c.S, H, c.DV}, f16);
@@ -464,52 +471,17 @@ absl::StatusOr<Program> LinearAttentionBackwardProgram(
     T::Expr i_b = i_bh / H, i_h = i_bh % H;
     auto ds = T::alloc_fragment({C, C}, f32, "ds");
     auto ds_shared = T::alloc_shared({C, C}, f16, "ds_shared");
-    auto dq = T::alloc_fragment({C, BK}, f32, "dq");
-    auto dk = T::alloc_fragment({C, BK}, f32, "dk");
-    auto dv = T::alloc_fragment({C, BV}, f32, "dv");
-    // Each sweep stages its own tiles (a buffer shared by the two loops
-    // would keep both serial).
-    auto k1 = T::alloc_shared({C, BK}, f16, "k1");
-    auto v1 = T::alloc_shared({C, BV}, f16, "v1");
-    auto do1 = T::alloc_shared({C, BV}, f16, "do1");
-    auto q2 = T::alloc_shared({C, BK}, f16, "q2");
-    auto k2 = T::alloc_shared({C, BK}, f16, "k2");
-    auto v2 = T::alloc_shared({C, BV}, f16, "v2");
-    auto do2 = T::alloc_shared({C, BV}, f16, "do2");
-    auto h = T::alloc_fragment({BV, BK}, f32, "h");
-    auto h_shared = T::alloc_shared({BV, BK}, f16, "h_shared");
-    auto dh = T::alloc_fragment({BK, BV}, f32, "dh");
-    auto dh_shared = T::alloc_shared({BK, BV}, f16, "dh_shared");
-    std::optional<T::Buffer> dq_shared, dk_shared, dv_shared;
-    // f16 tiles the directly written gradients leave through (coalesced
-    // 16-byte rows).
-    std::optional<T::Buffer> dq_tile, dk_tile, dv_tile;
-    auto f16_tile = [](int rows, int cols, const char* name) {
-      T::Buffer t = T::alloc_shared({rows, cols}, f16, name);
-      T::annotate_layout(t, T::make_swizzled_layout(t));
-      return t;
-    };
-    if (dqk_direct) {
-      dq_tile = f16_tile(C, BK, "dq_tile");
-      dk_tile = f16_tile(C, BK, "dk_tile");
-    } else {
-      dq_shared = T::alloc_shared({C, BK}, f32, "dq_shared");
-      dk_shared = T::alloc_shared({C, BK}, f32, "dk_shared");
-      T::annotate_layout(*dq_shared, T::make_swizzled_layout(*dq_shared));
-      T::annotate_layout(*dk_shared, T::make_swizzled_layout(*dk_shared));
-    }
-    if (dv_direct) {
-      dv_tile = f16_tile(C, BV, "dv_tile");
-    } else {
-      dv_shared = T::alloc_shared({C, BV}, f32, "dv_shared");
-      T::annotate_layout(*dv_shared, T::make_swizzled_layout(*dv_shared));
-    }
     T::use_swizzle(10);
     auto num_chunks = T::ceildiv(c.S, C);
     auto k_cols = [&] { return T::slice(i_k * BK, (i_k + 1) * BK); };
     auto v_cols = [&] { return T::slice(i_v * BV, (i_v + 1) * BV); };
-    // `tile` (f32 fragment) into `out`: through `staging` (f16) when the
-    // block owns the sum, else through `staging` (f32) with atomic_add.
+    // Where a gradient tile leaves: an f16 tile (coalesced 16-byte rows)
+    // when the block owns the sum, else an f32 one added with atomic_add.
+    auto out_tile = [&](int cols, bool direct, const char* name) {
+      T::Buffer t = T::alloc_shared({C, cols}, direct ? f16 : f32, name);
+      T::annotate_layout(t, T::make_swizzled_layout(t));
+      return t;
+    };
     auto store = [&](T::Buffer tile, T::Buffer staging, bool direct,
                      T::BufferRef out) {
       T::copy(tile, staging);
@@ -519,66 +491,103 @@ absl::StatusOr<Program> LinearAttentionBackwardProgram(
         T::atomic_add(out, staging);
       }
     };
-    auto dq_out = dqk_direct ? *dq_tile : *dq_shared;
-    auto dk_out = dqk_direct ? *dk_tile : *dk_shared;
-    auto dv_out = dv_direct ? *dv_tile : *dv_shared;
     // The masked products and the states go to shared memory unscaled by
     // whole-tile copies (packed stores); the scale is applied to the
-    // fragments instead.
-    // dQ: forward sweep over the chunks, state h = sum v^T k.
-    T::clear(h);
-    for (auto i :
-         T::Pipelined(0, num_chunks, {.num_stages = Stages(c), .name = "i"})) {
-      auto rows = T::slice(i * C, (i + 1) * C);
-      T::copy(K(i_b, rows, i_h, k_cols()), k1);
-      T::copy(V(i_b, rows, i_h, v_cols()), v1);
-      T::copy(dO(i_b, rows, i_h, v_cols()), do1);
-      // dq = scale (dO h + mask(dO v^T) k)
-      T::gemm(do1, v1, ds, {.transpose_B = true, .clear_accum = true});
-      for (auto [r, col] : T::Parallel(C, C))
-        ds(r, col) = T::select(r >= col, ds(r, col) * scale, 0);
-      T::copy(ds, ds_shared);
-      T::copy(h, h_shared);
-      T::gemm(v1, k1, h, {.transpose_A = true});
-      T::gemm(do1, h_shared, dq, {.clear_accum = true});
-      for (auto [r, col] : T::Parallel(C, BK)) dq(r, col) = dq(r, col) * scale;
-      T::gemm(ds_shared, k1, dq);
-      store(dq, dq_out, dqk_direct, dQ(i_b, rows, i_h, k_cols()));
+    // fragments instead. Each sweep stages its own tiles (a buffer shared
+    // by the two loops would keep both serial).
+    if (dq_sweep) {
+      // dQ: forward sweep over the chunks, state h = sum v^T k.
+      auto dq = T::alloc_fragment({C, BK}, f32, "dq");
+      auto k1 = T::alloc_shared({C, BK}, f16, "k1");
+      auto v1 = T::alloc_shared({C, BV}, f16, "v1");
+      auto do1 = T::alloc_shared({C, BV}, f16, "do1");
+      auto h = T::alloc_fragment({BV, BK}, f32, "h");
+      auto h_shared = T::alloc_shared({BV, BK}, f16, "h_shared");
+      auto dq_out = out_tile(BK, dqk_direct, "dq_out");
+      T::clear(h);
+      for (auto i : T::Pipelined(0, num_chunks,
+                                 {.num_stages = Stages(c), .name = "i"})) {
+        auto rows = T::slice(i * C, (i + 1) * C);
+        T::copy(K(i_b, rows, i_h, k_cols()), k1);
+        T::copy(V(i_b, rows, i_h, v_cols()), v1);
+        T::copy(dO(i_b, rows, i_h, v_cols()), do1);
+        // dq = scale (dO h + mask(dO v^T) k)
+        T::gemm(do1, v1, ds, {.transpose_B = true, .clear_accum = true});
+        for (auto [r, col] : T::Parallel(C, C))
+          ds(r, col) = T::select(r >= col, ds(r, col) * scale, 0);
+        T::copy(ds, ds_shared);
+        T::copy(h, h_shared);
+        T::gemm(v1, k1, h, {.transpose_A = true});
+        T::gemm(do1, h_shared, dq, {.clear_accum = true});
+        for (auto [r, col] : T::Parallel(C, BK))
+          dq(r, col) = dq(r, col) * scale;
+        T::gemm(ds_shared, k1, dq);
+        store(dq, dq_out, dqk_direct, dQ(i_b, rows, i_h, k_cols()));
+      }
     }
-    // dK, dV: reverse sweep, state dh = sum q^T dO.
-    T::clear(dh);
-    for (auto i :
-         T::Pipelined(0, num_chunks, {.num_stages = Stages(c), .name = "i"})) {
-      T::Expr start = num_chunks - 1 - i;
-      auto rows = T::slice(start * C, (start + 1) * C);
-      T::copy(Q(i_b, rows, i_h, k_cols()), q2);
-      T::copy(K(i_b, rows, i_h, k_cols()), k2);
-      T::copy(V(i_b, rows, i_h, v_cols()), v2);
-      T::copy(dO(i_b, rows, i_h, v_cols()), do2);
-      // dk = scale (v dh^T + mask_upper(v dO^T) q)
-      T::gemm(v2, do2, ds, {.transpose_B = true, .clear_accum = true});
-      for (auto [r, col] : T::Parallel(C, C))
-        ds(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
-      T::copy(ds, ds_shared);
-      T::copy(dh, dh_shared);
-      // dh += q^T dO
-      T::gemm(q2, do2, dh, {.transpose_A = true});
-      T::gemm(v2, dh_shared, dk, {.transpose_B = true, .clear_accum = true});
-      for (auto [r, col] : T::Parallel(C, BK)) dk(r, col) = dk(r, col) * scale;
-      T::gemm(ds_shared, q2, dk);
-      // dv = scale (k dh + mask_upper(k q^T) dO)
-      T::gemm(k2, dh_shared, dv, {.clear_accum = true});
-      for (auto [r, col] : T::Parallel(C, BV)) dv(r, col) = dv(r, col) * scale;
-      T::gemm(k2, q2, ds, {.transpose_B = true, .clear_accum = true});
-      for (auto [r, col] : T::Parallel(C, C))
-        ds(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
-      T::copy(ds, ds_shared);
-      T::gemm(ds_shared, do2, dv);
-      store(dk, dk_out, dqk_direct, dK(i_b, rows, i_h, k_cols()));
-      store(dv, dv_out, dv_direct, dV(i_b, rows, i_h, v_cols()));
+    if (dkdv_sweep) {
+      // dK, dV: reverse sweep, state dh = sum q^T dO.
+      auto dk = T::alloc_fragment({C, BK}, f32, "dk");
+      auto dv = T::alloc_fragment({C, BV}, f32, "dv");
+      auto q2 = T::alloc_shared({C, BK}, f16, "q2");
+      auto k2 = T::alloc_shared({C, BK}, f16, "k2");
+      auto v2 = T::alloc_shared({C, BV}, f16, "v2");
+      auto do2 = T::alloc_shared({C, BV}, f16, "do2");
+      auto dh = T::alloc_fragment({BK, BV}, f32, "dh");
+      auto dh_shared = T::alloc_shared({BK, BV}, f16, "dh_shared");
+      auto dk_out = out_tile(BK, dqk_direct, "dk_out");
+      auto dv_out = out_tile(BV, dv_direct, "dv_out");
+      T::clear(dh);
+      for (auto i : T::Pipelined(0, num_chunks,
+                                 {.num_stages = Stages(c), .name = "i"})) {
+        T::Expr start = num_chunks - 1 - i;
+        auto rows = T::slice(start * C, (start + 1) * C);
+        T::copy(Q(i_b, rows, i_h, k_cols()), q2);
+        T::copy(K(i_b, rows, i_h, k_cols()), k2);
+        T::copy(V(i_b, rows, i_h, v_cols()), v2);
+        T::copy(dO(i_b, rows, i_h, v_cols()), do2);
+        // dk = scale (v dh^T + mask_upper(v dO^T) q)
+        T::gemm(v2, do2, ds, {.transpose_B = true, .clear_accum = true});
+        for (auto [r, col] : T::Parallel(C, C))
+          ds(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
+        T::copy(ds, ds_shared);
+        T::copy(dh, dh_shared);
+        // dh += q^T dO
+        T::gemm(q2, do2, dh, {.transpose_A = true});
+        T::gemm(v2, dh_shared, dk, {.transpose_B = true, .clear_accum = true});
+        for (auto [r, col] : T::Parallel(C, BK))
+          dk(r, col) = dk(r, col) * scale;
+        T::gemm(ds_shared, q2, dk);
+        // dv = scale (k dh + mask_upper(k q^T) dO)
+        T::gemm(k2, dh_shared, dv, {.clear_accum = true});
+        for (auto [r, col] : T::Parallel(C, BV))
+          dv(r, col) = dv(r, col) * scale;
+        T::gemm(k2, q2, ds, {.transpose_B = true, .clear_accum = true});
+        for (auto [r, col] : T::Parallel(C, C))
+          ds(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
+        T::copy(ds, ds_shared);
+        T::gemm(ds_shared, do2, dv);
+        store(dk, dk_out, dqk_direct, dK(i_b, rows, i_h, k_cols()));
+        store(dv, dv_out, dv_direct, dV(i_b, rows, i_h, v_cols()));
+      }
     }
   }
   return p.finish();
+}
+
+}  // namespace
+
+absl::StatusOr<Program> LinearAttentionBackwardProgram(
+    const LinearAttentionConfig& c) {
+  return Backward(c, true, true);
+}
+absl::StatusOr<Program> LinearAttentionBackwardDqProgram(
+    const LinearAttentionConfig& c) {
+  return Backward(c, true, false);
+}
+absl::StatusOr<Program> LinearAttentionBackwardDkDvProgram(
+    const LinearAttentionConfig& c) {
+  return Backward(c, false, true);
 }
 
 HostTensor ReferenceLinearAttentionForward(const HostTensor& q,
@@ -682,7 +691,16 @@ absl::StatusOr<Workload> LinearAttentionChunkedForwardWorkload(
 
 absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
     const LinearAttentionConfig& c, uint64_t seed) {
-  SAMPLES_ASSIGN_OR_RETURN(Program bwd, LinearAttentionBackwardProgram(c));
+  std::vector<Program> kernels;
+  if (c.split_backward) {
+    SAMPLES_ASSIGN_OR_RETURN(Program dq, LinearAttentionBackwardDqProgram(c));
+    SAMPLES_ASSIGN_OR_RETURN(Program dkdv,
+                             LinearAttentionBackwardDkDvProgram(c));
+    kernels = {std::move(dq), std::move(dkdv)};
+  } else {
+    SAMPLES_ASSIGN_OR_RETURN(Program bwd, LinearAttentionBackwardProgram(c));
+    kernels = {std::move(bwd)};
+  }
   const int64_t n_k = int64_t{c.B} * c.S * c.H * c.DK;
   const int64_t n_v = int64_t{c.B} * c.S * c.H * c.DV;
   std::vector<int64_t> qk = {c.B, c.S, c.H, c.DK}, vo = {c.B, c.S, c.H, c.DV};
@@ -713,9 +731,11 @@ absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
   }
   // ... the kernel adds into them (or writes the direct ones) ...
   w.main_step = static_cast<int>(w.steps.size());
-  Step step{.program = bwd, .args = {"Q", "K", "V", "dO"}};
-  for (const Grad& g : grads) step.args.push_back(g.direct ? g.out : g.acc);
-  w.steps.push_back(step);
+  for (Program& kernel : kernels) {
+    Step step{.program = std::move(kernel), .args = {"Q", "K", "V", "dO"}};
+    for (const Grad& g : grads) step.args.push_back(g.direct ? g.out : g.acc);
+    w.steps.push_back(std::move(step));
+  }
   // ... and they are converted to f16.
   for (const Grad& g : grads) {
     w.outputs.push_back(g.out);
@@ -784,6 +804,10 @@ TESSEL_REGISTER_KERNEL(linear_attention_fwd_mbarrier,
                        MakeFromJson<LinearAttentionForwardMbarrierProgram>);
 TESSEL_REGISTER_KERNEL(linear_attention_bwd,
                        MakeFromJson<LinearAttentionBackwardProgram>);
+TESSEL_REGISTER_KERNEL(linear_attention_bwd_dq,
+                       MakeFromJson<LinearAttentionBackwardDqProgram>);
+TESSEL_REGISTER_KERNEL(linear_attention_bwd_dkdv,
+                       MakeFromJson<LinearAttentionBackwardDkDvProgram>);
 TESSEL_REGISTER_KERNEL(linear_attention_chunk_states,
                        MakeFromJson<ChunkStates>);
 TESSEL_REGISTER_KERNEL(linear_attention_chunk_output,

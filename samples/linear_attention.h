@@ -25,6 +25,7 @@
 //
 // Registered for tessel-warmup as "linear_attention_fwd",
 // "linear_attention_fwd_mbarrier", "linear_attention_bwd",
+// "linear_attention_bwd_dq", "linear_attention_bwd_dkdv",
 // "linear_attention_chunk_states" and "linear_attention_chunk_output" (params
 // B, S, H, DK, DV, chunk, block_k, block_v, threads, num_stages).
 #ifndef TESSEL_SAMPLES_LINEAR_ATTENTION_H_
@@ -50,6 +51,9 @@ struct LinearAttentionConfig {
   int block_v = 64;  // DV tile of one block
   int threads = 128;
   int num_stages = 2;  // chunk-loop pipeline depth; 0 or 1 = serial
+  // Backward workloads: the two sweeps as two kernels (the split form)
+  // rather than the fused kernel.
+  bool split_backward = true;
 };
 
 // Parameters Q, K, V (f16), O (f16 with one DK tile; otherwise f32, zeroed:
@@ -71,8 +75,16 @@ absl::StatusOr<Program> LinearAttentionChunkOutputProgram(
 // The pass config the mbarrier variant is compiled with (as the seed's).
 PassConfig LinearAttentionMbarrierPassConfig();
 // Parameters Q, K, V, dO (f16), dQ, dK, dV (f16 when one tile owns the sum,
-// else f32, zeroed).
+// else f32, zeroed): both sweeps in one block, one after the other (the
+// seed's fused kernel).
 absl::StatusOr<Program> LinearAttentionBackwardProgram(
+    const LinearAttentionConfig& config);
+// The split form, the same parameters: the dQ sweep alone, and the dK/dV
+// sweep alone. Each holds half the tiles, so more blocks fit on an SM, and
+// the two run as two kernels.
+absl::StatusOr<Program> LinearAttentionBackwardDqProgram(
+    const LinearAttentionConfig& config);
+absl::StatusOr<Program> LinearAttentionBackwardDkDvProgram(
     const LinearAttentionConfig& config);
 
 // Tensors Q, K, V and O (f16, the output). With one DK tile the only step is

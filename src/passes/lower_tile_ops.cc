@@ -1003,13 +1003,27 @@ class Lowerer : public ir::IRMutator {
     return key;
   }
 
+  // 32-bit registers per thread the kernel's fragments take.
+  int FragmentRegisters() const {
+    int64_t n = 0;
+    for (const auto& [buffer, layout] : st_.layouts) {
+      int64_t elems = 1;
+      for (int64_t e : layout.local_shape()) elems *= e;
+      n += (elems * dtype_bytes(buffer->dtype) + 3) / 4;
+    }
+    return static_cast<int>(n);
+  }
+
   // Plans the operands kept in registers among a statement list's gemms
-  // (at most 32 registers each); returns the register arrays to allocate
-  // around the list.
+  // (at most 32 registers each, and while the fragments and the kept
+  // operands together stay within 160 registers: past that, ptxas spills
+  // at 255); returns the register arrays to allocate around the list.
   std::vector<ir::Buffer> PlanKeptOperands(const std::vector<Stmt>& stmts) {
+    constexpr int kPerOperand = 32, kWithFragments = 160;
     OperandReusePlan plan = PlanOperandReuse(
         stmts,
-        [&](const ir::GemmNode& g, GemmOperand w) { return KeyOf(g, w); }, 32);
+        [&](const ir::GemmNode& g, GemmOperand w) { return KeyOf(g, w); },
+        kPerOperand, std::max(0, kWithFragments - FragmentRegisters()));
     // Named in statement order (plan.gemms is keyed by pointer): the source
     // must not depend on addresses.
     std::vector<ir::Buffer> buffers(plan.chains);

@@ -30,9 +30,10 @@ std::optional<KeptOperand> OperandReusePlan::Find(const ir::GemmNode* g,
 }
 
 OperandReusePlan PlanOperandReuse(const std::vector<ir::Stmt>& stmts,
-                                  const OperandKeyFn& key_of,
-                                  int max_registers) {
+                                  const OperandKeyFn& key_of, int max_registers,
+                                  int total_registers) {
   OperandReusePlan plan;
+  int kept = 0;
   for (size_t i = 0; i < stmts.size(); ++i) {
     const auto* first = stmts[i].As<ir::GemmNode>();
     if (first == nullptr) continue;
@@ -40,7 +41,10 @@ OperandReusePlan PlanOperandReuse(const std::vector<ir::Stmt>& stmts,
       const int w = static_cast<int>(which);
       if (plan.Find(first, which)) continue;  // already in a chain
       std::optional<OperandKey> key = key_of(*first, which);
-      if (!key || key->registers > max_registers) continue;
+      if (!key || key->registers > max_registers ||
+          kept + key->registers > total_registers) {
+        continue;
+      }
       const ir::BufferNode* buffer = key->region.buffer.get();
       std::vector<const ir::GemmNode*> readers;
       for (size_t j = i + 1; j < stmts.size(); ++j) {
@@ -58,6 +62,7 @@ OperandReusePlan PlanOperandReuse(const std::vector<ir::Stmt>& stmts,
         if (UsesBuffer(stmts[j], buffer)) break;
       }
       if (readers.empty()) continue;
+      kept += key->registers;
       const int chain = plan.chains++;
       plan.gemms[first][w] = KeptOperand{chain, true};
       for (const ir::GemmNode* r : readers)

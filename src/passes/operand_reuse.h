@@ -54,11 +54,13 @@ struct OperandReusePlan {
                                   GemmOperand which) const;
 };
 
-// Chains over the direct children of one statement list. An operand whose
-// fragments take more than max_registers is never kept (register pressure).
+// Chains over the direct children of one statement list, in the order
+// their first gemms come. Register pressure bounds them: an operand whose
+// fragments take more than max_registers is never kept, and chains stop
+// once the kept registers would exceed total_registers.
 OperandReusePlan PlanOperandReuse(const std::vector<ir::Stmt>& stmts,
-                                  const OperandKeyFn& key_of,
-                                  int max_registers);
+                                  const OperandKeyFn& key_of, int max_registers,
+                                  int total_registers);
 
 }  // namespace tessel::passes
 

@@ -74,12 +74,27 @@ TEST(LinearAttention, BackwardWrapperZeroesKernelCasts) {
                                                                 .block_k = 32,
                                                                 .block_v = 32});
   ASSERT_TRUE(w.ok()) << w.status();
-  ASSERT_EQ(w->steps.size(), 7u);
-  EXPECT_EQ(w->steps[3].program.name(), "linear_attention_bwd");
+  // 3 zero, the two sweeps' kernels (the split form), 3 cast.
+  ASSERT_EQ(w->steps.size(), 8u);
+  EXPECT_EQ(w->steps[3].program.name(), "linear_attention_bwd_dq");
+  EXPECT_EQ(w->steps[4].program.name(), "linear_attention_bwd_dkdv");
   for (const char* out : {"dQ", "dK", "dV"}) {
     EXPECT_EQ(w->tensors.at(out).dtype(), f16) << out;
     EXPECT_EQ(w->tensors.at(std::string(out) + "_acc").dtype(), f32) << out;
   }
+  // The fused kernel: one step between the wrapper's.
+  absl::StatusOr<Workload> fused =
+      LinearAttentionBackwardWorkload({.B = 1,
+                                       .S = 64,
+                                       .H = 1,
+                                       .DK = 64,
+                                       .DV = 64,
+                                       .block_k = 32,
+                                       .block_v = 32,
+                                       .split_backward = false});
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  ASSERT_EQ(fused->steps.size(), 7u);
+  EXPECT_EQ(fused->steps[3].program.name(), "linear_attention_bwd");
 }
 
 TEST(LinearAttention, OneTileWritesF16WithoutWrapperSteps) {
@@ -90,13 +105,13 @@ TEST(LinearAttention, OneTileWritesF16WithoutWrapperSteps) {
   EXPECT_EQ(fwd->tensors.count("O_acc"), 0u);
   absl::StatusOr<Workload> bwd = LinearAttentionBackwardWorkload(c);
   ASSERT_TRUE(bwd.ok()) << bwd.status();
-  ASSERT_EQ(bwd->steps.size(), 1u);
-  EXPECT_EQ(bwd->steps[0].args.size(), 7u);
+  ASSERT_EQ(bwd->steps.size(), 2u);  // the two sweeps
+  for (const Step& step : bwd->steps) EXPECT_EQ(step.args.size(), 7u);
   // One DK tile but two DV tiles: dV direct, dQ and dK added in f32.
   absl::StatusOr<Workload> mixed = LinearAttentionBackwardWorkload(
       {.B = 1, .S = 64, .H = 1, .DK = 64, .DV = 64, .block_v = 32});
   ASSERT_TRUE(mixed.ok()) << mixed.status();
-  EXPECT_EQ(mixed->steps.size(), 5u);  // 2 zero, bwd, 2 cast
+  EXPECT_EQ(mixed->steps.size(), 6u);  // 2 zero, 2 sweeps, 2 cast
   EXPECT_EQ(mixed->tensors.count("dV_acc"), 0u);
   EXPECT_EQ(mixed->tensors.at("dQ_acc").dtype(), f32);
 }

@@ -76,22 +76,17 @@ int LoadsOfX(const std::string& source) {
 
 // Checks booleans and counts rather than whole sources: a failure prints
 // one line, not two kernels.
-TEST(OperandReuse, SharedAOperandLoadsOnce) {
-  const std::string kept = Source(false, Between::kNothing);
-  const std::string loaded_twice = Source(false, Between::kOtherStage);
-  EXPECT_TRUE(absl::StrContains(kept, "a_keep"));
-  EXPECT_FALSE(absl::StrContains(loaded_twice, "a_keep"));
-  ASSERT_GT(LoadsOfX(kept), 0);
-  EXPECT_EQ(2 * LoadsOfX(kept), LoadsOfX(loaded_twice));
-}
-
-TEST(OperandReuse, SharedBOperandLoadsOnce) {
-  const std::string kept = Source(true, Between::kNothing);
-  const std::string loaded_twice = Source(true, Between::kOtherStage);
-  EXPECT_TRUE(absl::StrContains(kept, "b_keep"));
-  EXPECT_FALSE(absl::StrContains(loaded_twice, "b_keep"));
-  ASSERT_GT(LoadsOfX(kept), 0);
-  EXPECT_EQ(2 * LoadsOfX(kept), LoadsOfX(loaded_twice));
+TEST(OperandReuse, SharedOperandLoadsOnce) {
+  for (bool as_b : {false, true}) {
+    SCOPED_TRACE(as_b ? "x as B" : "x as A");
+    const char* keep = as_b ? "b_keep" : "a_keep";
+    const std::string kept = Source(as_b, Between::kNothing);
+    const std::string loaded_twice = Source(as_b, Between::kOtherStage);
+    EXPECT_TRUE(absl::StrContains(kept, keep));
+    EXPECT_FALSE(absl::StrContains(loaded_twice, keep));
+    ASSERT_GT(LoadsOfX(kept), 0);
+    EXPECT_EQ(2 * LoadsOfX(kept), LoadsOfX(loaded_twice));
+  }
 }
 
 TEST(OperandReuse, AWriteBetweenTheGemmsLoadsAgain) {

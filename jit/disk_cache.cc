@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "jit/byte_size.h"
 #include "jit/cache_entry.h"
 #include "jit/cache_files.h"
 #include "jit/cache_key.h"
@@ -30,28 +31,6 @@ namespace fs = std::filesystem;
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr ? value : "";
-}
-
-std::optional<uint64_t> ParseBytes(std::string text) {
-  text = std::string(absl::StripAsciiWhitespace(text));
-  uint64_t scale = 1;
-  if (!text.empty()) {
-    switch (absl::ascii_toupper(static_cast<unsigned char>(text.back()))) {
-      case 'K':
-        scale = uint64_t{1} << 10;
-        break;
-      case 'M':
-        scale = uint64_t{1} << 20;
-        break;
-      case 'G':
-        scale = uint64_t{1} << 30;
-        break;
-    }
-    if (scale != 1) text.pop_back();
-  }
-  uint64_t value = 0;
-  if (!absl::SimpleAtoi(text, &value)) return std::nullopt;
-  return value * scale;
 }
 
 }  // namespace
@@ -72,16 +51,8 @@ DiskCacheOptions DiskCacheOptions::FromEnv() {
   options.enabled =
       !(mode == "off" || mode == "0" || mode == "false" || mode == "no");
   options.dir = DefaultCacheRoot();
-  if (std::string max = Env("TESSEL_CACHE_MAX_BYTES"); !max.empty()) {
-    if (std::optional<uint64_t> bytes = ParseBytes(max)) {
-      options.max_bytes = *bytes;
-    } else {
-      std::fprintf(stderr,
-                   "tessel: warning: TESSEL_CACHE_MAX_BYTES=%s is not a size "
-                   "(e.g. 1073741824 or 1G); using 1 GiB\n",
-                   max.c_str());
-    }
-  }
+  options.max_bytes =
+      ByteSizeFromEnv("TESSEL_CACHE_MAX_BYTES", options.max_bytes);
   return options;
 }
 

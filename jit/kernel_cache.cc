@@ -1,6 +1,7 @@
 #include "jit/kernel_cache.h"
 
 #include "absl/synchronization/notification.h"
+#include "jit/byte_size.h"
 #include "jit/cache_key.h"
 #include "jit/context.h"
 #include "jit/counters.h"
@@ -27,10 +28,17 @@ const char* CubinOriginName(CubinOrigin origin) {
 }
 
 KernelCache::KernelCache(KernelCacheOptions options)
-    : options_(std::move(options)), disk_(options_.disk) {}
+    : options_(std::move(options)),
+      disk_(options_.disk),
+      memory_(options_.memory_budget_bytes) {}
 
 KernelCache& KernelCache::Default() {
-  static KernelCache* const cache = new KernelCache(KernelCacheOptions{});
+  static KernelCache* const cache = [] {
+    KernelCacheOptions options;
+    options.memory_budget_bytes = static_cast<int64_t>(ByteSizeFromEnv(
+        "TESSEL_MEMORY_CACHE_MAX_BYTES", options.memory_budget_bytes));
+    return new KernelCache(std::move(options));
+  }();
   return *cache;
 }
 
@@ -42,9 +50,9 @@ absl::StatusOr<CachedCubin> KernelCache::GetCubin(
   bool leader = false;
   {
     absl::MutexLock lock(&mu_);
-    if (auto it = memory_.find(*key); it != memory_.end()) {
+    if (std::shared_ptr<const Cubin> hit = memory_.Find(*key)) {
       internal::Count(internal::Counter::kMemoryHits);
-      return CachedCubin{*key, it->second, CubinOrigin::kMemory};
+      return CachedCubin{*key, std::move(hit), CubinOrigin::kMemory};
     }
     std::shared_ptr<Flight>& slot = flights_[*key];
     if (slot == nullptr) {
@@ -62,7 +70,7 @@ absl::StatusOr<CachedCubin> KernelCache::GetCubin(
   flight->result = Fill(*key, source, options);
   {
     absl::MutexLock lock(&mu_);
-    if (flight->result.ok()) memory_[*key] = flight->result->cubin;
+    if (flight->result.ok()) memory_.Insert(*key, flight->result->cubin);
     flights_.erase(*key);
   }
   flight->done.Notify();
@@ -145,7 +153,7 @@ absl::StatusOr<LoadedKernel> KernelCache::Load(const CachedCubin& cubin,
 void KernelCache::ClearMemory() {
   {
     absl::MutexLock lock(&mu_);
-    memory_.clear();
+    memory_.Clear();
   }
   absl::MutexLock lock(&modules_mu_);
   modules_.clear();

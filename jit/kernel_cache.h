@@ -10,7 +10,8 @@
 //   ASSIGN_OR_RETURN(CachedCubin c, cache.GetCubin(source, {.arch =
 //   "sm_90a"}));
 //
-// In process: a memory cache in front of the disk, with single-flight per
+// In process: a memory cache (bounded, cubin_memory.h) in front of the disk,
+// with single-flight per
 // key (threads asking for one kernel share one compile), and loaded modules
 // kept per (key, context). Across processes: the DiskCache, whose per-key
 // lock makes N processes missing one key compile it once.
@@ -27,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "jit/cubin_memory.h"
 #include "jit/disk_cache.h"
 #include "jit/launch.h"
 #include "jit/nvrtc.h"
@@ -38,6 +40,11 @@ struct KernelCacheOptions {
   // Compile in a forked child, so that a compiler crash is a Status.
   bool isolated = false;
   absl::Duration isolated_timeout = absl::Minutes(5);
+  // Cubins kept in memory, least recently used evicted past this many
+  // bytes (they stay on disk); <= 0: no bound. Default() takes
+  // $TESSEL_MEMORY_CACHE_MAX_BYTES when set. Loaded modules are not
+  // bounded: they live as long as the cache or a kernel using them.
+  int64_t memory_budget_bytes = int64_t{256} << 20;
 };
 
 enum class CubinOrigin { kMemory, kDisk, kCompiled };
@@ -91,8 +98,7 @@ class KernelCache {
   DiskCache disk_;
 
   absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const Cubin>> memory_
-      ABSL_GUARDED_BY(mu_);
+  CubinMemory memory_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<Flight>> flights_
       ABSL_GUARDED_BY(mu_);
 

@@ -74,6 +74,23 @@ TEST(KernelCacheTest, MissThenDiskHitThenMemoryHit) {
   EXPECT_GT(meta["created_unix"].get<int64_t>(), 1700000000);
 }
 
+TEST(KernelCacheTest, CubinsPastTheMemoryBudgetComeBackFromDisk) {
+  TempDir tmp;
+  KernelCacheOptions options = InDir(tmp.path());
+  options.memory_budget_bytes = 1;  // room for the newest cubin only
+  KernelCache cache(options);
+  const CudaSource first = SaxpySource("budget-first");
+  const CudaSource second = SaxpySource("budget-second");
+  ASSERT_TRUE(cache.GetCubin(first, kSm90).ok());
+  ASSERT_TRUE(cache.GetCubin(second, kSm90).ok());
+  absl::StatusOr<CachedCubin> again = cache.GetCubin(second, kSm90);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->origin, CubinOrigin::kMemory);
+  absl::StatusOr<CachedCubin> evicted = cache.GetCubin(first, kSm90);
+  ASSERT_TRUE(evicted.ok()) << evicted.status();
+  EXPECT_EQ(evicted->origin, CubinOrigin::kDisk);
+}
+
 TEST(KernelCacheTest, DamagedEntriesAreRebuilt) {
   TempDir tmp;
   const CudaSource source = SaxpySource("damaged");

@@ -13,6 +13,20 @@ function(tessel_set_warnings target)
                                            -Wno-missing-field-initializers)
 endfunction()
 
+# Sanitizer instrumentation (TESSEL_SANITIZE, e.g. "address,undefined": the
+# asan preset) for tessel's own libraries. The test binaries link the
+# sanitizer runtimes (the preset's linker flags) but are not instrumented:
+# the code under test is, and instrumenting the gtest-heavy test sources
+# too would more than double the CI build.
+set(TESSEL_SANITIZE "" CACHE STRING
+    "Sanitizers (-fsanitize=...) for the tessel libraries, e.g. address,undefined")
+function(tessel_sanitize target)
+  if(TESSEL_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${TESSEL_SANITIZE}
+                                             -fno-sanitize-recover=all)
+  endif()
+endfunction()
+
 # tessel_add_test(<name> SOURCES ... [LIBS ...] [GPU])
 # One gtest binary; every test in it is a CTest test labelled `gpu` (needs a
 # device, skips with a reason otherwise) or `cpu`.

@@ -104,6 +104,10 @@ class Lowerer : public ir::IRMutator {
     std::vector<ir::Buffer> kept = PlanKeptOperands(op->stmts);
     std::vector<Stmt> out;
     for (const Stmt& s : op->stmts) out.push_back(MutateStmt(s));
+    // The kept arrays exist only around this list: a gemm node met again
+    // elsewhere loads its own fragments.
+    for (const Stmt& s : op->stmts)
+      if (const auto* g = s.As<ir::GemmNode>()) kept_.erase(g);
     Stmt seq = ir::Seq(out, op->loc);
     for (const ir::Buffer& b : kept)
       seq = ir::MakeStmt<ir::AllocateNode>(b, seq, op->loc);

@@ -26,7 +26,9 @@ std::optional<uint64_t> ParseByteSize(std::string text) {
     if (scale != 1) text.pop_back();
   }
   uint64_t value = 0;
-  if (!absl::SimpleAtoi(text, &value)) return std::nullopt;
+  if (!absl::SimpleAtoi(text, &value) || value > UINT64_MAX / scale) {
+    return std::nullopt;
+  }
   return value * scale;
 }
 

@@ -12,6 +12,7 @@
 
 namespace tessel::jit {
 
+// nullopt for anything else, or a size past 2^64.
 std::optional<uint64_t> ParseByteSize(std::string text);
 
 // The variable's size, or `fallback` when it is unset; a value that is not

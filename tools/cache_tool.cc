@@ -2,16 +2,16 @@
 // export FILE | import FILE, over one cache folder.
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 #include "absl/strings/string_view.h"
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "jit/byte_size.h"
 #include "jit/cache_directory.h"
 #include "jit/disk_cache.h"
 #include "tessel/warmup.h"
@@ -56,30 +56,10 @@ std::string TimeText(absl::Time t) {
 
 // "512M", "1G", "4096", "100K" (powers of 1024).
 absl::StatusOr<uint64_t> ParseSize(absl::string_view text) {
-  uint64_t scale = 1;
-  absl::string_view digits = text;
-  if (!digits.empty()) {
-    switch (absl::ascii_toupper(digits.back())) {
-      case 'K':
-        scale = uint64_t{1} << 10;
-        break;
-      case 'M':
-        scale = uint64_t{1} << 20;
-        break;
-      case 'G':
-        scale = uint64_t{1} << 30;
-        break;
-      default:
-        break;
-    }
-    if (scale != 1) digits.remove_suffix(1);
-  }
-  uint64_t number = 0;
-  if (!absl::SimpleAtoi(digits, &number) || number > UINT64_MAX / scale) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max-size ", text, ": expected a size such as 512M, 2G or 1048576"));
-  }
-  return number * scale;
+  if (std::optional<uint64_t> bytes = jit::ParseByteSize(std::string(text)))
+    return *bytes;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--max-size ", text, ": expected a size such as 512M, 2G or 1048576"));
 }
 
 int Fail(const absl::Status& status) {

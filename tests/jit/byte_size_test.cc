@@ -16,6 +16,7 @@ TEST(ByteSizeTest, ParsesBytesAndBinarySuffixes) {
   EXPECT_EQ(ParseByteSize("M"), std::nullopt);
   EXPECT_EQ(ParseByteSize("-1"), std::nullopt);
   EXPECT_EQ(ParseByteSize("12X"), std::nullopt);
+  EXPECT_EQ(ParseByteSize("99999999999999999G"), std::nullopt);  // > 2^64
 }
 
 TEST(ByteSizeTest, EnvFallsBackWhenUnsetOrNotASize) {

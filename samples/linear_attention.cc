@@ -113,8 +113,8 @@ bool OneVTile(const LinearAttentionConfig& c) { return c.block_v >= c.DV; }
 // The forward kernel; with `mbarriers`, the load stage and the compute stage
 // of each chunk meet at mbarrier i % 2 (the seed's fused_chunk_kernel).
 // The staged tiles q, k, v are only written by their copies (the scale is
-// applied to s and to the f16 copy of h instead of to q in place), so the
-// chunk loop is software-pipelined: chunk i+1 loads while chunk i computes.
+// applied to the s and o fragments instead of to q in place), so the chunk
+// loop is software-pipelined: chunk i+1 loads while chunk i computes.
 absl::StatusOr<Program> Forward(const LinearAttentionConfig& c,
                                 bool mbarriers) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));

@@ -15,7 +15,7 @@
 // over the DV tiles and dV over the DK tiles; a gradient whose sum has one
 // tile is written in f16, the others are added into f32 with atomic_add.
 // The host wrappers (the *Workload functions) zero the f32 tensors, run the
-// kernel and convert them to f16, as the seed's tl_fused_chunk_bwd. The
+// kernel(s) and convert them to f16, as the seed's tl_fused_chunk_bwd. The
 // chunk loops are software-pipelined (num_stages): the copies of chunk i+1
 // overlap the gemms of chunk i.
 // The mbarrier variant of the forward hands each chunk from its load stage

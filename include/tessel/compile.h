@@ -73,6 +73,7 @@ struct PassConfig {
   bool disable_warp_specialized = false;  // accepted; acts with the Hopper path
   bool disable_async_copy = false;        // no cp.async: plain loads/stores
   bool disable_thread_sync = false;       // no barrier insertion (tests only)
+  bool disable_wgmma = false;  // sm_90a: mma.sync instead of wgmma.mma_async
   // A folder: the IR after every pass is written there (also
   // $TESSEL_DUMP_IR).
   std::string dump_ir;

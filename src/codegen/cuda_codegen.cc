@@ -438,6 +438,35 @@ class Printer {
     }
   }
 
+  // wgmma.mma_async m64nNk16, f32 += A (registers) * B (descriptor):
+  // args (type, N, B N-major, accumulator [N/8][4], A [4], descriptor).
+  void Wgmma(const ir::CallNode& c) {
+    const std::string& type = c.args[0].As<ir::CallNode>()->name;
+    const int n = static_cast<int>(*ir::AsConstInt(c.args[1]));
+    const int64_t trans_b = *ir::AsConstInt(c.args[2]);
+    const std::string acc = Expr(c.args[3]), a = Expr(c.args[4]);
+    const int nd = n / 2;  // accumulator registers
+    std::vector<std::string> d_ops, outs;
+    for (int i = 0; i < nd; ++i) {
+      d_ops.push_back(absl::StrCat("%", i));
+      outs.push_back(
+          absl::StrCat("\"+f\"(", acc, "[", i / 4, "][", i % 4, "])"));
+    }
+    Line("asm volatile(");
+    Line("    \"{\\n.reg .pred p;\\n\"");
+    Line(absl::StrCat("    \"setp.ne.b32 p, %", nd + 5, ", 0;\\n\""));
+    Line(absl::StrCat("    \"wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.",
+                      type, ".", type, " \""));
+    Line(absl::StrCat("    \"{", absl::StrJoin(d_ops, ", "), "}, \""));
+    Line(absl::StrCat("    \"{%", nd, ", %", nd + 1, ", %", nd + 2, ", %",
+                      nd + 3, "}, %", nd + 4, ", p, 1, 1, ", trans_b,
+                      ";\\n}\\n\""));
+    Line(absl::StrCat("    : ", absl::StrJoin(outs, ", ")));
+    Line(absl::StrCat("    : \"r\"(", a, "[0]), \"r\"(", a, "[1]), \"r\"(", a,
+                      "[2]), \"r\"(", a, "[3]), \"l\"(", Expr(c.args[5]),
+                      "), \"r\"(1));"));
+  }
+
   void Intrinsic(const ir::CallNode& c) {
     const std::string& n = c.name;
     auto arg = [&](int i) { return Expr(c.args[i]); };
@@ -471,6 +500,16 @@ class Printer {
       const std::string& kind = c.args[0].As<ir::CallNode>()->name;
       Line(absl::StrCat("tl::mma_m16n8k16_", kind, "(", arg(1), ", ", arg(2),
                         ", ", arg(3), ");"));
+    } else if (n == "wgmma") {
+      Wgmma(c);
+    } else if (n == "wgmma_fence") {
+      Line("tl::wgmma_fence();");
+    } else if (n == "wgmma_commit") {
+      Line("tl::wgmma_commit();");
+    } else if (n == "wgmma_wait") {
+      Line(absl::StrCat("tl::wgmma_wait<", arg(0), ">();"));
+    } else if (n == "fence_proxy_async") {
+      Line("tl::fence_proxy_async();");
     } else if (n == "vec_copy") {
       const char* t = VecType(*ir::AsConstInt(c.args[0]));
       Line(absl::StrCat("*reinterpret_cast<", t, "*>(", Addr(c.args[1]),
@@ -610,7 +649,7 @@ class Printer {
       if (it != st_.smem.offset.end()) by_offset[it->second].push_back(b);
     }
     if (st_.smem.total_bytes > 0) {
-      Line("extern __shared__ __align__(128) tl::u8 smem[];");
+      Line("extern __shared__ __align__(1024) tl::u8 smem[];");
       Line("const tl::u32 smem_base = tl::smem_addr(smem);");
       std::vector<std::pair<std::string, std::string>> decls;
       for (const auto& [off, bufs] : by_offset) {

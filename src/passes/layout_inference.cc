@@ -6,6 +6,7 @@
 #include "src/ir/printer.h"
 #include "src/ir/visitor.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/wgmma.h"
 
 namespace tessel::passes {
 namespace {
@@ -208,6 +209,11 @@ absl::Status InferLayouts(LoweringState& state) {
   }
   state.threads = c.threads;
   auto& layouts = state.layouts;
+  if (WgmmaEnabled(state)) {
+    state.program.body = PreferWgmmaWarpGrid(state.program.body, c.threads);
+    c = Collector();
+    c.VisitStmt(state.program.body);
+  }
 
   // Seeds: gemm accumulators.
   for (const ir::GemmNode* g : c.gemms) {

@@ -11,6 +11,7 @@
 #include "src/passes/layout_inference.h"
 #include "src/passes/operand_reuse.h"
 #include "src/passes/plan_shared_memory.h"
+#include "src/passes/wgmma.h"
 
 namespace tessel::passes {
 namespace {
@@ -948,6 +949,9 @@ class Lowerer : public ir::IRMutator {
     int KK = 0, MI = 0, NI = 0, wn = 0;
     int64_t wtm = 0, wtn = 0;
     const char* kind = "f16_f32";
+    // wgmma.mma_async (wgmma.h): B stays in shared memory; A's fragments of
+    // all k16 steps are live at once (af is [KK][MI][4]).
+    std::optional<WgmmaB> wgmma;
   };
 
   // k16 steps of a gemm (its operand tiles have constant shapes).
@@ -970,9 +974,11 @@ class Lowerer : public ir::IRMutator {
     m.wn = wn;
     m.wtm = l.shape()[0] / wm;
     m.wtn = l.shape()[1] / wn;
+    m.wgmma = WgmmaOperandB(g, st_);
     int id = gemm_count_++;
     m.af = ir::MakeBuffer(absl::StrCat("a_frag", id ? std::to_string(id) : ""),
-                          DataType::kU32, {2, m.MI, 4}, ir::Scope::kLocal);
+                          DataType::kU32, {m.wgmma ? m.KK : 2, m.MI, 4},
+                          ir::Scope::kLocal);
     m.bf = ir::MakeBuffer(absl::StrCat("b_frag", id ? std::to_string(id) : ""),
                           DataType::kU32, {2, m.NI, 2}, ir::Scope::kLocal);
     if (g.a.buffer->dtype == DataType::kBF16) m.kind = "bf16_f32";
@@ -991,6 +997,7 @@ class Lowerer : public ir::IRMutator {
         Layout(g.c.buffer).kind() != FragmentLayout::Kind::kMma) {
       return std::nullopt;
     }
+    if (which == GemmOperand::kB && WgmmaOperandB(g, st_)) return std::nullopt;
     const FragmentLayout& l = Layout(g.c.buffer);
     const int64_t kk = KSteps(g);
     OperandKey key;
@@ -1062,8 +1069,8 @@ class Lowerer : public ir::IRMutator {
   // ldmatrix of k16 step kk of gemm g's operands into fragment buffer buf.
   Stmt LoadFragments(const MmaGemm& m, const ir::GemmNode& g, Expr buf,
                      int kk) {
-    Stmt b =
-        m.b_keep.defined() && !m.b_fill ? ir::Seq({}) : LoadB(m, g, buf, kk);
+    Stmt b = (m.b_keep.defined() && !m.b_fill) || m.wgmma ? ir::Seq({})
+                                                          : LoadB(m, g, buf, kk);
     if (g.a.buffer->scope == ir::Scope::kFragment) {
       return ir::Seq({PackRegisterA(m, g, buf, kk), b});
     }
@@ -1180,9 +1187,45 @@ class Lowerer : public ir::IRMutator {
         ir::SourceLoc());
   }
 
+  // One wgmma of k16 step kk: the accumulator, A's registers, B's
+  // descriptor (the start of the step's 16 k inside the swizzled tile).
+  Stmt WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk) {
+    ir::Region b = MutateRegion(g.b);
+    std::vector<Expr> idx = RegionIndices(
+        b, m.wgmma->k_major ? std::vector<Expr>{Expr(0), Expr(kk * 16)}
+                            : std::vector<Expr>{Expr(kk * 16), Expr(0)});
+    Expr desc = ir::Call(DataType::kI64, "tl::wgmma_desc_sw128",
+                         {SharedAddr(b.buffer, SharedOffset(b.buffer, idx)),
+                          Expr(kWgmmaGroupBytes)});
+    const char* type = g.a.buffer->dtype == DataType::kBF16 ? "bf16" : "f16";
+    Expr a = m.a_keep.defined() ? Ref(m.a_keep, {Expr(kk), Expr(0)})
+                                : Ref(m.af, {Expr(kk), Expr(0)});
+    return Intrin("wgmma", {ir::Call(DataType::kI32, type, {}),
+                            Expr(int(m.wtn)), Expr(m.wgmma->k_major ? 0 : 1),
+                            Ref(m.acc, {Expr(0)}), a, desc});
+  }
+
+  // The warpgroup issues every k16 step, then waits for them: the
+  // accumulator is read right after, and B's tile may be overwritten after
+  // the next barrier (the wait covers the tensor cores' shared reads).
+  Stmt LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
+    uses_wgmma_ = true;
+    std::vector<Stmt> body;
+    if (g.clear_accum) body.push_back(ClearAccumulator(g, m));
+    for (int kk = 0; kk < m.KK; ++kk)
+      body.push_back(LoadFragments(m, g, Expr(kk), kk));
+    body.push_back(Intrin("wgmma_fence", {}));
+    for (int kk = 0; kk < m.KK; ++kk) body.push_back(WgmmaStep(m, g, kk));
+    body.push_back(Intrin("wgmma_commit", {}));
+    body.push_back(Intrin("wgmma_wait", {Expr(0)}));
+    if (m.a_keep.defined()) return ir::Seq(body);
+    return ir::MakeStmt<ir::AllocateNode>(m.af, ir::Seq(body), ir::SourceLoc());
+  }
+
   Stmt LowerGemm(const ir::GemmNode& g) {
     std::optional<MmaGemm> m = PlanMma(g);
     if (!m) return LowerGemmFma(g, MutateRegion(g.a), MutateRegion(g.b));
+    if (m->wgmma) return LowerWgmma(g, *m);
     std::vector<Stmt> out;
     if (g.clear_accum) out.push_back(ClearAccumulator(g, *m));
     std::vector<Stmt> body;
@@ -1254,6 +1297,7 @@ class Lowerer : public ir::IRMutator {
     if (!p) return std::nullopt;
     const ir::GemmNode& g = *p->gemm.As<ir::GemmNode>();
     if (KSteps(g) < 2 || KSteps(g) % 2 != 0) return std::nullopt;
+    if (WgmmaOperandB(g, st_)) return std::nullopt;
     std::optional<MmaGemm> m = PlanMma(g);
     if (!m) return std::nullopt;
     // The same gemm at the first tile and at the next one.
@@ -1614,11 +1658,35 @@ class Lowerer : public ir::IRMutator {
   int in_parallel_ = 0;
   int gemm_count_ = 0;
   int kept_count_ = 0;
+  bool uses_wgmma_ = false;
+
+ public:
+  bool uses_wgmma() const { return uses_wgmma_; }
+
+ private:
   // Per gemm, its A and B kept in registers: (array, filled by this gemm).
   std::unordered_map<const ir::GemmNode*,
                      std::array<std::optional<std::pair<ir::Buffer, bool>>, 2>>
       kept_;
 };
+
+// wgmma reads shared memory through the async proxy: what threads wrote
+// through the generic one (stores, cp.async) must be fenced before the
+// barrier that publishes it, by every writer (fence.proxy.async).
+ir::Stmt FenceAsyncProxyBeforeBarriers(const ir::Stmt& body) {
+  struct Fence : ir::IRMutator {
+    Stmt Visit(const ir::SyncThreadsNode* op) override {
+      return ir::Seq({Intrin("fence_proxy_async", {}), Self(op)});
+    }
+    Stmt Visit(const ir::EvaluateNode* op) override {
+      const ir::CallNode* c = op->value.As<ir::CallNode>();
+      if (c != nullptr && c->name == "mbarrier_arrive")
+        return ir::Seq({Intrin("fence_proxy_async", {}), Self(op)});
+      return Self(op);
+    }
+  } fence;
+  return fence.MutateStmt(body);
+}
 
 }  // namespace
 
@@ -1626,6 +1694,7 @@ absl::Status LowerTileOps(LoweringState& state) {
   Lowerer l(state);
   ir::Stmt body = l.MutateStmt(state.program.body);
   if (!l.status.ok()) return l.status;
+  if (l.uses_wgmma()) body = FenceAsyncProxyBeforeBarriers(body);
   state.program.body = body;
   return absl::OkStatus();
 }

@@ -54,6 +54,13 @@ class Liveness : public ir::IRVisitor {
             iv.align = 8;
           } else {
             iv.bytes = n * dtype_bytes(b->dtype);
+            // 128-byte-row swizzled tiles are SWIZZLE_128B atoms for wgmma:
+            // the hardware XOR reads address bits, so tiles start on 1 KB.
+            auto cols = ir::AsConstInt(b->shape.back());
+            if (b->layout.kind == ir::Layout::Kind::kSwizzled && cols &&
+                *cols * dtype_bytes(b->dtype) % 128 == 0) {
+              iv.align = 1024;
+            }
           }
           live[b] = iv;
           order.push_back(b);

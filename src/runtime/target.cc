@@ -80,7 +80,8 @@ std::string PassConfig::ToString() const {
   return absl::StrCat("tma_lower=", !disable_tma_lower,
                       " warp_specialized=", !disable_warp_specialized,
                       " async_copy=", !disable_async_copy,
-                      " thread_sync=", !disable_thread_sync);
+                      " thread_sync=", !disable_thread_sync,
+                      " wgmma=", !disable_wgmma);
 }
 
 }  // namespace tessel

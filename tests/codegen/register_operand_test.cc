@@ -83,12 +83,18 @@ TEST(RegisterOperand, SeveralRowTilesPerWarpCompile) {
   ASSERT_TRUE(k.ok()) << k.status();
 }
 
+// The mma.sync path keeps the square policy's 2x2 grid (wgmma would turn
+// the gemm to whole rows per warp: WgmmaChainCompiles below).
+CompileOptions MmaSync() {
+  return {.target = Target::sm90a(), .pass_config = {.disable_wgmma = true}};
+}
+
 TEST(RegisterOperand, SourceWithOtherWarpRowsIsAnErrorAtTheGemm) {
   // S is 2x2 over the warps (square policy): its copy P cannot feed a gemm
   // whose warps each own 16 whole rows.
   absl::StatusOr<Program> p = ChainedGemm({.first = GemmWarpPolicy::kSquare});
   ASSERT_TRUE(p.ok()) << p.status();
-  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  absl::StatusOr<CompiledKernel> k = compile(*p, MmaSync());
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.status().code(), absl::StatusCode::kUnimplemented);
   std::string msg(k.status().message());
@@ -101,12 +107,24 @@ TEST(RegisterOperand, SourceWithOtherWarpRowsIsAnErrorAtTheGemm) {
 TEST(RegisterOperand, GemmWithoutWholeRowsPerWarpIsAnError) {
   absl::StatusOr<Program> p = ChainedGemm({.second = GemmWarpPolicy::kSquare});
   ASSERT_TRUE(p.ok()) << p.status();
-  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  absl::StatusOr<CompiledKernel> k = compile(*p, MmaSync());
   ASSERT_FALSE(k.ok());
   std::string msg(k.status().message());
   EXPECT_THAT(msg, HasSubstr("chained_gemm.cc:"));
   EXPECT_THAT(msg, HasSubstr("warp grid is 2x2"));
   EXPECT_THAT(msg, HasSubstr("kFullRow"));
+}
+
+// On sm_90a the square-policy gemms of the chain take wgmma, whose warps
+// own whole rows: the chain compiles, reading P from registers.
+TEST(RegisterOperand, WgmmaChainCompiles) {
+  absl::StatusOr<Program> p = ChainedGemm({.first = GemmWarpPolicy::kSquare,
+                                           .second = GemmWarpPolicy::kSquare});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(), HasSubstr("wgmma.mma_async"));
+  EXPECT_THAT(k->source(), HasSubstr("tl::pack_b16x2("));
 }
 
 TEST(RegisterOperand, OperandOffTheMmaPathIsAnError) {

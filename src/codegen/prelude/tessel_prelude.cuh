@@ -20,5 +20,6 @@
 #include "swizzle.cuh"
 #include "sync.cuh"
 #include "types.cuh"
+#include "wgmma.cuh"
 
 namespace tl = tessel::dev;

@@ -1,0 +1,96 @@
+// Which gemms take wgmma.mma_async on sm_90a, and that NVRTC compiles what
+// the codegen writes for them (no GPU needed; the numerics are the Wgmma
+// cases of tessel_codegen_gpu_test and the samples' --check).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "tessel/compile.h"
+#include "tests/codegen/test_programs.h"
+
+namespace tessel {
+namespace {
+
+int Count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos;
+       at = s.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+std::string Source(const testing::GemmShape& shape, Target target,
+                   PassConfig config = {}) {
+  absl::StatusOr<CompiledKernel> k = compile(
+      testing::Gemm(shape), {.target = target, .pass_config = config});
+  EXPECT_TRUE(k.ok()) << k.status();
+  return k.ok() ? k->source() : "";
+}
+
+// 64-row tiles over 4 warps, 128-byte B rows: one m64n64k16 per k16 step,
+// A through ldmatrix, B through its descriptor, fenced barriers.
+TEST(Wgmma, WarpgroupTileTakesWgmma) {
+  for (bool transpose_b : {false, true}) {
+    SCOPED_TRACE(transpose_b ? "K-major B" : "N-major B");
+    testing::GemmShape s{.m = 128, .n = 128, .k = 128, .bm = 64, .bn = 64,
+                         .bk = 64, .threads = 128, .transpose_b = transpose_b};
+    std::string src = Source(s, Target::sm90a());
+    EXPECT_EQ(Count(src, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"),
+              4);
+    // The immediate after the scales: 1 for N-major B.
+    EXPECT_TRUE(absl::StrContains(src, transpose_b ? "p, 1, 1, 0;" : "p, 1, 1, 1;"));
+    EXPECT_EQ(Count(src, "tl::wgmma_desc_sw128("), 4);
+    EXPECT_EQ(Count(src, "tl::ldmatrix_x4("), 4);  // A only
+    EXPECT_EQ(Count(src, "tl::ldmatrix_x4_trans("), 0);
+    EXPECT_TRUE(absl::StrContains(src, "tl::wgmma_wait<0>();"));
+    EXPECT_GT(Count(src, "tl::fence_proxy_async();"), 0);
+    EXPECT_TRUE(absl::StrContains(src, "__align__(1024)"));
+  }
+}
+
+TEST(Wgmma, TwoWarpgroupsAndBf16) {
+  testing::GemmShape s{.m = 256, .n = 128, .k = 96, .bm = 128, .bn = 64,
+                       .bk = 32, .threads = 256, .dtype = DataType::kBF16};
+  std::string src = Source(s, Target::sm90a());
+  EXPECT_EQ(Count(src, "m64n64k16.f32.bf16.bf16"), 2);
+}
+
+TEST(Wgmma, OtherGemmsKeepMmaSync) {
+  struct Case {
+    const char* why;
+    testing::GemmShape shape;
+    Target target;
+    PassConfig config;
+  };
+  const testing::GemmShape fits{.bm = 64, .bn = 64, .bk = 64};
+  testing::GemmShape two_warps_per_row = fits;
+  two_warps_per_row.threads = 256;  // M = 64 over 8 warps
+  testing::GemmShape short_rows = fits;
+  short_rows.transpose_b = true;
+  short_rows.bk = 32;  // K-major B rows of 64 bytes
+  testing::GemmShape wide_rows = fits;
+  wide_rows.bn = 128;  // N-major B rows of 256 bytes
+  const Case cases[] = {
+      {"sm_80", fits, Target::cuda("sm_80"), {}},
+      {"sm_90 without a", fits, Target::cuda("sm_90"), {}},
+      {"disable_wgmma", fits, Target::sm90a(), {.disable_wgmma = true}},
+      {"M = 64 over 8 warps", two_warps_per_row, Target::sm90a(), {}},
+      {"64-byte K-major rows", short_rows, Target::sm90a(), {}},
+      {"256-byte N-major rows", wide_rows, Target::sm90a(), {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.why);
+    std::string src = Source(c.shape, c.target, c.config);
+    EXPECT_EQ(Count(src, "wgmma.mma_async"), 0);
+    EXPECT_GT(Count(src, "tl::mma_m16n8k16_"), 0);
+  }
+}
+
+TEST(Wgmma, PassConfigIsPartOfTheKey) {
+  EXPECT_NE(PassConfig{}.ToString(),
+            PassConfig{.disable_wgmma = true}.ToString());
+}
+
+}  // namespace
+}  // namespace tessel

@@ -1069,8 +1069,9 @@ class Lowerer : public ir::IRMutator {
   // ldmatrix of k16 step kk of gemm g's operands into fragment buffer buf.
   Stmt LoadFragments(const MmaGemm& m, const ir::GemmNode& g, Expr buf,
                      int kk) {
-    Stmt b = (m.b_keep.defined() && !m.b_fill) || m.wgmma ? ir::Seq({})
-                                                          : LoadB(m, g, buf, kk);
+    Stmt b = (m.b_keep.defined() && !m.b_fill) || m.wgmma
+                 ? ir::Seq({})
+                 : LoadB(m, g, buf, kk);
     if (g.a.buffer->scope == ir::Scope::kFragment) {
       return ir::Seq({PackRegisterA(m, g, buf, kk), b});
     }

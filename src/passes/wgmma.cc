@@ -62,9 +62,9 @@ ir::Stmt PreferWgmmaWarpGrid(const ir::Stmt& body, int threads) {
     const std::map<const ir::BufferNode*, bool>* all_fit;
     ir::Stmt Visit(const ir::GemmNode* op) override {
       if (!all_fit->at(op->c.buffer.get())) return Self(op);
-      return ir::MakeStmt<ir::GemmNode>(
-          op->a, op->b, op->c, op->transpose_a, op->transpose_b,
-          op->clear_accum, ir::GemmWarpPolicy::kFullRow, op->loc);
+      return ir::MakeStmt<ir::GemmNode>(op->a, op->b, op->c, op->transpose_a,
+                                        op->transpose_b, op->clear_accum,
+                                        ir::GemmWarpPolicy::kFullRow, op->loc);
     }
   } rewrite;
   rewrite.all_fit = &all_fit;

@@ -118,8 +118,8 @@ TEST(RegisterOperand, GemmWithoutWholeRowsPerWarpIsAnError) {
 // On sm_90a the square-policy gemms of the chain take wgmma, whose warps
 // own whole rows: the chain compiles, reading P from registers.
 TEST(RegisterOperand, WgmmaChainCompiles) {
-  absl::StatusOr<Program> p = ChainedGemm({.first = GemmWarpPolicy::kSquare,
-                                           .second = GemmWarpPolicy::kSquare});
+  absl::StatusOr<Program> p = ChainedGemm(
+      {.first = GemmWarpPolicy::kSquare, .second = GemmWarpPolicy::kSquare});
   ASSERT_TRUE(p.ok()) << p.status();
   absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
   ASSERT_TRUE(k.ok()) << k.status();

@@ -22,8 +22,8 @@ int Count(const std::string& s, const std::string& what) {
 
 std::string Source(const testing::GemmShape& shape, Target target,
                    PassConfig config = {}) {
-  absl::StatusOr<CompiledKernel> k = compile(
-      testing::Gemm(shape), {.target = target, .pass_config = config});
+  absl::StatusOr<CompiledKernel> k =
+      compile(testing::Gemm(shape), {.target = target, .pass_config = config});
   EXPECT_TRUE(k.ok()) << k.status();
   return k.ok() ? k->source() : "";
 }
@@ -33,13 +33,20 @@ std::string Source(const testing::GemmShape& shape, Target target,
 TEST(Wgmma, WarpgroupTileTakesWgmma) {
   for (bool transpose_b : {false, true}) {
     SCOPED_TRACE(transpose_b ? "K-major B" : "N-major B");
-    testing::GemmShape s{.m = 128, .n = 128, .k = 128, .bm = 64, .bn = 64,
-                         .bk = 64, .threads = 128, .transpose_b = transpose_b};
+    testing::GemmShape s{.m = 128,
+                         .n = 128,
+                         .k = 128,
+                         .bm = 64,
+                         .bn = 64,
+                         .bk = 64,
+                         .threads = 128,
+                         .transpose_b = transpose_b};
     std::string src = Source(s, Target::sm90a());
     EXPECT_EQ(Count(src, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"),
               4);
     // The immediate after the scales: 1 for N-major B.
-    EXPECT_TRUE(absl::StrContains(src, transpose_b ? "p, 1, 1, 0;" : "p, 1, 1, 1;"));
+    EXPECT_TRUE(
+        absl::StrContains(src, transpose_b ? "p, 1, 1, 0;" : "p, 1, 1, 1;"));
     EXPECT_EQ(Count(src, "tl::wgmma_desc_sw128("), 4);
     EXPECT_EQ(Count(src, "tl::ldmatrix_x4("), 4);  // A only
     EXPECT_EQ(Count(src, "tl::ldmatrix_x4_trans("), 0);
@@ -50,8 +57,14 @@ TEST(Wgmma, WarpgroupTileTakesWgmma) {
 }
 
 TEST(Wgmma, TwoWarpgroupsAndBf16) {
-  testing::GemmShape s{.m = 256, .n = 128, .k = 96, .bm = 128, .bn = 64,
-                       .bk = 32, .threads = 256, .dtype = DataType::kBF16};
+  testing::GemmShape s{.m = 256,
+                       .n = 128,
+                       .k = 96,
+                       .bm = 128,
+                       .bn = 64,
+                       .bk = 32,
+                       .threads = 256,
+                       .dtype = DataType::kBF16};
   std::string src = Source(s, Target::sm90a());
   EXPECT_EQ(Count(src, "m64n64k16.f32.bf16.bf16"), 2);
 }

@@ -9,7 +9,8 @@
 //   tl::wgmma_wait<0>();             // accumulators and B's reads are done
 //
 // Threads that wrote shared memory a wgmma will read call
-// tl::fence_proxy_async() (mbarrier.cuh) before the barrier that publishes the writes.
+// tl::fence_proxy_async() (mbarrier.cuh) before the barrier that publishes the
+// writes.
 #pragma once
 
 #include "mbarrier.cuh"

@@ -28,7 +28,9 @@ constexpr char kCommonUsage[] =
     "  --json=FILE          also write the JSON report to FILE\n"
     "  --compile=ARCH       cpu backend: also compile each kernel for ARCH\n"
     "                       (e.g. sm_90a) through the kernel cache\n"
-    "  --seed=N             input seed (default 1)\n";
+    "  --seed=N             input seed (default 1)\n"
+    "  --wgmma=true|false   sm_90a gemms on wgmma where they fit (default\n"
+    "                       true); false keeps mma.sync everywhere\n";
 
 std::string Usage(const SampleSpec& spec) {
   return absl::StrCat("usage: ", spec.name, " [flags]\n", kCommonUsage,
@@ -312,9 +314,12 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
         "--compile=ARCH is for the cpu backend (the gpu backend compiles for "
         "its device)");
   }
+  SAMPLES_ASSIGN_OR_RETURN(bool wgmma, flags.Bool("wgmma", true));
   SAMPLES_ASSIGN_OR_RETURN(std::vector<Workload> workloads,
                            spec.make(args, flags));
   SAMPLES_RETURN_IF_ERROR(flags.CheckAllUsed());
+  for (Workload& w : workloads)
+    for (Step& step : w.steps) step.pass_config.disable_wgmma = !wgmma;
 
   std::vector<ResultRow> rows;
   bool all_passed = true;

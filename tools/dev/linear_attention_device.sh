@@ -37,11 +37,17 @@ for split in true false; do
   run check128-split-$split 100 $la --backend=gpu --check \
     --size=2x512x4x128 --pass=all --split-bwd=$split
 done
+ct=$S/tests/codegen/tessel_codegen_gpu_test
+run mem-wgmma 150 $san memcheck $ct --gtest_filter='*Wgmma*'
+run race-wgmma 150 $san racecheck $ct --gtest_filter='*Wgmma*'
 if [[ -n ${SW64:-} ]]; then
   run sweep64-check 120 $la --backend=gpu --check --size=2x512x8x64 \
     --pass=all --configs="$SW64"
   run sweep64 150 $la --backend=gpu --bench --size=8x4096x32x64 --pass=all \
     --configs="$SW64"
+  # The same tiles on mma.sync only (--wgmma=false).
+  run sweep64-mma 150 $la --backend=gpu --bench --size=8x4096x32x64 \
+    --pass=all --configs="$SW64" --wgmma=false
 fi
 if [[ -n ${SW128:-} ]]; then
   run sweep128-check 120 $la --backend=gpu --check --size=2x512x4x128 \
@@ -54,6 +60,6 @@ PYTHONPATH=/tmp/site run fla 240 python3 bench/peers.py --only fla \
   --linear-shapes "8,4096,32,64;8,4096,16,128" --out $L/fla.json
 tar czf "$OUT/la.tgz" -C /tmp la
 paste -sd' ' $L/rc.txt
-grep -h "^timed" $L/sweep*.log 2>/dev/null |
+grep -H "^timed" $L/sweep*.log 2>/dev/null | sed 's|^.*/||;s|\.log:timed||' |
   sed 's/B=8 S=4096 //;s/ f16:/:/;s/ (kernel.*)//;s/linear_attention_//'
 awk '$2 == "fla"' $L/fla.log | cut -c1-100

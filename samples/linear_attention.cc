@@ -177,16 +177,18 @@ absl::StatusOr<Program> Forward(const LinearAttentionConfig& c,
       }
       // Stage 2: o = scale (q h + mask(q k^T) v);  h += k^T v. The
       // fragments go to shared memory by whole-tile copies (packed stores),
-      // and both before one barrier; h goes unscaled, as in fla.
+      // and both before one barrier; s and h go unscaled (as h in fla) and
+      // the scale comes last, so the three gemms after the barrier are
+      // adjacent: on wgmma they run as one batch.
       T::gemm(q, k, s, {.transpose_B = true, .clear_accum = true});
       for (auto [r, col] : T::Parallel(C, C))
-        s(r, col) = T::select(r >= col, s(r, col) * scale, 0);
+        s(r, col) = T::select(r >= col, s(r, col), 0);
       T::copy(s, s_shared);
       T::copy(h, h_shared);
-      T::gemm(k, v, h, {.transpose_A = true});
       T::gemm(q, h_shared, o, {.clear_accum = true});
-      for (auto [r, col] : T::Parallel(C, BV)) o(r, col) = o(r, col) * scale;
       T::gemm(s_shared, v, o);
+      T::gemm(k, v, h, {.transpose_A = true});
+      for (auto [r, col] : T::Parallel(C, BV)) o(r, col) = o(r, col) * scale;
       if (direct) {
         // Through shared memory: whole 16-byte rows to global memory.
         T::copy(o, *o_tile);
@@ -511,17 +513,18 @@ absl::StatusOr<Program> Backward(const LinearAttentionConfig& c, bool dq_sweep,
         T::copy(K(i_b, rows, i_h, k_cols()), k1);
         T::copy(V(i_b, rows, i_h, v_cols()), v1);
         T::copy(dO(i_b, rows, i_h, v_cols()), do1);
-        // dq = scale (dO h + mask(dO v^T) k)
+        // dq = scale (dO h + mask(dO v^T) k), scaled last (the gemms after
+        // the barrier stay adjacent, as in the forward)
         T::gemm(do1, v1, ds, {.transpose_B = true, .clear_accum = true});
         for (auto [r, col] : T::Parallel(C, C))
-          ds(r, col) = T::select(r >= col, ds(r, col) * scale, 0);
+          ds(r, col) = T::select(r >= col, ds(r, col), 0);
         T::copy(ds, ds_shared);
         T::copy(h, h_shared);
-        T::gemm(v1, k1, h, {.transpose_A = true});
         T::gemm(do1, h_shared, dq, {.clear_accum = true});
+        T::gemm(ds_shared, k1, dq);
+        T::gemm(v1, k1, h, {.transpose_A = true});
         for (auto [r, col] : T::Parallel(C, BK))
           dq(r, col) = dq(r, col) * scale;
-        T::gemm(ds_shared, k1, dq);
         store(dq, dq_out, dqk_direct, dQ(i_b, rows, i_h, k_cols()));
       }
     }
@@ -529,6 +532,8 @@ absl::StatusOr<Program> Backward(const LinearAttentionConfig& c, bool dq_sweep,
       // dK, dV: reverse sweep, state dh = sum q^T dO.
       auto dk = T::alloc_fragment({C, BK}, f32, "dk");
       auto dv = T::alloc_fragment({C, BV}, f32, "dv");
+      auto s = T::alloc_fragment({C, C}, f32, "s");
+      auto s_shared = T::alloc_shared({C, C}, f16, "s_shared");
       auto q2 = T::alloc_shared({C, BK}, f16, "q2");
       auto k2 = T::alloc_shared({C, BK}, f16, "k2");
       auto v2 = T::alloc_shared({C, BV}, f16, "v2");
@@ -547,26 +552,28 @@ absl::StatusOr<Program> Backward(const LinearAttentionConfig& c, bool dq_sweep,
         T::copy(V(i_b, rows, i_h, v_cols()), v2);
         T::copy(dO(i_b, rows, i_h, v_cols()), do2);
         // dk = scale (v dh^T + mask_upper(v dO^T) q)
+        // dv = scale (k dh + mask_upper(k q^T) dO);  dh += q^T dO
+        // Both masked products first, then the five gemms that read them
+        // and dh back to back (one wgmma batch), the scale last.
         T::gemm(v2, do2, ds, {.transpose_B = true, .clear_accum = true});
+        T::gemm(k2, q2, s, {.transpose_B = true, .clear_accum = true});
+        // Two loops: the gemms may lay ds and s out differently.
         for (auto [r, col] : T::Parallel(C, C))
-          ds(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
+          ds(r, col) = T::select(r <= col, ds(r, col), 0);
+        for (auto [r, col] : T::Parallel(C, C))
+          s(r, col) = T::select(r <= col, s(r, col), 0);
         T::copy(ds, ds_shared);
+        T::copy(s, s_shared);
         T::copy(dh, dh_shared);
-        // dh += q^T dO
-        T::gemm(q2, do2, dh, {.transpose_A = true});
         T::gemm(v2, dh_shared, dk, {.transpose_B = true, .clear_accum = true});
+        T::gemm(ds_shared, q2, dk);
+        T::gemm(k2, dh_shared, dv, {.clear_accum = true});
+        T::gemm(s_shared, do2, dv);
+        T::gemm(q2, do2, dh, {.transpose_A = true});
         for (auto [r, col] : T::Parallel(C, BK))
           dk(r, col) = dk(r, col) * scale;
-        T::gemm(ds_shared, q2, dk);
-        // dv = scale (k dh + mask_upper(k q^T) dO)
-        T::gemm(k2, dh_shared, dv, {.clear_accum = true});
         for (auto [r, col] : T::Parallel(C, BV))
           dv(r, col) = dv(r, col) * scale;
-        T::gemm(k2, q2, ds, {.transpose_B = true, .clear_accum = true});
-        for (auto [r, col] : T::Parallel(C, C))
-          ds(r, col) = T::select(r <= col, ds(r, col) * scale, 0);
-        T::copy(ds, ds_shared);
-        T::gemm(ds_shared, do2, dv);
         store(dk, dk_out, dqk_direct, dK(i_b, rows, i_h, k_cols()));
         store(dv, dv_out, dv_direct, dV(i_b, rows, i_h, v_cols()));
       }

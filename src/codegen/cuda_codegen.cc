@@ -438,33 +438,62 @@ class Printer {
     }
   }
 
-  // wgmma.mma_async m64nNk16, f32 += A (registers) * B (descriptor):
-  // args (type, N, B N-major, accumulator [N/8][4], A [4], descriptor).
+  // wgmma.mma_async m64nNk16, f32 += A * B: args (type, N, A M-major or -1
+  // for A in registers, B N-major, accumulator [N/8][4], A's [4] registers
+  // or descriptor, B's descriptor).
   void Wgmma(const ir::CallNode& c) {
     const std::string& type = c.args[0].As<ir::CallNode>()->name;
     const int n = static_cast<int>(*ir::AsConstInt(c.args[1]));
-    const int64_t trans_b = *ir::AsConstInt(c.args[2]);
-    const std::string acc = Expr(c.args[3]), a = Expr(c.args[4]);
+    const int64_t trans_a = *ir::AsConstInt(c.args[2]);
+    const int64_t trans_b = *ir::AsConstInt(c.args[3]);
+    const std::string acc = Expr(c.args[4]), a = Expr(c.args[5]);
+    const bool a_in_registers = trans_a < 0;
     const int nd = n / 2;  // accumulator registers
-    std::vector<std::string> d_ops, outs;
+    std::vector<std::string> d_ops, outs, ins;
     for (int i = 0; i < nd; ++i) {
       d_ops.push_back(absl::StrCat("%", i));
       outs.push_back(
           absl::StrCat("\"+f\"(", acc, "[", i / 4, "][", i % 4, "])"));
     }
+    std::string a_op;
+    if (a_in_registers) {
+      a_op = absl::StrCat("{%", nd, ", %", nd + 1, ", %", nd + 2, ", %", nd + 3,
+                          "}");
+      for (int r = 0; r < 4; ++r)
+        ins.push_back(absl::StrCat("\"r\"(", a, "[", r, "])"));
+    } else {
+      a_op = absl::StrCat("%", nd);
+      ins.push_back(absl::StrCat("\"l\"(", a, ")"));
+    }
+    const int b_at = nd + static_cast<int>(ins.size());
+    ins.push_back(absl::StrCat("\"l\"(", Expr(c.args[6]), ")"));
+    ins.push_back("\"r\"(1)");
+    std::string imms = a_in_registers
+                           ? absl::StrCat("1, 1, ", trans_b)
+                           : absl::StrCat("1, 1, ", trans_a, ", ", trans_b);
     Line("asm volatile(");
     Line("    \"{\\n.reg .pred p;\\n\"");
-    Line(absl::StrCat("    \"setp.ne.b32 p, %", nd + 5, ", 0;\\n\""));
+    Line(absl::StrCat("    \"setp.ne.b32 p, %", b_at + 1, ", 0;\\n\""));
     Line(absl::StrCat("    \"wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.",
                       type, ".", type, " \""));
     Line(absl::StrCat("    \"{", absl::StrJoin(d_ops, ", "), "}, \""));
-    Line(absl::StrCat("    \"{%", nd, ", %", nd + 1, ", %", nd + 2, ", %",
-                      nd + 3, "}, %", nd + 4, ", p, 1, 1, ", trans_b,
-                      ";\\n}\\n\""));
+    Line(
+        absl::StrCat("    \"", a_op, ", %", b_at, ", p, ", imms, ";\\n}\\n\""));
     Line(absl::StrCat("    : ", absl::StrJoin(outs, ", ")));
-    Line(absl::StrCat("    : \"r\"(", a, "[0]), \"r\"(", a, "[1]), \"r\"(", a,
-                      "[2]), \"r\"(", a, "[3]), \"l\"(", Expr(c.args[5]),
-                      "), \"r\"(1));"));
+    Line(absl::StrCat("    : ", absl::StrJoin(ins, ", "), ");"));
+  }
+
+  // An empty asm that "writes" registers: the compiler keeps their reads
+  // after it (the accumulators of a wgmma are final only after its wait).
+  void FenceOperand(const ir::CallNode& c) {
+    const std::string acc = Expr(c.args[0]);
+    const int64_t n = *ir::AsConstInt(c.args[1]);
+    std::vector<std::string> outs;
+    for (int64_t i = 0; i < n; ++i)
+      outs.push_back(
+          absl::StrCat("\"+f\"(", acc, "[", i / 4, "][", i % 4, "])"));
+    Line(absl::StrCat("asm volatile(\"\" : ", absl::StrJoin(outs, ", "),
+                      " :: \"memory\");"));
   }
 
   void Intrinsic(const ir::CallNode& c) {
@@ -502,6 +531,8 @@ class Printer {
                         ", ", arg(3), ");"));
     } else if (n == "wgmma") {
       Wgmma(c);
+    } else if (n == "fence_operand") {
+      FenceOperand(c);
     } else if (n == "wgmma_fence") {
       Line("tl::wgmma_fence();");
     } else if (n == "wgmma_commit") {

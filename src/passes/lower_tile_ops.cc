@@ -104,7 +104,21 @@ class Lowerer : public ir::IRMutator {
     }
     std::vector<ir::Buffer> kept = PlanKeptOperands(op->stmts);
     std::vector<Stmt> out;
-    for (const Stmt& s : op->stmts) out.push_back(MutateStmt(s));
+    // Gemms on shared operands in a row run together on the tensor cores:
+    // one wait before the first statement that is not one of them.
+    std::vector<ir::Buffer> outer_deferred;
+    std::swap(outer_deferred, deferred_wgmma_);
+    for (const Stmt& s : op->stmts) {
+      if (!deferred_wgmma_.empty() && !JoinsDeferredWgmma(s)) {
+        out.push_back(WaitWgmma(deferred_wgmma_));
+        deferred_wgmma_.clear();
+      }
+      defer_wgmma_ = s.As<ir::GemmNode>() != nullptr;
+      out.push_back(MutateStmt(s));
+      defer_wgmma_ = false;
+    }
+    if (!deferred_wgmma_.empty()) out.push_back(WaitWgmma(deferred_wgmma_));
+    deferred_wgmma_ = std::move(outer_deferred);
     // The kept arrays exist only around this list: a gemm node met again
     // elsewhere loads its own fragments.
     for (const Stmt& s : op->stmts)
@@ -949,9 +963,10 @@ class Lowerer : public ir::IRMutator {
     int KK = 0, MI = 0, NI = 0, wn = 0;
     int64_t wtm = 0, wtn = 0;
     const char* kind = "f16_f32";
-    // wgmma.mma_async (wgmma.h): B stays in shared memory; A's fragments of
-    // all k16 steps are live at once (af is [KK][MI][4]).
-    std::optional<WgmmaB> wgmma;
+    // wgmma.mma_async (wgmma.h): B stays in shared memory; A too when
+    // wgmma_a, else A's fragments of all k16 steps are live at once (af is
+    // [KK][MI][4]).
+    std::optional<WgmmaOperand> wgmma, wgmma_a;
   };
 
   // k16 steps of a gemm (its operand tiles have constant shapes).
@@ -975,6 +990,7 @@ class Lowerer : public ir::IRMutator {
     m.wtm = l.shape()[0] / wm;
     m.wtn = l.shape()[1] / wn;
     m.wgmma = WgmmaOperandB(g, st_);
+    m.wgmma_a = WgmmaOperandA(g, st_);
     int id = gemm_count_++;
     m.af = ir::MakeBuffer(absl::StrCat("a_frag", id ? std::to_string(id) : ""),
                           DataType::kU32, {m.wgmma ? m.KK : 2, m.MI, 4},
@@ -997,7 +1013,10 @@ class Lowerer : public ir::IRMutator {
         Layout(g.c.buffer).kind() != FragmentLayout::Kind::kMma) {
       return std::nullopt;
     }
-    if (which == GemmOperand::kB && WgmmaOperandB(g, st_)) return std::nullopt;
+    if (which == GemmOperand::kB ? WgmmaOperandB(g, st_).has_value()
+                                 : WgmmaOperandA(g, st_).has_value()) {
+      return std::nullopt;  // read by the tensor cores from shared memory
+    }
     const FragmentLayout& l = Layout(g.c.buffer);
     const int64_t kk = KSteps(g);
     OperandKey key;
@@ -1188,39 +1207,88 @@ class Lowerer : public ir::IRMutator {
         ir::SourceLoc());
   }
 
-  // One wgmma of k16 step kk: the accumulator, A's registers, B's
-  // descriptor (the start of the step's 16 k inside the swizzled tile).
-  Stmt WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk) {
-    ir::Region b = MutateRegion(g.b);
-    std::vector<Expr> idx = RegionIndices(
-        b, m.wgmma->k_major ? std::vector<Expr>{Expr(0), Expr(kk * 16)}
-                            : std::vector<Expr>{Expr(kk * 16), Expr(0)});
-    Expr desc = ir::Call(DataType::kI64, "tl::wgmma_desc_sw128",
-                         {SharedAddr(b.buffer, SharedOffset(b.buffer, idx)),
-                          Expr(kWgmmaGroupBytes)});
-    const char* type = g.a.buffer->dtype == DataType::kBF16 ? "bf16" : "f16";
-    Expr a = m.a_keep.defined() ? Ref(m.a_keep, {Expr(kk), Expr(0)})
-                                : Ref(m.af, {Expr(kk), Expr(0)});
-    return Intrin("wgmma", {ir::Call(DataType::kI32, type, {}),
-                            Expr(int(m.wtn)), Expr(m.wgmma->k_major ? 0 : 1),
-                            Ref(m.acc, {Expr(0)}), a, desc});
+  // The descriptor of k16 step kk of a SWIZZLE_128B operand region whose
+  // M/N extent starts at mn0.
+  Expr WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o, int kk,
+                       Expr mn0) {
+    ir::Region r = MutateRegion(region);
+    std::vector<Expr> idx =
+        RegionIndices(r, o.k_major ? std::vector<Expr>{mn0, Expr(kk * 16)}
+                                   : std::vector<Expr>{Expr(kk * 16), mn0});
+    return ir::Call(DataType::kI64, "tl::wgmma_desc_sw128",
+                    {SharedAddr(r.buffer, SharedOffset(r.buffer, idx)),
+                     Expr(kWgmmaGroupBytes)});
   }
 
-  // The warpgroup issues every k16 step, then waits for them: the
-  // accumulator is read right after, and B's tile may be overwritten after
-  // the next barrier (the wait covers the tensor cores' shared reads).
+  // One wgmma of k16 step kk: (type, N, A M-major (-1: A in registers),
+  // B N-major, accumulator, A's registers or descriptor, B's descriptor).
+  Stmt WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk) {
+    Expr b = WgmmaDescriptor(g.b, *m.wgmma, kk, Expr(0));
+    Expr a, a_mn_major = Expr(-1);
+    if (m.wgmma_a) {
+      // Warpgroup w reads rows 64w.. of A.
+      a = WgmmaDescriptor(g.a, *m.wgmma_a, kk, Expr(tx_) / 128 * 64);
+      a_mn_major = Expr(m.wgmma_a->k_major ? 0 : 1);
+    } else {
+      a = m.a_keep.defined() ? Ref(m.a_keep, {Expr(kk), Expr(0)})
+                             : Ref(m.af, {Expr(kk), Expr(0)});
+    }
+    const char* type = g.a.buffer->dtype == DataType::kBF16 ? "bf16" : "f16";
+    return Intrin(
+        "wgmma",
+        {ir::Call(DataType::kI32, type, {}), Expr(int(m.wtn)), a_mn_major,
+         Expr(m.wgmma->k_major ? 0 : 1), Ref(m.acc, {Expr(0)}), a, b});
+  }
+
+  // Waits for the committed wgmma, then tells the compiler their
+  // accumulators changed here (it must not read them before the wait).
+  Stmt WaitWgmma(const std::vector<ir::Buffer>& accumulators) {
+    std::vector<Stmt> s{Intrin("wgmma_wait", {Expr(0)})};
+    for (const ir::Buffer& acc : accumulators) {
+      const FragmentLayout& l = Layout(acc);
+      s.push_back(Intrin("fence_operand",
+                         {Ref(Local(acc), {Expr(0)}), Expr(l.ni() * 4)}));
+    }
+    return ir::Seq(s);
+  }
+
+  // The warpgroup issues every k16 step and commits them. With A in
+  // registers, or outside a run of gemms, it waits right away; a gemm whose
+  // operands are both in shared memory leaves the wait to the statement
+  // list (deferred_wgmma_), so that the next gemms of the list issue while
+  // it runs. B's tile may be overwritten only after the wait (it covers the
+  // tensor cores' shared reads) and the next barrier.
   Stmt LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
     uses_wgmma_ = true;
     std::vector<Stmt> body;
     if (g.clear_accum) body.push_back(ClearAccumulator(g, m));
-    for (int kk = 0; kk < m.KK; ++kk)
-      body.push_back(LoadFragments(m, g, Expr(kk), kk));
+    if (!m.wgmma_a) {
+      for (int kk = 0; kk < m.KK; ++kk)
+        body.push_back(LoadFragments(m, g, Expr(kk), kk));
+    }
     body.push_back(Intrin("wgmma_fence", {}));
     for (int kk = 0; kk < m.KK; ++kk) body.push_back(WgmmaStep(m, g, kk));
     body.push_back(Intrin("wgmma_commit", {}));
-    body.push_back(Intrin("wgmma_wait", {Expr(0)}));
-    if (m.a_keep.defined()) return ir::Seq(body);
+    if (m.wgmma_a && defer_wgmma_) {
+      deferred_wgmma_.push_back(g.c.buffer);
+    } else {
+      body.push_back(WaitWgmma({g.c.buffer}));
+    }
+    if (m.wgmma_a || m.a_keep.defined()) return ir::Seq(body);
     return ir::MakeStmt<ir::AllocateNode>(m.af, ir::Seq(body), ir::SourceLoc());
+  }
+
+  // Whether statement s may issue while the deferred wgmma run: another
+  // gemm on shared operands, not clearing a running accumulator (adding to
+  // one is the k loop's own pattern). Not a barrier: it may order a write
+  // after the tensor cores' reads (another warpgroup's, even), and only
+  // the wait ends those.
+  bool JoinsDeferredWgmma(const Stmt& s) {
+    const auto* g = s.As<ir::GemmNode>();
+    if (g == nullptr || !WgmmaOperandA(*g, st_)) return false;
+    for (const ir::Buffer& acc : deferred_wgmma_)
+      if (acc.get() == g->c.buffer.get() && g->clear_accum) return false;
+    return true;
   }
 
   Stmt LowerGemm(const ir::GemmNode& g) {
@@ -1660,6 +1728,10 @@ class Lowerer : public ir::IRMutator {
   int gemm_count_ = 0;
   int kept_count_ = 0;
   bool uses_wgmma_ = false;
+  // Lowering a gemm that is a statement of a list (its wait may wait), and
+  // the accumulators of the list's committed, unwaited wgmma.
+  bool defer_wgmma_ = false;
+  std::vector<ir::Buffer> deferred_wgmma_;
 
  public:
   bool uses_wgmma() const { return uses_wgmma_; }

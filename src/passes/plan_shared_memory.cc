@@ -30,8 +30,16 @@ struct Interval {
 
 // Numbers the leaf statements in program order and records, per buffer,
 // the first and last use, widened to enclosing loops the buffer outlives.
+// With iteration_local, only when a value may cross iterations: unless each
+// iteration starts by overwriting the whole buffer (a copy or fill of all of
+// it, not under a condition or an inner loop), what one iteration leaves may be
+// read by the next. Buffers used only within an iteration may then share bytes;
+// the barrier planner sees the sharing (SharedPlan::MayAlias) and orders the
+// next iteration's writes after this one's reads.
 class Liveness : public ir::IRVisitor {
  public:
+  explicit Liveness(bool iteration_local) : iteration_local_(iteration_local) {}
+
   std::map<const ir::BufferNode*, Interval> live;
   std::vector<const ir::BufferNode*> order;
 
@@ -40,8 +48,12 @@ class Liveness : public ir::IRVisitor {
     switch (s->kind) {
       case ir::StmtKind::kSeq:
       case ir::StmtKind::kKernel:
-      case ir::StmtKind::kIfThenElse:
         IRVisitor::VisitStmt(s);
+        return;
+      case ir::StmtKind::kIfThenElse:
+        ++conditional_;
+        IRVisitor::VisitStmt(s);
+        --conditional_;
         return;
       case ir::StmtKind::kAllocate: {
         const auto* a = s.As<ir::AllocateNode>();
@@ -73,20 +85,24 @@ class Liveness : public ir::IRVisitor {
         const auto* f = s.As<ir::ForNode>();
         if (f->for_kind == ir::ForKind::kParallel) break;  // a leaf
         int start = counter_;
-        loops_.push_back({start, {}});
+        loops_.push_back({start, {}, {}, conditional_});
         VisitStmt(f->body);
         Loop done = loops_.back();
         loops_.pop_back();
         int end = counter_;
         for (const ir::BufferNode* b : done.used) {
-          if (alloc_depth_[b] <= static_cast<int>(loops_.size())) {
+          if (alloc_depth_[b] <= static_cast<int>(loops_.size()) &&
+              !(iteration_local_ && done.overwritten_first.at(b))) {
             live[b].first = std::min(live[b].first, start);
             live[b].last = std::max(live[b].last, end);
           }
-          if (!loops_.empty()) loops_.back().used.push_back(b);
+          // To the enclosing loop, this loop is one conditional use.
+          if (!loops_.empty()) Use(b, nullptr);
         }
         return;
       }
+      case ir::StmtKind::kAnnotateLayout:
+        return;  // names a buffer, touches no data
       default:
         break;
     }
@@ -105,7 +121,7 @@ class Liveness : public ir::IRVisitor {
       if (it->second.first < 0) it->second.first = at;
       it->second.first = std::min(it->second.first, at);
       it->second.last = std::max(it->second.last, at);
-      if (!loops_.empty()) loops_.back().used.push_back(b);
+      if (!loops_.empty()) Use(b, &s);
     }
   }
 
@@ -113,7 +129,34 @@ class Liveness : public ir::IRVisitor {
   struct Loop {
     int start;
     std::vector<const ir::BufferNode*> used;
+    // Per buffer: whether its first use in the body overwrites all of it.
+    std::unordered_map<const ir::BufferNode*, bool> overwritten_first;
+    int conditional;  // conditional_ at the loop
   };
+
+  // Statement s (nullptr: an inner loop) uses b inside the innermost loop.
+  void Use(const ir::BufferNode* b, const ir::Stmt* s) {
+    Loop& loop = loops_.back();
+    if (loop.overwritten_first.count(b)) return;
+    loop.used.push_back(b);
+    loop.overwritten_first[b] = s != nullptr &&
+                                conditional_ == loop.conditional &&
+                                OverwritesAll(*s, b);
+  }
+
+  // A copy into, or fill of, the whole of b that does not read b.
+  static bool OverwritesAll(const ir::Stmt& s, const ir::BufferNode* b) {
+    if (const auto* f = s.As<ir::FillNode>())
+      return f->dst.buffer.get() == b && f->dst.IsFull();
+    if (const auto* c = s.As<ir::CopyNode>()) {
+      return c->dst.buffer.get() == b && c->dst.IsFull() &&
+             c->src.buffer.get() != b;
+    }
+    return false;
+  }
+
+  bool iteration_local_;
+  int conditional_ = 0;
   std::vector<Loop> loops_;
   std::unordered_map<const ir::BufferNode*, int> alloc_depth_;
   int counter_ = 0;
@@ -140,17 +183,18 @@ int64_t CumsumScratchBytes(const ir::CumsumNode& c, const LoweringState& s) {
   return n * std::max(4, dtype_bytes(c.src->dtype));
 }
 
-absl::Status PlanSharedMemory(LoweringState& state) {
-  Liveness lv;
-  lv.VisitStmt(state.program.body);
+namespace {
+
+// Offsets for the buffers of lv: largest first, each at the lowest offset
+// free during its lifetime; scratch after them.
+SharedPlan Place(const Liveness& lv, int64_t scratch) {
   SharedPlan plan;
   std::vector<Interval> items;
   for (const ir::BufferNode* b : lv.order) {
-    Interval iv = lv.live[b];
+    Interval iv = lv.live.at(b);
     if (iv.first < 0) iv.first = iv.last = 0;  // never used
     items.push_back(iv);
   }
-  // Largest first; each goes to the lowest offset free during its lifetime.
   std::stable_sort(
       items.begin(), items.end(),
       [](const Interval& a, const Interval& b) { return a.bytes > b.bytes; });
@@ -179,6 +223,18 @@ absl::Status PlanSharedMemory(LoweringState& state) {
     placed_offset.push_back(off);
     total = std::max(total, off + iv.bytes);
   }
+  if (scratch > 0) {
+    plan.scratch_offset = AlignUp(total, 128);
+    plan.scratch_bytes = scratch;
+    total = plan.scratch_offset + scratch;
+  }
+  plan.total_bytes = total;
+  return plan;
+}
+
+}  // namespace
+
+absl::Status PlanSharedMemory(LoweringState& state) {
   int64_t scratch = 0;
   ForEachStmt(state.program.body, [&](const ir::Stmt& s) {
     if (const auto* r = s.As<ir::ReduceNode>())
@@ -186,14 +242,19 @@ absl::Status PlanSharedMemory(LoweringState& state) {
     if (const auto* c = s.As<ir::CumsumNode>())
       scratch = std::max(scratch, CumsumScratchBytes(*c, state));
   });
-  if (scratch > 0) {
-    plan.scratch_offset = AlignUp(total, 128);
-    plan.scratch_bytes = scratch;
-    total = plan.scratch_offset + scratch;
+  const int64_t limit = state.target.max_shared_bytes();
+  // Bytes shared by buffers that live within one loop iteration cost
+  // barriers (the next iteration's writes wait for this one's reads): only
+  // when the block does not fit otherwise.
+  Liveness lv(/*iteration_local=*/false);
+  lv.VisitStmt(state.program.body);
+  SharedPlan plan = Place(lv, scratch);
+  if (limit > 0 && plan.total_bytes > limit) {
+    lv = Liveness(/*iteration_local=*/true);
+    lv.VisitStmt(state.program.body);
+    plan = Place(lv, scratch);
   }
-  plan.total_bytes = total;
-  if (state.target.max_shared_bytes() > 0 &&
-      total > state.target.max_shared_bytes()) {
+  if (limit > 0 && plan.total_bytes > limit) {
     std::string parts;
     for (const ir::BufferNode* b : lv.order) {
       absl::StrAppend(&parts, parts.empty() ? "" : ", ", b->name, " ",
@@ -201,11 +262,11 @@ absl::Status PlanSharedMemory(LoweringState& state) {
     }
     if (scratch > 0)
       absl::StrAppend(&parts, ", reduction scratch ", scratch, " B");
-    return absl::ResourceExhaustedError(absl::StrCat(
-        state.program.name, ": needs ", total, " bytes of shared memory per ",
-        "block (", parts, "); ", state.target.arch(), " allows ",
-        state.target.max_shared_bytes(),
-        ". Use smaller tiles or fewer pipeline stages."));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(state.program.name, ": needs ", plan.total_bytes,
+                     " bytes of shared memory per block (", parts, "); ",
+                     state.target.arch(), " allows ", limit,
+                     ". Use smaller tiles or fewer pipeline stages."));
   }
   state.smem = std::move(plan);
   return absl::OkStatus();

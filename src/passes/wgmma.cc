@@ -71,32 +71,52 @@ ir::Stmt PreferWgmmaWarpGrid(const ir::Stmt& body, int threads) {
   return rewrite.MutateStmt(body);
 }
 
-std::optional<WgmmaB> WgmmaOperandB(const ir::GemmNode& g,
-                                    const LoweringState& state) {
-  if (!WgmmaEnabled(state) || !WgmmaShapeFits(g, state.threads))
-    return std::nullopt;
-  if (g.policy != ir::GemmWarpPolicy::kFullRow) return std::nullopt;
-  const ir::Region& r = g.b;
+namespace {
+
+// A shared region as a SWIZZLE_128B operand: K-major when its columns are k
+// (stepped 16 at a time inside the atom row), else M/N-major spanning one
+// 64-element row.
+std::optional<WgmmaOperand> SharedOperand(const ir::Region& r, bool k_major) {
   const ir::Buffer& b = r.buffer;
-  if (b->layout.kind != ir::Layout::Kind::kSwizzled) return std::nullopt;
-  // The tile is the buffer's last two dims; leading dims (stages) are single
-  // indices.
+  if (b->scope != ir::Scope::kShared || RowBytes(b) != kRowBytes ||
+      b->layout.kind != ir::Layout::Kind::kSwizzled) {
+    return std::nullopt;
+  }
+  // The tile is the buffer's last two dims; leading dims (stages) are
+  // single indices.
   const int rank = r.rank();
   for (int d = 0; d + 2 < rank; ++d)
     if (!ir::IsConstInt(r.extent[d], 1)) return std::nullopt;
   auto row0 = ir::AsConstInt(r.start[rank - 2]);
   auto col0 = ir::AsConstInt(r.start[rank - 1]);
-  auto rows = ir::AsConstInt(r.extent[rank - 2]);
   auto cols = ir::AsConstInt(r.extent[rank - 1]);
-  if (!row0 || !col0 || !rows || !cols || *row0 % 8 != 0) return std::nullopt;
-  WgmmaB out;
-  out.k_major = g.transpose_b;
-  // K-major: columns are k, stepped 16 at a time inside the atom row.
-  // N-major: the region spans the whole 64-element row.
-  if (out.k_major ? *col0 % 16 != 0
-                  : (*col0 != 0 || *cols * dtype_bytes(b->dtype) != kRowBytes))
-    return std::nullopt;
-  return out;
+  if (!row0 || !col0 || !cols || *row0 % 8 != 0) return std::nullopt;
+  bool fits = k_major
+                  ? *col0 % 16 == 0
+                  : *col0 == 0 && *cols * dtype_bytes(b->dtype) == kRowBytes;
+  if (!fits) return std::nullopt;
+  return WgmmaOperand{k_major};
+}
+
+bool Takes(const ir::GemmNode& g, const LoweringState& state) {
+  return WgmmaEnabled(state) && WgmmaShapeFits(g, state.threads) &&
+         g.policy == ir::GemmWarpPolicy::kFullRow;
+}
+
+}  // namespace
+
+std::optional<WgmmaOperand> WgmmaOperandB(const ir::GemmNode& g,
+                                          const LoweringState& state) {
+  if (!Takes(g, state)) return std::nullopt;
+  return SharedOperand(g.b, /*k_major=*/g.transpose_b);
+}
+
+std::optional<WgmmaOperand> WgmmaOperandA(const ir::GemmNode& g,
+                                          const LoweringState& state) {
+  if (!WgmmaOperandB(g, state)) return std::nullopt;
+  // M-major: one warpgroup's 64 rows are the whole 64-element row.
+  if (g.transpose_a && state.threads != 128) return std::nullopt;
+  return SharedOperand(g.a, /*k_major=*/!g.transpose_a);
 }
 
 }  // namespace tessel::passes

@@ -118,6 +118,82 @@ TEST(Barriers, SyncInsideThreadDependentBranchIsRejected) {
   EXPECT_THAT(s.message(), ::testing::HasSubstr("differs between threads"));
 }
 
+// ---------------------------------------------------------------- shared plan
+
+// Two 96 KB tiles, each written whole at the top of an iteration and read
+// in it (or, carried, b written only from the second iteration on, so one
+// iteration's b may reach the next).
+ir::Program TwoIterationTiles(bool carried) {
+  namespace T = tessel;
+  T::ProgramBuilder p("two_tiles");
+  auto X = p.tensor("X", {4, 192, 128}, T::f32);
+  auto Y = p.tensor("Y", {4, 192, 128}, T::f32);
+  {
+    T::Kernel kernel(1, {.threads = 128});
+    auto a = T::alloc_shared({192, 128}, T::f32, "a");
+    auto b = T::alloc_shared({192, 128}, T::f32, "b");
+    for (auto i : T::Serial(4)) {
+      T::copy(X(i, T::slice(0, 192), T::slice(0, 128)), a);
+      T::copy(a, Y(i, T::slice(0, 192), T::slice(0, 128)));
+      if (carried) {
+        T::If(i > 0,
+              [&] { T::copy(X(i, T::slice(0, 192), T::slice(0, 128)), b); });
+      } else {
+        T::copy(X(i, T::slice(0, 192), T::slice(0, 128)), b);
+      }
+      T::copy(b, Y(i, T::slice(0, 192), T::slice(0, 128)));
+    }
+  }
+  return p.finish()->ir();
+}
+
+absl::StatusOr<SharedPlan> Plan(const ir::Program& p, Target target) {
+  LoweringState st;
+  st.program = p;
+  st.target = target;
+  absl::Status s = RunPipeline(st, "plan_shared_memory");
+  if (!s.ok()) return s;
+  return st.smem;
+}
+
+int64_t OffsetOf(const SharedPlan& plan, const std::string& name) {
+  for (const auto& [b, off] : plan.offset)
+    if (b->name == name) return off;
+  return -1;
+}
+
+TEST(SharedPlan, IterationLocalTilesShareBytesOnlyWhenTheyMustFit) {
+  // sm_90a (227 KB): both fit apart; no sharing, no barrier it would need.
+  absl::StatusOr<SharedPlan> roomy =
+      Plan(TwoIterationTiles(false), Target::sm90a());
+  ASSERT_TRUE(roomy.ok()) << roomy.status();
+  EXPECT_NE(OffsetOf(*roomy, "a"), OffsetOf(*roomy, "b"));
+  // sm_80 (163 KB): one iteration uses a, then b, so they share bytes.
+  absl::StatusOr<SharedPlan> tight =
+      Plan(TwoIterationTiles(false), Target::cuda("sm_80"));
+  ASSERT_TRUE(tight.ok()) << tight.status();
+  EXPECT_EQ(OffsetOf(*tight, "a"), OffsetOf(*tight, "b"));
+  EXPECT_EQ(tight->total_bytes, 192 * 128 * 4);
+  // The barrier planner orders b's writes after a's reads (same bytes):
+  // one barrier more than with the tiles apart.
+  auto syncs = [](Target target) {
+    LoweringState st;
+    st.program = TwoIterationTiles(false);
+    st.target = target;
+    EXPECT_TRUE(RunPipeline(st, "insert_barriers").ok());
+    return CountSyncs(st.program.body);
+  };
+  EXPECT_GT(syncs(Target::cuda("sm_80")), syncs(Target::sm90a()));
+}
+
+TEST(SharedPlan, CarriedTileKeepsItsBytes) {
+  absl::StatusOr<SharedPlan> tight =
+      Plan(TwoIterationTiles(true), Target::cuda("sm_80"));
+  ASSERT_FALSE(tight.ok());
+  EXPECT_EQ(tight.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(tight.status().message(), ::testing::HasSubstr("a 98304 B"));
+}
+
 // ---------------------------------------------------------------- golden
 
 void ExpectGolden(const std::string& name, const std::string& text) {

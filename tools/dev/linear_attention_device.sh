@@ -3,7 +3,7 @@
 # compute-sanitizer on the sample, GPU checks of the split and fused
 # backward at D=64 and D=128, tile sweeps (the --configs syntax of
 # samples/linear_attention, in SW64 / SW128), and fla's kernels timed in the
-# same call. Expects the staged build folder (tools/dev/stage_device.sh) as
+# same call (FLA_SHAPES overrides its shapes). Expects the staged build folder (tools/dev/stage_device.sh) as
 # its first argument, .whl (fla wheels) in the checkout, and optionally a
 # pre-warmed cache in .probe/cache. Carry .probe/stage, .whl (and
 # .probe/cache). Logs go to /tmp/la and come back as $OUT/la.tgz (the device
@@ -57,7 +57,7 @@ if [[ -n ${SW128:-} ]]; then
 fi
 pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >$L/pip.log 2>&1
 PYTHONPATH=/tmp/site run fla 240 python3 bench/peers.py --only fla \
-  --linear-shapes "8,4096,32,64;8,4096,16,128" --out $L/fla.json
+  --linear-shapes "${FLA_SHAPES:-8,4096,32,64;8,4096,16,128}" --out $L/fla.json
 tar czf "$OUT/la.tgz" -C /tmp la
 paste -sd' ' $L/rc.txt
 grep -H "^timed" $L/sweep*.log 2>/dev/null | sed 's|^.*/||;s|\.log:timed||' |

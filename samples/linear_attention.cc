@@ -115,20 +115,25 @@ bool OneVTile(const LinearAttentionConfig& c) { return c.block_v >= c.DV; }
 // The staged tiles q, k, v are only written by their copies (the scale is
 // applied to the s and o fragments instead of to q in place), so the chunk
 // loop is software-pipelined: chunk i+1 loads while chunk i computes.
-absl::StatusOr<Program> Forward(const LinearAttentionConfig& c,
-                                bool mbarriers) {
+// With `emit_state`, the kernel also writes its final state (sum over all
+// chunks of k^T v, f32 [B*H, DK, DV]) for BackwardFromState.
+absl::StatusOr<Program> Forward(const LinearAttentionConfig& c, bool mbarriers,
+                                bool emit_state = false) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
   const int C = c.chunk, BK = std::min(c.block_k, c.DK),
             BV = std::min(c.block_v, c.DV), H = c.H;
   constexpr int kStages = 2;
   const float scale = Scale(c);
   const bool direct = OneKTile(c);
-  T::ProgramBuilder p(mbarriers ? "linear_attention_fwd_mbarrier"
-                                : "linear_attention_fwd");
+  T::ProgramBuilder p(mbarriers    ? "linear_attention_fwd_mbarrier"
+                      : emit_state ? "linear_attention_fwd_state"
+                                   : "linear_attention_fwd");
   auto Q = p.tensor("Q", {c.B, c.S, H, c.DK}, f16);
   auto K = p.tensor("K", {c.B, c.S, H, c.DK}, f16);
   auto V = p.tensor("V", {c.B, c.S, H, c.DV}, f16);
   auto O = p.tensor("O", {c.B, c.S, H, c.DV}, direct ? f16 : f32);
+  std::optional<T::Buffer> state;
+  if (emit_state) state = p.tensor("State", {c.B * H, c.DK, c.DV}, f32);
   {
     T::Kernel kernel(T::ceildiv(c.DV, BV), T::ceildiv(c.DK, BK), c.B * H,
                      {.threads = c.threads});
@@ -199,6 +204,7 @@ absl::StatusOr<Program> Forward(const LinearAttentionConfig& c,
       }
     }
     if (direct) T::copy(*o_tile, o_rows(chunks - 1));
+    if (state) T::copy(h, (*state)(i_bh, k_cols(), v_cols()));
   }
   return p.finish();
 }
@@ -582,7 +588,126 @@ absl::StatusOr<Program> Backward(const LinearAttentionConfig& c, bool dq_sweep,
   return p.finish();
 }
 
+// The backward in one reverse sweep, from the forward's final state
+// H = sum over all chunks of k^T v. The dQ sweep's state before chunk j,
+// sum_{i<j} k_i^T v_i, is H minus the chunks from j on, which this sweep
+// has just seen: one pass over q, k, v, dO yields all three gradients (the
+// two-sweep forms read k, v and dO twice). The masked products are built
+// once each: mask_upper(v dO^T) = mask_lower(dO v^T)^T. One block owns a
+// whole (batch, head).
+absl::StatusOr<Program> BackwardFromState(const LinearAttentionConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  if (!OneKTile(c) || !OneVTile(c)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "linear_attention_bwd_state: one block owns the whole state: needs "
+        "block_k >= DK and block_v >= DV, got block_k=",
+        c.block_k, " block_v=", c.block_v, " for DK=", c.DK, " DV=", c.DV));
+  }
+  const int C = c.chunk, DK = c.DK, DV = c.DV, H = c.H;
+  const float scale = Scale(c);
+  T::ProgramBuilder p("linear_attention_bwd_state");
+  auto Q = p.tensor("Q", {c.B, c.S, H, DK}, f16);
+  auto K = p.tensor("K", {c.B, c.S, H, DK}, f16);
+  auto V = p.tensor("V", {c.B, c.S, H, DV}, f16);
+  auto dO = p.tensor("dO", {c.B, c.S, H, DV}, f16);
+  auto State = p.tensor("State", {c.B * H, DK, DV}, f32);
+  auto dQ = p.tensor("dQ", {c.B, c.S, H, DK}, f16);
+  auto dK = p.tensor("dK", {c.B, c.S, H, DK}, f16);
+  auto dV = p.tensor("dV", {c.B, c.S, H, DV}, f16);
+  {
+    T::Kernel kernel(1, 1, c.B * H, {.threads = c.threads});
+    auto [i_v, i_k, i_bh] = kernel.block_index();
+    (void)i_v, (void)i_k;
+    T::Expr i_b = i_bh / H, i_h = i_bh % H;
+    auto q = T::alloc_shared({C, DK}, f16, "q");
+    auto k = T::alloc_shared({C, DK}, f16, "k");
+    auto v = T::alloc_shared({C, DV}, f16, "v");
+    auto d_o = T::alloc_shared({C, DV}, f16, "do");
+    // d = mask_lower(dO v^T), e = mask_upper(k q^T), and their f16 tiles.
+    auto d = T::alloc_fragment({C, C}, f32, "d");
+    auto e = T::alloc_fragment({C, C}, f32, "e");
+    auto d_shared = T::alloc_shared({C, C}, f16, "d_shared");
+    auto e_shared = T::alloc_shared({C, C}, f16, "e_shared");
+    // g: the dQ state before the chunk (H minus the chunks seen); t: the
+    // chunk's k^T v; dh: the dK/dV state, sum of q^T dO after the chunk.
+    auto g = T::alloc_fragment({DK, DV}, f32, "g");
+    auto t = T::alloc_fragment({DK, DV}, f32, "t");
+    auto dh = T::alloc_fragment({DK, DV}, f32, "dh");
+    auto g_shared = T::alloc_shared({DK, DV}, f16, "g_shared");
+    auto dh_shared = T::alloc_shared({DK, DV}, f16, "dh_shared");
+    auto dq = T::alloc_fragment({C, DK}, f32, "dq");
+    auto dk = T::alloc_fragment({C, DK}, f32, "dk");
+    auto dv = T::alloc_fragment({C, DV}, f32, "dv");
+    auto out_tile = [&](int cols, const char* name) {
+      T::Buffer tile = T::alloc_shared({C, cols}, f16, name);
+      T::annotate_layout(tile, T::make_swizzled_layout(tile));
+      return tile;
+    };
+    auto dq_out = out_tile(DK, "dq_out");
+    auto dk_out = out_tile(DK, "dk_out");
+    auto dv_out = out_tile(DV, "dv_out");
+    T::use_swizzle(10);
+    T::copy(State(i_bh, T::slice(0, DK), T::slice(0, DV)), g);
+    T::clear(dh);
+    auto num_chunks = T::ceildiv(c.S, C);
+    for (auto i :
+         T::Pipelined(0, num_chunks, {.num_stages = Stages(c), .name = "i"})) {
+      T::Expr start = num_chunks - 1 - i;
+      auto rows = T::slice(start * C, (start + 1) * C);
+      T::copy(Q(i_b, rows, i_h, T::slice(0, DK)), q);
+      T::copy(K(i_b, rows, i_h, T::slice(0, DK)), k);
+      T::copy(V(i_b, rows, i_h, T::slice(0, DV)), v);
+      T::copy(dO(i_b, rows, i_h, T::slice(0, DV)), d_o);
+      T::gemm(d_o, v, d, {.transpose_B = true, .clear_accum = true});
+      T::gemm(k, q, e, {.transpose_B = true, .clear_accum = true});
+      T::gemm(k, v, t, {.transpose_A = true, .clear_accum = true});
+      for (auto [r, col] : T::Parallel(C, C))
+        d(r, col) = T::select(r >= col, d(r, col), 0);
+      for (auto [r, col] : T::Parallel(C, C))
+        e(r, col) = T::select(r <= col, e(r, col), 0);
+      for (auto [r, col] : T::Parallel(DK, DV))
+        g(r, col) = g(r, col) - t(r, col);
+      T::copy(d, d_shared);
+      T::copy(e, e_shared);
+      T::copy(g, g_shared);
+      T::copy(dh, dh_shared);
+      // dq = scale (dO g^T + d k)
+      T::gemm(d_o, g_shared, dq, {.transpose_B = true, .clear_accum = true});
+      T::gemm(d_shared, k, dq);
+      // dk = scale (v dh^T + d^T q)
+      T::gemm(v, dh_shared, dk, {.transpose_B = true, .clear_accum = true});
+      T::gemm(d_shared, q, dk, {.transpose_A = true});
+      // dv = scale (k dh + e dO)
+      T::gemm(k, dh_shared, dv, {.clear_accum = true});
+      T::gemm(e_shared, d_o, dv);
+      // dh += q^T dO
+      T::gemm(q, d_o, dh, {.transpose_A = true});
+      for (auto [r, col] : T::Parallel(C, DK)) {
+        dq(r, col) = dq(r, col) * scale;
+        dk(r, col) = dk(r, col) * scale;
+      }
+      for (auto [r, col] : T::Parallel(C, DV)) dv(r, col) = dv(r, col) * scale;
+      T::copy(dq, dq_out);
+      T::copy(dk, dk_out);
+      T::copy(dv, dv_out);
+      T::copy(dq_out, dQ(i_b, rows, i_h, T::slice(0, DK)));
+      T::copy(dk_out, dK(i_b, rows, i_h, T::slice(0, DK)));
+      T::copy(dv_out, dV(i_b, rows, i_h, T::slice(0, DV)));
+    }
+  }
+  return p.finish();
+}
+
 }  // namespace
+
+absl::StatusOr<Program> LinearAttentionForwardWithStateProgram(
+    const LinearAttentionConfig& c) {
+  return Forward(c, /*mbarriers=*/false, /*emit_state=*/true);
+}
+absl::StatusOr<Program> LinearAttentionBackwardFromStateProgram(
+    const LinearAttentionConfig& c) {
+  return BackwardFromState(c);
+}
 
 absl::StatusOr<Program> LinearAttentionBackwardProgram(
     const LinearAttentionConfig& c) {
@@ -765,6 +890,15 @@ absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
   return w;
 }
 
+// The forward with its state and the one-sweep backward: one tile over DK
+// and DV, up to 64 x 64 (at D = 128 its staged tiles do not fit sm_80's
+// shared memory; the two sweeps do).
+bool UsesStateBackward(const LinearAttentionConfig& c,
+                       const LinearAttentionConfig& bwd) {
+  return bwd.state_backward && OneKTile(c) && OneVTile(c) && OneKTile(bwd) &&
+         OneVTile(bwd) && c.DK <= 64 && c.DV <= 64;
+}
+
 absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
     const LinearAttentionConfig& c, uint64_t seed) {
   return LinearAttentionForwardBackwardWorkload(c, c, seed);
@@ -791,6 +925,19 @@ absl::StatusOr<Workload> LinearAttentionForwardBackwardWorkload(
   w.kernel = "linear_attention_fwd_bwd";
   w.flops += bwd.flops;
   w.bytes += bwd.bytes;
+  if (UsesStateBackward(c, bwd_config)) {
+    // Two kernels: the forward with its final state, the one-sweep backward
+    // from it (same tensors, same outputs).
+    SAMPLES_ASSIGN_OR_RETURN(Program fwd,
+                             LinearAttentionForwardWithStateProgram(c));
+    SAMPLES_ASSIGN_OR_RETURN(
+        Program bwd_state, LinearAttentionBackwardFromStateProgram(bwd_config));
+    w.tensors["State"] = Sentinel(f32, {int64_t{c.B} * c.H, c.DK, c.DV});
+    w.steps = {{.program = fwd, .args = {"Q", "K", "V", "O", "State"}},
+               {.program = bwd_state,
+                .args = {"Q", "K", "V", "dO", "State", "dQ", "dK", "dV"}}};
+    w.main_step = 0;
+  }
   w.label = Label(c, "fwd+bwd", "tessel");
   auto fwd_reference = w.reference;
   auto bwd_reference = bwd.reference;
@@ -815,6 +962,10 @@ TESSEL_REGISTER_KERNEL(linear_attention_bwd_dq,
                        MakeFromJson<LinearAttentionBackwardDqProgram>);
 TESSEL_REGISTER_KERNEL(linear_attention_bwd_dkdv,
                        MakeFromJson<LinearAttentionBackwardDkDvProgram>);
+TESSEL_REGISTER_KERNEL(linear_attention_fwd_state,
+                       MakeFromJson<LinearAttentionForwardWithStateProgram>);
+TESSEL_REGISTER_KERNEL(linear_attention_bwd_state,
+                       MakeFromJson<LinearAttentionBackwardFromStateProgram>);
 TESSEL_REGISTER_KERNEL(linear_attention_chunk_states,
                        MakeFromJson<ChunkStates>);
 TESSEL_REGISTER_KERNEL(linear_attention_chunk_output,

@@ -54,6 +54,10 @@ struct LinearAttentionConfig {
   // Backward workloads: the two sweeps as two kernels (the split form)
   // rather than the fused kernel.
   bool split_backward = true;
+  // Forward + backward workloads: the forward also writes its final state
+  // and the backward is one reverse sweep from it (with one tile over DK
+  // and DV of at most 64 x 64; else the two sweeps as above).
+  bool state_backward = true;
 };
 
 // Parameters Q, K, V (f16), O (f16 with one DK tile; otherwise f32, zeroed:
@@ -85,6 +89,13 @@ absl::StatusOr<Program> LinearAttentionBackwardProgram(
 absl::StatusOr<Program> LinearAttentionBackwardDqProgram(
     const LinearAttentionConfig& config);
 absl::StatusOr<Program> LinearAttentionBackwardDkDvProgram(
+    const LinearAttentionConfig& config);
+// The forward that also writes its final state State (f32 [B*H, DK, DV]),
+// and the backward in one reverse sweep from it (Q, K, V, dO, State ->
+// dQ, dK, dV in f16; one tile over DK and DV).
+absl::StatusOr<Program> LinearAttentionForwardWithStateProgram(
+    const LinearAttentionConfig& config);
+absl::StatusOr<Program> LinearAttentionBackwardFromStateProgram(
     const LinearAttentionConfig& config);
 
 // Tensors Q, K, V and O (f16, the output). With one DK tile the only step is

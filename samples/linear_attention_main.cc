@@ -28,6 +28,10 @@ constexpr char kUsage[] =
     "    backward's own tiles (default: the forward's)\n"
     "  --split-bwd=true|false: the backward as two kernels, one per sweep\n"
     "    (default), or the seed's fused kernel\n"
+    "  --state-bwd=true|false: fwd+bwd as the forward with its final state\n"
+    "    and a one-sweep backward from it (default, with one tile over\n"
+    "    D <= 64),\n"
+    "    or the backward above\n"
     "  --configs=[PASS/]C:BK:BV:T:S[+BK:BV:T:S],...: a sweep in one process\n"
     "    (chunk, block_k, block_v, threads, stages; after + the backward's;\n"
     "    PASS replaces --pass for the entry); rows are named kernel@entry\n"
@@ -67,6 +71,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                            flags.Int("bwd-stages", base.num_stages));
   SAMPLES_ASSIGN_OR_RETURN(bwd_base.split_backward,
                            flags.Bool("split-bwd", bwd_base.split_backward));
+  SAMPLES_ASSIGN_OR_RETURN(bwd_base.state_backward,
+                           flags.Bool("state-bwd", bwd_base.state_backward));
   // The default tiles: one tile owns all of DK and DV (the forward writes O
   // and the backward its gradients in f16: no atomics, no wrapper), with 8
   // warps when the states are 128 x 128 (swept on the H200: at D=128 the

@@ -245,14 +245,22 @@ absl::Status PlanSharedMemory(LoweringState& state) {
   const int64_t limit = state.target.max_shared_bytes();
   // Bytes shared by buffers that live within one loop iteration cost
   // barriers (the next iteration's writes wait for this one's reads): only
-  // when the block does not fit otherwise.
+  // when the block does not fit otherwise, or when more blocks then fit on
+  // an SM (whose shared memory the per-block limit approximates).
   Liveness lv(/*iteration_local=*/false);
   lv.VisitStmt(state.program.body);
   SharedPlan plan = Place(lv, scratch);
-  if (limit > 0 && plan.total_bytes > limit) {
-    lv = Liveness(/*iteration_local=*/true);
-    lv.VisitStmt(state.program.body);
-    plan = Place(lv, scratch);
+  if (limit > 0) {
+    Liveness local(/*iteration_local=*/true);
+    local.VisitStmt(state.program.body);
+    SharedPlan shared = Place(local, scratch);
+    auto blocks = [&](const SharedPlan& p) {
+      return p.total_bytes > 0 ? limit / p.total_bytes : limit;
+    };
+    if (plan.total_bytes > limit || blocks(shared) > blocks(plan)) {
+      lv = std::move(local);
+      plan = std::move(shared);
+    }
   }
   if (limit > 0 && plan.total_bytes > limit) {
     std::string parts;

@@ -120,28 +120,35 @@ TEST(Barriers, SyncInsideThreadDependentBranchIsRejected) {
 
 // ---------------------------------------------------------------- shared plan
 
-// Two 96 KB tiles, each written whole at the top of an iteration and read
+// Two 48 KB tiles, each written whole at the top of an iteration and read
 // in it (or, carried, b written only from the second iteration on, so one
-// iteration's b may reach the next).
+// iteration's b may reach the next), and a 112 KB tile every iteration
+// reads: 208 KB apart (one block on sm_90a either way), 160 KB with a and
+// b sharing bytes (what fits sm_80).
 ir::Program TwoIterationTiles(bool carried) {
   namespace T = tessel;
   T::ProgramBuilder p("two_tiles");
-  auto X = p.tensor("X", {4, 192, 128}, T::f32);
-  auto Y = p.tensor("Y", {4, 192, 128}, T::f32);
+  auto X = p.tensor("X", {4, 96, 128}, T::f32);
+  auto Y = p.tensor("Y", {4, 96, 128}, T::f32);
+  auto Z = p.tensor("Z", {224, 128}, T::f32);
   {
     T::Kernel kernel(1, {.threads = 128});
-    auto a = T::alloc_shared({192, 128}, T::f32, "a");
-    auto b = T::alloc_shared({192, 128}, T::f32, "b");
+    auto a = T::alloc_shared({96, 128}, T::f32, "a");
+    auto b = T::alloc_shared({96, 128}, T::f32, "b");
+    auto c = T::alloc_shared({224, 128}, T::f32, "c");
+    T::copy(Z, c);
     for (auto i : T::Serial(4)) {
-      T::copy(X(i, T::slice(0, 192), T::slice(0, 128)), a);
-      T::copy(a, Y(i, T::slice(0, 192), T::slice(0, 128)));
+      T::copy(X(i, T::slice(0, 96), T::slice(0, 128)), a);
+      T::copy(a, Y(i, T::slice(0, 96), T::slice(0, 128)));
       if (carried) {
         T::If(i > 0,
-              [&] { T::copy(X(i, T::slice(0, 192), T::slice(0, 128)), b); });
+              [&] { T::copy(X(i, T::slice(0, 96), T::slice(0, 128)), b); });
       } else {
-        T::copy(X(i, T::slice(0, 192), T::slice(0, 128)), b);
+        T::copy(X(i, T::slice(0, 96), T::slice(0, 128)), b);
       }
-      T::copy(b, Y(i, T::slice(0, 192), T::slice(0, 128)));
+      T::copy(b, Y(i, T::slice(0, 96), T::slice(0, 128)));
+      T::copy(c(T::slice(0, 96), T::slice(0, 128)),
+              Y(i, T::slice(0, 96), T::slice(0, 128)));
     }
   }
   return p.finish()->ir();
@@ -163,7 +170,8 @@ int64_t OffsetOf(const SharedPlan& plan, const std::string& name) {
 }
 
 TEST(SharedPlan, IterationLocalTilesShareBytesOnlyWhenTheyMustFit) {
-  // sm_90a (227 KB): both fit apart; no sharing, no barrier it would need.
+  // sm_90a (227 KB): they fit apart, and sharing would not fit a second
+  // block: no sharing, no barrier it would need.
   absl::StatusOr<SharedPlan> roomy =
       Plan(TwoIterationTiles(false), Target::sm90a());
   ASSERT_TRUE(roomy.ok()) << roomy.status();
@@ -173,7 +181,7 @@ TEST(SharedPlan, IterationLocalTilesShareBytesOnlyWhenTheyMustFit) {
       Plan(TwoIterationTiles(false), Target::cuda("sm_80"));
   ASSERT_TRUE(tight.ok()) << tight.status();
   EXPECT_EQ(OffsetOf(*tight, "a"), OffsetOf(*tight, "b"));
-  EXPECT_EQ(tight->total_bytes, 192 * 128 * 4);
+  EXPECT_EQ(tight->total_bytes, (96 + 224) * 128 * 4);
   // The barrier planner orders b's writes after a's reads (same bytes):
   // one barrier more than with the tiles apart.
   auto syncs = [](Target target) {
@@ -191,7 +199,7 @@ TEST(SharedPlan, CarriedTileKeepsItsBytes) {
       Plan(TwoIterationTiles(true), Target::cuda("sm_80"));
   ASSERT_FALSE(tight.ok());
   EXPECT_EQ(tight.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(tight.status().message(), ::testing::HasSubstr("a 98304 B"));
+  EXPECT_THAT(tight.status().message(), ::testing::HasSubstr("a 49152 B"));
 }
 
 // ---------------------------------------------------------------- golden

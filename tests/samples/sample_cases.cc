@@ -79,6 +79,27 @@ std::vector<SampleCase> SmallCases() {
                      return LinearAttentionForwardBackwardWorkload(
                          {.B = 1, .S = 128, .H = 1, .DK = 64, .DV = 64}, 13);
                    }});
+  // The forward with its state and the one-sweep backward (default above),
+  // ragged; the two-sweep backward on request; and DK tiles, where the
+  // state backward does not apply.
+  cases.push_back({"linear_attention_fwd_bwd_state_ragged", [] {
+                     return LinearAttentionForwardBackwardWorkload(
+                         {.B = 2, .S = 200, .H = 2, .DK = 64, .DV = 64}, 13);
+                   }});
+  cases.push_back({"linear_attention_fwd_bwd_two_sweeps_d64", [] {
+                     return LinearAttentionForwardBackwardWorkload(
+                         {.B = 1,
+                          .S = 128,
+                          .H = 1,
+                          .DK = 64,
+                          .DV = 64,
+                          .state_backward = false},
+                         13);
+                   }});
+  cases.push_back({"linear_attention_fwd_bwd_d128_tiles64", [] {
+                     return LinearAttentionForwardBackwardWorkload(
+                         {.B = 1, .S = 128, .H = 1, .DK = 128, .DV = 128}, 13);
+                   }});
   la("ragged_s", {.B = 2, .S = 100, .H = 1, .DK = 64, .DV = 64});
   la("d128", {.B = 1, .S = 64, .H = 1, .DK = 128, .DV = 128});
   // fla's chunked form: states kernel, then every chunk in parallel.

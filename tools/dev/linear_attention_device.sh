@@ -37,6 +37,20 @@ for split in true false; do
   run check128-split-$split 100 $la --backend=gpu --check \
     --size=2x512x4x128 --pass=all --split-bwd=$split
 done
+# Forward + backward: the state form (default at D <= 64) and the two
+# sweeps, checked, sanitized and timed.
+run mem-la-fb 150 $san memcheck $la --backend=gpu --check --size=small \
+  --pass=fwd+bwd
+run race-la-fb 150 $san racecheck $la --backend=gpu --check --size=small \
+  --pass=fwd+bwd
+for state in true false; do
+  run check64-fb-state-$state 100 $la --backend=gpu --check \
+    --size=2x1024x32x64 --pass=fwd+bwd --state-bwd=$state
+  run time64-fb-state-$state 100 $la --backend=gpu --bench \
+    --size=8x4096x32x64 --pass=fwd+bwd --state-bwd=$state
+done
+run time128-fb 100 $la --backend=gpu --bench --size=8x4096x16x128 \
+  --pass=fwd+bwd
 ct=$S/tests/codegen/tessel_codegen_gpu_test
 run mem-wgmma 150 $san memcheck $ct --gtest_filter='*Wgmma*'
 run race-wgmma 150 $san racecheck $ct --gtest_filter='*Wgmma*'
@@ -60,6 +74,7 @@ PYTHONPATH=/tmp/site run fla 240 python3 bench/peers.py --only fla \
   --linear-shapes "${FLA_SHAPES:-8,4096,32,64;8,4096,16,128}" --out $L/fla.json
 tar czf "$OUT/la.tgz" -C /tmp la
 paste -sd' ' $L/rc.txt
+grep -h "^linear_attention_fwd_bwd " $L/time*-fb*.log | cut -c1-110
 grep -H "^timed" $L/sweep*.log 2>/dev/null | sed 's|^.*/||;s|\.log:timed||' |
   sed 's/B=8 S=4096 //;s/ f16:/:/;s/ (kernel.*)//;s/linear_attention_//'
 awk '$2 == "fla"' $L/fla.log | cut -c1-100

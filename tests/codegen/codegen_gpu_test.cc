@@ -101,27 +101,10 @@ TEST_F(Gpu, GemmSingleK16Step) {
 
 // wgmma.mma_async on sm_90a (64-row warpgroup tiles, 128-byte B rows):
 // N-major and K-major B, two warpgroups, bf16, ragged edges.
-TEST_F(Gpu, GemmWgmmaNMajorB) {
-  CheckGemm({.m = 200, .n = 136, .k = 200, .bm = 64, .bn = 64, .bk = 64});
-}
-TEST_F(Gpu, GemmWgmmaKMajorB) {
-  CheckGemm({.m = 128,
-             .n = 192,
-             .k = 136,
-             .bm = 64,
-             .bn = 64,
-             .bk = 64,
-             .transpose_b = true});
-}
+TEST_F(Gpu, GemmWgmmaNMajorB) { CheckGemm(testing::WgmmaGemm(false)); }
+TEST_F(Gpu, GemmWgmmaKMajorB) { CheckGemm(testing::WgmmaGemm(true)); }
 TEST_F(Gpu, GemmWgmmaTwoWarpgroupsBf16) {
-  CheckGemm({.m = 264,
-             .n = 128,
-             .k = 96,
-             .bm = 128,
-             .bn = 64,
-             .bk = 32,
-             .threads = 256,
-             .dtype = DataType::kBF16});
+  CheckGemm(testing::WgmmaTwoWarpgroupsGemm());
 }
 
 TEST_F(Gpu, GemmF32FmaPath) {

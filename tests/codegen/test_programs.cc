@@ -102,6 +102,28 @@ ir::Program Gemm(const GemmShape& s) {
   return p;
 }
 
+GemmShape WgmmaGemm(bool transpose_b) {
+  return {.m = transpose_b ? 128 : 200,
+          .n = transpose_b ? 192 : 136,
+          .k = transpose_b ? 136 : 200,
+          .bm = 64,
+          .bn = 64,
+          .bk = 64,
+          .threads = 128,
+          .transpose_b = transpose_b};
+}
+
+GemmShape WgmmaTwoWarpgroupsGemm() {
+  return {.m = 264,
+          .n = 128,
+          .k = 96,
+          .bm = 128,
+          .bn = 64,
+          .bk = 32,
+          .threads = 256,
+          .dtype = DataType::kBF16};
+}
+
 ir::Program Elementwise(int n) {
   ir::Program p;
   p.name = "elementwise";

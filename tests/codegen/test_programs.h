@@ -22,6 +22,13 @@ struct GemmShape {
 };
 ir::Program Gemm(const GemmShape& s);
 
+// Ragged gemms that take wgmma on sm_90a (wgmma_test.cc checks their code,
+// codegen_gpu_test.cc their numbers): 64x64x64 tiles over 4 warps, B
+// N-major or, transposed, K-major; and bf16 128x64x32 tiles over two
+// warpgroups.
+GemmShape WgmmaGemm(bool transpose_b);
+GemmShape WgmmaTwoWarpgroupsGemm();
+
 // Y[i] = X[i] * 2 + 1 through a fragment (f32, n elements, 256 per block).
 ir::Program Elementwise(int n);
 

@@ -34,15 +34,7 @@ std::string Source(const testing::GemmShape& shape, Target target,
 TEST(Wgmma, WarpgroupTileTakesWgmma) {
   for (bool transpose_b : {false, true}) {
     SCOPED_TRACE(transpose_b ? "K-major B" : "N-major B");
-    testing::GemmShape s{.m = 128,
-                         .n = 128,
-                         .k = 128,
-                         .bm = 64,
-                         .bn = 64,
-                         .bk = 64,
-                         .threads = 128,
-                         .transpose_b = transpose_b};
-    std::string src = Source(s, Target::sm90a());
+    std::string src = Source(testing::WgmmaGemm(transpose_b), Target::sm90a());
     EXPECT_EQ(Count(src, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"),
               4);
     // Scales, then A and B major-ness: K-major A; B N-major unless
@@ -58,15 +50,7 @@ TEST(Wgmma, WarpgroupTileTakesWgmma) {
 }
 
 TEST(Wgmma, TwoWarpgroupsAndBf16) {
-  testing::GemmShape s{.m = 256,
-                       .n = 128,
-                       .k = 96,
-                       .bm = 128,
-                       .bn = 64,
-                       .bk = 32,
-                       .threads = 256,
-                       .dtype = DataType::kBF16};
-  std::string src = Source(s, Target::sm90a());
+  std::string src = Source(testing::WgmmaTwoWarpgroupsGemm(), Target::sm90a());
   EXPECT_EQ(Count(src, "m64n64k16.f32.bf16.bf16"), 2);
 }
 
@@ -77,7 +61,7 @@ TEST(Wgmma, OtherGemmsKeepMmaSync) {
     Target target;
     PassConfig config;
   };
-  const testing::GemmShape fits{.bm = 64, .bn = 64, .bk = 64};
+  const testing::GemmShape fits = testing::WgmmaGemm(false);
   testing::GemmShape two_warps_per_row = fits;
   two_warps_per_row.threads = 256;  // M = 64 over 8 warps
   testing::GemmShape short_rows = fits;

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "src/ir/printer.h"
@@ -154,30 +155,38 @@ ir::Program TwoIterationTiles(bool carried) {
   return p.finish()->ir();
 }
 
-absl::StatusOr<SharedPlan> Plan(const ir::Program& p, Target target) {
+// The plan's offsets by buffer name, and its size (the plan itself keys
+// buffer nodes, which live as long as the lowering state).
+struct NamedPlan {
+  std::map<std::string, int64_t> offset;
+  int64_t total_bytes = 0;
+};
+
+absl::StatusOr<NamedPlan> Plan(const ir::Program& p, Target target) {
   LoweringState st;
   st.program = p;
   st.target = target;
   absl::Status s = RunPipeline(st, "plan_shared_memory");
   if (!s.ok()) return s;
-  return st.smem;
+  NamedPlan plan{.total_bytes = st.smem.total_bytes};
+  for (const auto& [b, off] : st.smem.offset) plan.offset[b->name] = off;
+  return plan;
 }
 
-int64_t OffsetOf(const SharedPlan& plan, const std::string& name) {
-  for (const auto& [b, off] : plan.offset)
-    if (b->name == name) return off;
-  return -1;
+int64_t OffsetOf(const NamedPlan& plan, const std::string& name) {
+  auto it = plan.offset.find(name);
+  return it == plan.offset.end() ? -1 : it->second;
 }
 
 TEST(SharedPlan, IterationLocalTilesShareBytesOnlyWhenTheyMustFit) {
   // sm_90a (227 KB): they fit apart, and sharing would not fit a second
   // block: no sharing, no barrier it would need.
-  absl::StatusOr<SharedPlan> roomy =
+  absl::StatusOr<NamedPlan> roomy =
       Plan(TwoIterationTiles(false), Target::sm90a());
   ASSERT_TRUE(roomy.ok()) << roomy.status();
   EXPECT_NE(OffsetOf(*roomy, "a"), OffsetOf(*roomy, "b"));
   // sm_80 (163 KB): one iteration uses a, then b, so they share bytes.
-  absl::StatusOr<SharedPlan> tight =
+  absl::StatusOr<NamedPlan> tight =
       Plan(TwoIterationTiles(false), Target::cuda("sm_80"));
   ASSERT_TRUE(tight.ok()) << tight.status();
   EXPECT_EQ(OffsetOf(*tight, "a"), OffsetOf(*tight, "b"));
@@ -195,7 +204,7 @@ TEST(SharedPlan, IterationLocalTilesShareBytesOnlyWhenTheyMustFit) {
 }
 
 TEST(SharedPlan, CarriedTileKeepsItsBytes) {
-  absl::StatusOr<SharedPlan> tight =
+  absl::StatusOr<NamedPlan> tight =
       Plan(TwoIterationTiles(true), Target::cuda("sm_80"));
   ASSERT_FALSE(tight.ok());
   EXPECT_EQ(tight.status().code(), absl::StatusCode::kResourceExhausted);

@@ -69,8 +69,8 @@ class Target {
 // Switches of the scheduler, as TileLang's pass configs. Part of the cache
 // key (it changes the generated source).
 struct PassConfig {
-  bool disable_tma_lower = false;         // accepted; acts with the Hopper path
-  bool disable_warp_specialized = false;  // accepted; acts with the Hopper path
+  bool disable_tma_lower = false;         // accepted; no TMA path yet
+  bool disable_warp_specialized = false;  // accepted; no warp specialization
   bool disable_async_copy = false;        // no cp.async: plain loads/stores
   bool disable_thread_sync = false;       // no barrier insertion (tests only)
   bool disable_wgmma = false;  // sm_90a: mma.sync instead of wgmma.mma_async

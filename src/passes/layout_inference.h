@@ -6,7 +6,9 @@
 //
 // - A gemm's accumulator gets the mma.m16n8k16 layout with the warp grid of
 //   its policy (f16/bf16 inputs, f32 accumulator, tile divisible by the warp
-//   grid); other gemms take the FMA path and a blocked accumulator.
+//   grid); other gemms take the FMA path and a blocked accumulator. On
+//   sm_90a, default-policy gemms that fit wgmma get the full-row policy
+//   first (wgmma.h: PreferWgmmaWarpGrid).
 // - Fragments used together in a Parallel loop share its layout; a rank-1
 //   fragment indexed by the rows of an mma-laid-out tile (or the result of a
 //   row reduction of one) gets the row-wise layout, so that flash-attention

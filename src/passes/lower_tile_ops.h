@@ -4,16 +4,18 @@
 //   T.copy(A[...], As)   -> cp.async 16 B per thread chunk (zero-filled past
 //                           the tensor edge) or vectorized ld/st
 //   T.gemm(As, Bs, acc)  -> ldmatrix + mma.sync m16n8k16 over the warp grid
-//                           the layout pass chose; FMA loops for other dtypes
+//                           the layout pass chose, or on sm_90a
+//                           wgmma.mma_async where the gemm fits (wgmma.h);
+//                           FMA loops for other dtypes
 //   Parallel loops       -> loops over each thread's local elements
 //   T.reduce_*           -> thread, then warp shuffle, then shared memory
 //   T.cumsum, T.fill, T.atomic_add (vectorized f32x2/x4, f16x2), mbarriers,
 //   T.use_swizzle (block index remap)
 //
 // Fragments become per-thread local arrays shaped by their layout; shared and
-// global accesses become flat (one index, swizzle applied). The Hopper path
-// (TMA, wgmma, warp specialization) is meant to be a further lowering that
-// runs before this one and leaves what it handled lowered.
+// global accesses become flat (one index, swizzle applied). TMA and warp
+// specialization are not built; they would be a further lowering before
+// this one that leaves what it handled lowered.
 #ifndef TESSEL_SRC_PASSES_LOWER_TILE_OPS_H_
 #define TESSEL_SRC_PASSES_LOWER_TILE_OPS_H_
 

@@ -25,8 +25,8 @@ struct Pass {
 // The one list. Order matters: layouts decide swizzles and warp grids the
 // pipeline and lowering use; the pipeline multiplies shared tiles before the
 // plan sizes them; the barrier planner needs the plan's aliasing and still
-// sees tile ops; the lowering comes last. The Hopper path (TMA, wgmma, warp
-// specialization) goes between insert_barriers and lower_tile_ops.
+// sees tile ops; the lowering comes last (wgmma included). TMA and warp
+// specialization, when built, go between insert_barriers and lower_tile_ops.
 constexpr Pass kPasses[] = {
     {"layout_inference", InferLayouts},
     {"inject_pipeline", InjectPipeline},

@@ -9,8 +9,12 @@
 //
 // A lifetime runs from a buffer's first to its last use in program order;
 // a use inside a loop that the buffer outlives covers the whole loop (the
-// next iteration comes back to it). Over the target's per-block limit the
-// pass returns ResourceExhausted listing the buffers.
+// next iteration comes back to it), except for tiles each iteration
+// overwrites whole before reading: their bytes are shared only when the
+// block would not fit otherwise or more blocks then fit on an SM (sharing
+// costs barriers). Swizzled tiles of 128-byte rows start on 1 KB (wgmma's
+// SWIZZLE_128B). Over the target's per-block limit the pass returns
+// ResourceExhausted listing the buffers.
 #ifndef TESSEL_SRC_PASSES_PLAN_SHARED_MEMORY_H_
 #define TESSEL_SRC_PASSES_PLAN_SHARED_MEMORY_H_
 

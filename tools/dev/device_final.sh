@@ -2,8 +2,11 @@
 # One H200 call: every gpu test binary, compute-sanitizer on the generated
 # kernels, the samples' GPU checks, and the benchmarks (tessel, cuBLAS and
 # the Python peers in the same run). Logs go to $OUT; PHASES picks a subset
-# of tests,sanitize,bench. Expects the staged build folder
+# of tests,sanitize,bench,compare. Expects the staged build folder
 # (tools/dev/stage_device.sh: .probe/stage/build) as its first argument.
+# compare: BEFORE (a tarball of another staged build's samples/, bench/ and
+# runtime-libs/) and this build run tessel's benchmarks back to back, and
+# tools/dev/compare_benches.py prints after/before per record.
 set -u
 S=${1:?staged build folder}
 export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
@@ -49,4 +52,18 @@ if [[ $phases == *bench* ]]; then
     --wheels .whl --timeout 400
   step demo 60 "$S/samples/tessel-demo"
 fi
+if [[ $phases == *compare* ]]; then
+  mkdir -p /tmp/before && tar -xJf "${BEFORE:?tarball of the build to compare}" -C /tmp/before
+  for side in before after; do
+    b=$S; [ $side = before ] && b=/tmp/before/build
+    LD_LIBRARY_PATH=$b/runtime-libs:/usr/local/cuda/lib64 step "bench-$side" 400 \
+      python3 bench/run_all.py --build "$b" --out "$OUT/$side" --skip peers,cublas
+  done
+  python3 tools/dev/compare_benches.py "$OUT/before/results.json" \
+    "$OUT/after/results.json" | tee "$OUT/compare.txt"
+fi
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+# The device tool brings back at most 8 files: keep the two tables, pack the rest.
+(cd "$OUT" && tar -czf /tmp/logs.tar.gz --exclude=summary.txt --exclude=compare.txt . &&
+  find . -mindepth 1 ! -name summary.txt ! -name compare.txt -delete &&
+  mv /tmp/logs.tar.gz logs.tar.gz)

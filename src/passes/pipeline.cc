@@ -11,7 +11,9 @@
 #include "src/passes/inject_pipeline.h"
 #include "src/passes/insert_barriers.h"
 #include "src/passes/layout_inference.h"
-#include "src/passes/lower_tile_ops.h"
+#include "src/passes/lower/fence_proxy_async.h"
+#include "src/passes/lower/lower_tile_ops.h"
+#include "src/passes/lower/rasterize_blocks.h"
 #include "src/passes/plan_shared_memory.h"
 
 namespace tessel::passes {
@@ -25,14 +27,21 @@ struct Pass {
 // The one list. Order matters: layouts decide swizzles and warp grids the
 // pipeline and lowering use; the pipeline multiplies shared tiles before the
 // plan sizes them; the barrier planner needs the plan's aliasing and still
-// sees tile ops; the lowering comes last (wgmma included). TMA and warp
-// specialization, when built, go between insert_barriers and lower_tile_ops.
+// sees tile ops; the lowering then writes per-thread code (wgmma included).
+// The async-proxy fences follow it: they go before the barriers the planner
+// placed, in kernels whose lowered code reads shared memory through the
+// async proxy. The block rasterization comes last: it rebinds the block
+// indices, whose grid ranges the lowering's bound analysis relies on. TMA
+// and warp specialization, when built, go between insert_barriers and
+// lower_tile_ops.
 constexpr Pass kPasses[] = {
     {"layout_inference", InferLayouts},
     {"inject_pipeline", InjectPipeline},
     {"plan_shared_memory", PlanSharedMemory},
     {"insert_barriers", InsertBarriers},
     {"lower_tile_ops", LowerTileOps},
+    {"fence_proxy_async", FenceAsyncProxy},
+    {"rasterize_blocks", RasterizeBlocks},
 };
 
 absl::Status Check(const LoweringState& state) {

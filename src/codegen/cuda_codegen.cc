@@ -14,6 +14,7 @@
 #include "src/codegen/prelude.h"
 #include "src/ir/op.h"
 #include "src/ir/visitor.h"
+#include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 
 namespace tessel::codegen {
@@ -323,26 +324,42 @@ class Printer {
   }
 
   std::string Call(const ir::CallNode& c) {
-    const std::string& n = c.name;
-    if (n == "thread_idx") return "static_cast<int>(threadIdx.x)";
-    if (n == "shared_addr") {
-      const auto* l = c.args[0].As<ir::LoadNode>();
-      int eb = dtype_bytes(l->buffer->dtype);
-      return absl::StrCat("(", BufName(l->buffer.get()),
-                          "_addr + static_cast<tl::u32>(", Expr(l->indices[0]),
-                          ")", eb == 1 ? "" : absl::StrCat(" * ", eb, "u"),
-                          ")");
+    using I = passes::Intrinsic;
+    auto args = [&] {
+      std::vector<std::string> out;
+      for (const ir::Expr& a : c.args) out.push_back(Expr(a));
+      return absl::StrJoin(out, ", ");
+    };
+    std::optional<I> id = passes::IntrinsicOf(c);
+    if (!id) return absl::StrCat(c.name, "(", args(), ")");
+    switch (*id) {
+      case I::kThreadIdx:
+        return "static_cast<int>(threadIdx.x)";
+      case I::kSharedAddr: {
+        const auto* l = c.args[0].As<ir::LoadNode>();
+        int eb = dtype_bytes(l->buffer->dtype);
+        return absl::StrCat("(", BufName(l->buffer.get()),
+                            "_addr + static_cast<tl::u32>(",
+                            Expr(l->indices[0]), ")",
+                            eb == 1 ? "" : absl::StrCat(" * ", eb, "u"), ")");
+      }
+      case I::kRef:
+        return Access(*c.args[0].As<ir::LoadNode>());
+      case I::kAddressOf:
+        return absl::StrCat("&", Access(*c.args[0].As<ir::LoadNode>()));
+      case I::kWarpReduceSum:
+      case I::kWarpReduceMax:
+      case I::kWarpReduceMin:
+        return absl::StrCat("tl::", c.name, "<", Expr(c.args[0]), ">(",
+                            Expr(c.args[1]), ")");
+      case I::kPackB16x2:
+      case I::kWgmmaDescSw128:
+        return absl::StrCat("tl::", c.name, "(", args(), ")");
+      default:
+        error_ = absl::StrCat("codegen: intrinsic ", c.name,
+                              " used as an expression");
+        return "";
     }
-    if (n == "ref") return Access(*c.args[0].As<ir::LoadNode>());
-    if (n == "address_of")
-      return absl::StrCat("&", Access(*c.args[0].As<ir::LoadNode>()));
-    if (n.rfind("warp_reduce_", 0) == 0) {
-      return absl::StrCat("tl::", n, "<", Expr(c.args[0]), ">(",
-                          Expr(c.args[1]), ")");
-    }
-    std::vector<std::string> args;
-    for (const ir::Expr& a : c.args) args.push_back(Expr(a));
-    return absl::StrCat(n, "(", absl::StrJoin(args, ", "), ")");
   }
 
   // ------------------------------------------------------------ statements
@@ -497,125 +514,173 @@ class Printer {
   }
 
   void Intrinsic(const ir::CallNode& c) {
-    const std::string& n = c.name;
-    auto arg = [&](int i) { return Expr(c.args[i]); };
-    if (n == "let") {
-      const auto* v = c.args[0].As<ir::VarNode>();
-      Line(absl::StrCat("const ", CudaType(c.args[1].dtype()), " ", VarName(v),
-                        " = ", arg(1), ";"));
-    } else if (n == "cp_async") {
-      const auto* l = c.args[2].As<ir::LoadNode>();
-      std::string src = Addr(c.args[2]);
-      if (ir::IsConstInt(c.args[3], 1)) {
-        Line(absl::StrCat("tl::cp_async<", arg(0), ">(", arg(1), ", ", src,
-                          ");"));
-      } else {
-        std::string pred = arg(3);
-        Line(absl::StrCat("tl::cp_async<", arg(0), ">(", arg(1), ", ", pred,
-                          " ? static_cast<const void*>(", src,
-                          ") : static_cast<const void*>(",
-                          BufName(l->buffer.get()), "), ", pred, ");"));
-      }
-    } else if (n == "cp_async_commit") {
-      Line("tl::cp_async_commit();");
-    } else if (n == "cp_async_wait") {
-      Line(absl::StrCat("tl::cp_async_wait<", arg(0), ">();"));
-    } else if (n == "ldmatrix") {
-      Line(absl::StrCat("tl::ldmatrix_x", arg(0),
-                        ir::IsConstInt(c.args[1], 1) ? "_trans" : "",
-                        "(*reinterpret_cast<tl::u32(*)[", arg(0), "]>(", arg(2),
-                        "), ", arg(3), ");"));
-    } else if (n == "mma") {
-      const std::string& kind = c.args[0].As<ir::CallNode>()->name;
-      Line(absl::StrCat("tl::mma_m16n8k16_", kind, "(", arg(1), ", ", arg(2),
-                        ", ", arg(3), ");"));
-    } else if (n == "wgmma") {
-      Wgmma(c);
-    } else if (n == "fence_operand") {
-      FenceOperand(c);
-    } else if (n == "wgmma_fence") {
-      Line("tl::wgmma_fence();");
-    } else if (n == "wgmma_commit") {
-      Line("tl::wgmma_commit();");
-    } else if (n == "wgmma_wait") {
-      Line(absl::StrCat("tl::wgmma_wait<", arg(0), ">();"));
-    } else if (n == "fence_proxy_async") {
-      Line("tl::fence_proxy_async();");
-    } else if (n == "vec_copy") {
-      const char* t = VecType(*ir::AsConstInt(c.args[0]));
-      Line(absl::StrCat("*reinterpret_cast<", t, "*>(", Addr(c.args[1]),
-                        ") = *reinterpret_cast<const ", t, "*>(",
-                        Addr(c.args[2]), ");"));
-    } else if (n == "vec_zero") {
-      int64_t bytes = *ir::AsConstInt(c.args[0]);
-      const char* t = VecType(bytes);
-      std::string zero = bytes == 16  ? "make_uint4(0u, 0u, 0u, 0u)"
-                         : bytes == 8 ? "make_uint2(0u, 0u)"
-                                      : "0u";
-      Line(absl::StrCat("*reinterpret_cast<", t, "*>(", Addr(c.args[1]),
-                        ") = ", zero, ";"));
-    } else if (n == "store_pair") {
-      DataType t = c.args[0].dtype();
-      std::string dst = Addr(c.args[0]);
-      if (t == DataType::kF16 || t == DataType::kBF16) {
-        Line(absl::StrCat("*reinterpret_cast<tl::u32*>(", dst, ") = tl::pack_",
-                          t == DataType::kF16 ? "f16x2" : "bf16x2",
-                          "(static_cast<float>(", arg(1),
-                          "), static_cast<float>(", arg(2), "));"));
-      } else if (t == DataType::kF32) {
-        Line(absl::StrCat("*reinterpret_cast<float2*>(", dst,
-                          ") = make_float2(", arg(1), ", ", arg(2), ");"));
-      } else {
-        Line(absl::StrCat("(", dst, ")[0] = ", arg(1), ";"));
-        Line(absl::StrCat("(", dst, ")[1] = ", arg(2), ";"));
-      }
-    } else if (n == "atomic_add") {
-      Line(
-          absl::StrCat("tl::atomic_add(", Addr(c.args[0]), ", ", arg(1), ");"));
-    } else if (n == "atomic_max" || n == "atomic_min") {
-      DataType t = c.args[0].dtype();
-      bool mx = n == "atomic_max";
-      std::string f = t == DataType::kF32
-                          ? (mx ? "tl::atomic_max" : "tessel_atomic_min")
-                          : (mx ? "atomicMax" : "atomicMin");
-      Line(absl::StrCat(f, "(", Addr(c.args[0]), ", ", arg(1), ");"));
-    } else if (n == "atomic_add_vec") {
-      int64_t v = *ir::AsConstInt(c.args[0]);
-      DataType t = c.args[1].dtype();
-      std::vector<std::string> vals;
-      for (size_t i = 2; i < c.args.size(); ++i) vals.push_back(arg(i));
-      std::string joined = absl::StrJoin(vals, ", ");
-      if (t == DataType::kF32) {
-        Line(absl::StrCat("tl::atomic_add_f32x", v, "(", Addr(c.args[1]),
-                          ", make_float", v, "(", joined, "));"));
-      } else if (t == DataType::kF16) {
-        Line(absl::StrCat("tl::atomic_add_f16x2(", Addr(c.args[1]),
-                          ", __halves2half2(", joined, "));"));
-      } else {
-        Line(absl::StrCat("tl::atomic_add_bf16x2(", Addr(c.args[1]),
-                          ", __halves2bfloat162(", joined, "));"));
-      }
-    } else if (n == "mbarrier_init") {
-      Line(absl::StrCat("tl::mbarrier_init(", Addr(c.args[0]), ", ", arg(1),
-                        ");"));
-    } else if (n == "fence_barrier_init") {
-      Line("tl::fence_barrier_init();");
-    } else if (n == "mbarrier_arrive") {
-      Line(absl::StrCat("tl::mbarrier_arrive(", Addr(c.args[0]), ");"));
-    } else if (n == "mbarrier_wait_parity") {
-      Line(absl::StrCat("tl::mbarrier_wait_parity(", Addr(c.args[0]), ", ",
-                        arg(1), ");"));
-    } else if (n == "print") {
-      std::string msg = c.args[0].As<ir::CallNode>()->name;
-      msg = absl::StrReplaceAll(msg,
-                                {{"\\", "\\\\"}, {"\"", "\\\""}, {"%", "%%"}});
-      bool fl = IsFloat(c.args[1].dtype());
-      Line(absl::StrCat("printf(\"", msg, fl ? " %f" : " %lld", "\\n\", ",
-                        fl ? "static_cast<double>(" : "static_cast<long long>(",
-                        arg(1), "));"));
-    } else {
-      error_ = absl::StrCat("codegen: unknown intrinsic ", n);
+    using I = passes::Intrinsic;
+    std::optional<I> id = passes::IntrinsicOf(c);
+    if (!id || (passes::InfoOf(*id).effects & passes::kExpression)) {
+      error_ = absl::StrCat("codegen: unknown intrinsic ", c.name);
+      return;
     }
+    auto arg = [&](int i) { return Expr(c.args[i]); };
+    switch (*id) {
+      case I::kLet: {
+        const auto* v = c.args[0].As<ir::VarNode>();
+        Line(absl::StrCat("const ", CudaType(c.args[1].dtype()), " ",
+                          VarName(v), " = ", arg(1), ";"));
+        return;
+      }
+      case I::kCpAsync: {
+        const auto* l = c.args[2].As<ir::LoadNode>();
+        std::string src = Addr(c.args[2]);
+        if (ir::IsConstInt(c.args[3], 1)) {
+          Line(absl::StrCat("tl::cp_async<", arg(0), ">(", arg(1), ", ", src,
+                            ");"));
+        } else {
+          std::string pred = arg(3);
+          Line(absl::StrCat("tl::cp_async<", arg(0), ">(", arg(1), ", ", pred,
+                            " ? static_cast<const void*>(", src,
+                            ") : static_cast<const void*>(",
+                            BufName(l->buffer.get()), "), ", pred, ");"));
+        }
+        return;
+      }
+      case I::kCpAsyncCommit:
+        Line("tl::cp_async_commit();");
+        return;
+      case I::kCpAsyncWait:
+        Line(absl::StrCat("tl::cp_async_wait<", arg(0), ">();"));
+        return;
+      case I::kLdmatrix:
+        Line(absl::StrCat("tl::ldmatrix_x", arg(0),
+                          ir::IsConstInt(c.args[1], 1) ? "_trans" : "",
+                          "(*reinterpret_cast<tl::u32(*)[", arg(0), "]>(",
+                          arg(2), "), ", arg(3), ");"));
+        return;
+      case I::kMma:
+        Line(absl::StrCat("tl::mma_m16n8k16_",
+                          c.args[0].As<ir::CallNode>()->name, "(", arg(1), ", ",
+                          arg(2), ", ", arg(3), ");"));
+        return;
+      case I::kWgmma:
+        Wgmma(c);
+        return;
+      case I::kFenceOperand:
+        FenceOperand(c);
+        return;
+      case I::kWgmmaFence:
+        Line("tl::wgmma_fence();");
+        return;
+      case I::kWgmmaCommit:
+        Line("tl::wgmma_commit();");
+        return;
+      case I::kWgmmaWait:
+        Line(absl::StrCat("tl::wgmma_wait<", arg(0), ">();"));
+        return;
+      case I::kFenceProxyAsync:
+        Line("tl::fence_proxy_async();");
+        return;
+      case I::kVecCopy: {
+        const char* t = VecType(*ir::AsConstInt(c.args[0]));
+        Line(absl::StrCat("*reinterpret_cast<", t, "*>(", Addr(c.args[1]),
+                          ") = *reinterpret_cast<const ", t, "*>(",
+                          Addr(c.args[2]), ");"));
+        return;
+      }
+      case I::kVecZero: {
+        int64_t bytes = *ir::AsConstInt(c.args[0]);
+        const char* t = VecType(bytes);
+        std::string zero = bytes == 16  ? "make_uint4(0u, 0u, 0u, 0u)"
+                           : bytes == 8 ? "make_uint2(0u, 0u)"
+                                        : "0u";
+        Line(absl::StrCat("*reinterpret_cast<", t, "*>(", Addr(c.args[1]),
+                          ") = ", zero, ";"));
+        return;
+      }
+      case I::kStorePair:
+        StorePair(c);
+        return;
+      case I::kAtomicAdd:
+        Line(absl::StrCat("tl::atomic_add(", Addr(c.args[0]), ", ", arg(1),
+                          ");"));
+        return;
+      case I::kAtomicMax:
+      case I::kAtomicMin: {
+        DataType t = c.args[0].dtype();
+        bool mx = *id == I::kAtomicMax;
+        std::string f = t == DataType::kF32
+                            ? (mx ? "tl::atomic_max" : "tessel_atomic_min")
+                            : (mx ? "atomicMax" : "atomicMin");
+        Line(absl::StrCat(f, "(", Addr(c.args[0]), ", ", arg(1), ");"));
+        return;
+      }
+      case I::kAtomicAddVec:
+        AtomicAddVec(c);
+        return;
+      case I::kMbarrierInit:
+        Line(absl::StrCat("tl::mbarrier_init(", Addr(c.args[0]), ", ", arg(1),
+                          ");"));
+        return;
+      case I::kFenceBarrierInit:
+        Line("tl::fence_barrier_init();");
+        return;
+      case I::kMbarrierArrive:
+        Line(absl::StrCat("tl::mbarrier_arrive(", Addr(c.args[0]), ");"));
+        return;
+      case I::kMbarrierWaitParity:
+        Line(absl::StrCat("tl::mbarrier_wait_parity(", Addr(c.args[0]), ", ",
+                          arg(1), ");"));
+        return;
+      case I::kPrint:
+        Print(c);
+        return;
+      default:  // the expressions, refused above
+        return;
+    }
+  }
+
+  void StorePair(const ir::CallNode& c) {
+    DataType t = c.args[0].dtype();
+    std::string dst = Addr(c.args[0]);
+    std::string lo = Expr(c.args[1]), hi = Expr(c.args[2]);
+    if (t == DataType::kF16 || t == DataType::kBF16) {
+      Line(absl::StrCat("*reinterpret_cast<tl::u32*>(", dst, ") = tl::pack_",
+                        t == DataType::kF16 ? "f16x2" : "bf16x2",
+                        "(static_cast<float>(", lo, "), static_cast<float>(",
+                        hi, "));"));
+    } else if (t == DataType::kF32) {
+      Line(absl::StrCat("*reinterpret_cast<float2*>(", dst, ") = make_float2(",
+                        lo, ", ", hi, ");"));
+    } else {
+      Line(absl::StrCat("(", dst, ")[0] = ", lo, ";"));
+      Line(absl::StrCat("(", dst, ")[1] = ", hi, ";"));
+    }
+  }
+
+  void AtomicAddVec(const ir::CallNode& c) {
+    int64_t v = *ir::AsConstInt(c.args[0]);
+    DataType t = c.args[1].dtype();
+    std::vector<std::string> vals;
+    for (size_t i = 2; i < c.args.size(); ++i) vals.push_back(Expr(c.args[i]));
+    std::string joined = absl::StrJoin(vals, ", ");
+    if (t == DataType::kF32) {
+      Line(absl::StrCat("tl::atomic_add_f32x", v, "(", Addr(c.args[1]),
+                        ", make_float", v, "(", joined, "));"));
+    } else if (t == DataType::kF16) {
+      Line(absl::StrCat("tl::atomic_add_f16x2(", Addr(c.args[1]),
+                        ", __halves2half2(", joined, "));"));
+    } else {
+      Line(absl::StrCat("tl::atomic_add_bf16x2(", Addr(c.args[1]),
+                        ", __halves2bfloat162(", joined, "));"));
+    }
+  }
+
+  void Print(const ir::CallNode& c) {
+    std::string msg = c.args[0].As<ir::CallNode>()->name;
+    msg =
+        absl::StrReplaceAll(msg, {{"\\", "\\\\"}, {"\"", "\\\""}, {"%", "%%"}});
+    bool fl = IsFloat(c.args[1].dtype());
+    Line(absl::StrCat("printf(\"", msg, fl ? " %f" : " %lld", "\\n\", ",
+                      fl ? "static_cast<double>(" : "static_cast<long long>(",
+                      Expr(c.args[1]), "));"));
   }
 
   void Kernel(const ir::KernelNode& k) {
@@ -636,16 +701,12 @@ class Printer {
       if (const auto* st = s.As<ir::StoreNode>())
         written.insert(st->buffer.get());
       if (const auto* c = s.As<ir::EvaluateNode>()) {
-        if (const auto* call = c->value.As<ir::CallNode>()) {
-          for (const ir::Expr& a : call->args)
-            if (const auto* l = a.As<ir::LoadNode>();
-                l && call->name != "cp_async" &&
-                a.same_as(call->args[call->name == "vec_copy" ||
-                                             call->name == "vec_zero" ||
-                                             call->name == "atomic_add_vec"
-                                         ? 1
-                                         : 0]))
-              written.insert(l->buffer.get());
+        const auto* call = c->value.As<ir::CallNode>();
+        std::optional<passes::Intrinsic> id =
+            call ? passes::IntrinsicOf(*call) : std::nullopt;
+        for (int i : id ? passes::InfoOf(*id).written : std::vector<int>{}) {
+          if (const auto* l = call->args[i].As<ir::LoadNode>())
+            written.insert(l->buffer.get());
         }
       }
     });

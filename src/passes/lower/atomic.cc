@@ -9,9 +9,9 @@ namespace tessel::passes::lower {
 
 Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
   ir::Region dst = MutateRegion(a.dst);
-  const char* name = a.op == ir::AtomicOp::kAdd   ? "atomic_add"
-                     : a.op == ir::AtomicOp::kMax ? "atomic_max"
-                                                  : "atomic_min";
+  Intrinsic name = a.op == ir::AtomicOp::kAdd   ? Intrinsic::kAtomicAdd
+                   : a.op == ir::AtomicOp::kMax ? Intrinsic::kAtomicMax
+                                                : Intrinsic::kAtomicMin;
   DataType t = dst.buffer->dtype;
   if (!a.src) {
     Expr v = Cast(t, MutateExpr(a.value));
@@ -52,7 +52,7 @@ Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
         su.back() = su.back() + u;
         args.push_back(ir::Load(src.buffer, {SharedOffset(src.buffer, su)}));
       }
-      return Guard(pred, Intrin("atomic_add_vec", args));
+      return Guard(pred, Intrin(Intrinsic::kAtomicAddVec, args));
     }
     Expr val = Cast(t, ir::Load(src.buffer, {FlatOffset(src.buffer, si)}));
     return Guard(pred, Intrin(name, {ir::Load(dst.buffer, {doff}), val}));

@@ -66,18 +66,19 @@ Stmt Lowerer::LowerCopy(const ir::CopyNode& c) {
       Expr soff = SharedOffset(dst.buffer, si);
       Expr goff = GlobalIndex(src.buffer, gi);
       if (async) {
-        return Intrin("cp_async", {Expr(bytes), SharedAddr(dst.buffer, soff),
-                                   ir::Load(src.buffer, {goff}),
-                                   pred.defined() ? pred : ir::BoolImm(true)});
+        return Intrin(Intrinsic::kCpAsync,
+                      {Expr(bytes), SharedAddr(dst.buffer, soff),
+                       ir::Load(src.buffer, {goff}),
+                       pred.defined() ? pred : ir::BoolImm(true)});
       }
       if (v > 1) {
-        Stmt copy =
-            Intrin("vec_copy", {Expr(bytes), ir::Load(dst.buffer, {soff}),
-                                ir::Load(src.buffer, {goff})});
+        Stmt copy = Intrin(Intrinsic::kVecCopy,
+                           {Expr(bytes), ir::Load(dst.buffer, {soff}),
+                            ir::Load(src.buffer, {goff})});
         if (!pred.defined()) return copy;
-        return MakeIf(
-            pred, copy,
-            Intrin("vec_zero", {Expr(bytes), ir::Load(dst.buffer, {soff})}));
+        return MakeIf(pred, copy,
+                      Intrin(Intrinsic::kVecZero,
+                             {Expr(bytes), ir::Load(dst.buffer, {soff})}));
       }
       Expr value = Cast(dst.buffer->dtype, ir::Load(src.buffer, {goff}));
       if (pred.defined())
@@ -98,9 +99,9 @@ Stmt Lowerer::LowerCopy(const ir::CopyNode& c) {
     Expr pred = And(InBounds(src.buffer, si), InBounds(dst.buffer, di));
     Expr so = FlatOffset(src.buffer, si), d_o = FlatOffset(dst.buffer, di);
     if (v > 1) {
-      return Guard(pred,
-                   Intrin("vec_copy", {Expr(bytes), ir::Load(dst.buffer, {d_o}),
-                                       ir::Load(src.buffer, {so})}));
+      return Guard(pred, Intrin(Intrinsic::kVecCopy,
+                                {Expr(bytes), ir::Load(dst.buffer, {d_o}),
+                                 ir::Load(src.buffer, {so})}));
     }
     Expr value = Cast(dst.buffer->dtype, ir::Load(src.buffer, {so}));
     Expr src_in = InBounds(src.buffer, si);
@@ -152,7 +153,7 @@ Stmt Lowerer::CopyFragment(const ir::CopyNode& c, const ir::Region& src,
     // 16-bit pairs are packed from the f32 values by the store itself.
     bool packed = t == DataType::kF16 || t == DataType::kBF16;
     Stmt st =
-        Intrin("store_pair",
+        Intrin(Intrinsic::kStorePair,
                {ir::Load(other.buffer, {FlatOffset(other.buffer, gi)}),
                 packed ? ir::Load(local, lo) : Cast(t, ir::Load(local, lo)),
                 packed ? ir::Load(local, hi) : Cast(t, ir::Load(local, hi))});

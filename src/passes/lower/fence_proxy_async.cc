@@ -12,18 +12,18 @@ using ir::Stmt;
 bool ReadsSharedThroughAsyncProxy(const Stmt& body) {
   bool found = false;
   ForEachStmt(body, [&](const Stmt& s) {
-    found = found || AsIntrin(s, "wgmma") != nullptr;
+    found = found || HasEffect(s, kAsyncProxyReadsShared);
   });
   return found;
 }
 
 struct Fence : ir::IRMutator {
   Stmt Visit(const ir::SyncThreadsNode* op) override {
-    return ir::Seq({Intrin("fence_proxy_async", {}), Self(op)});
+    return ir::Seq({Intrin(Intrinsic::kFenceProxyAsync, {}), Self(op)});
   }
   Stmt Visit(const ir::EvaluateNode* op) override {
-    if (AsIntrin(Self(op), "mbarrier_arrive"))
-      return ir::Seq({Intrin("fence_proxy_async", {}), Self(op)});
+    if (AsIntrin(Self(op), Intrinsic::kMbarrierArrive))
+      return ir::Seq({Intrin(Intrinsic::kFenceProxyAsync, {}), Self(op)});
     return Self(op);
   }
 };

@@ -13,11 +13,12 @@ std::optional<PipelinedGemm> Lowerer::MatchPipelinedGemm(const Stmt& body) {
   const std::vector<Stmt>& s = seq->stmts;
   PipelinedGemm p;
   size_t i = 0;
-  if (i < s.size() && AsIntrin(s[i], "cp_async_wait")) p.wait = s[i++];
+  if (i < s.size() && AsIntrin(s[i], Intrinsic::kCpAsyncWait)) p.wait = s[i++];
   if (i < s.size() && s[i]->kind == ir::StmtKind::kSyncThreads) p.sync = s[i++];
   if (i < s.size() && s[i].As<ir::IfThenElseNode>() && OnlyProducerCopies(s[i]))
     p.prefetch = s[i++];
-  if (i < s.size() && AsIntrin(s[i], "cp_async_commit")) p.commit = s[i++];
+  if (i < s.size() && AsIntrin(s[i], Intrinsic::kCpAsyncCommit))
+    p.commit = s[i++];
   if (i < s.size() && s[i].As<ir::GemmNode>()) p.gemm = s[i++];
   if (!p.wait.defined() || !p.prefetch.defined() || !p.commit.defined() ||
       !p.gemm.defined() || p.gemm.As<ir::GemmNode>()->clear_accum ||

@@ -78,8 +78,9 @@ Stmt Lowerer::PackRegisterA(const MmaGemm& m, const ir::GemmNode& g, Expr buf,
     Expr n8 = Expr(2 * kk + r / 2);
     Expr lo = ir::Load(a, {mi, n8, Expr((r % 2) * 2)});
     Expr hi = ir::Load(a, {mi, n8, Expr((r % 2) * 2 + 1)});
-    regs.push_back(Store(m.af, {buf, mi, Expr(r)},
-                         ir::Call(DataType::kU32, "tl::pack_b16x2", {lo, hi})));
+    regs.push_back(
+        Store(m.af, {buf, mi, Expr(r)},
+              IntrinExpr(DataType::kU32, Intrinsic::kPackB16x2, {lo, hi})));
   }
   return MakeFor(mi, 0, m.MI, ir::ForKind::kUnrolled, ir::Seq(regs));
 }
@@ -107,12 +108,12 @@ Stmt Lowerer::LoadA(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk) {
   }
   s.push_back(MakeFor(
       mi, 0, m.MI, ir::ForKind::kUnrolled,
-      Intrin("ldmatrix", {Expr(4), Expr(g.transpose_a ? 1 : 0),
-                          ir::Call(DataType::kI64, "address_of",
-                                   {m.a_keep.defined()
-                                        ? ir::Load(m.a_keep, {Expr(kk), mi, 0})
-                                        : ir::Load(m.af, {buf, mi, 0})}),
-                          addr_a})));
+      Intrin(
+          Intrinsic::kLdmatrix,
+          {Expr(4), Expr(g.transpose_a ? 1 : 0),
+           AddressOf(m.a_keep.defined() ? ir::Load(m.a_keep, {Expr(kk), mi, 0})
+                                        : ir::Load(m.af, {buf, mi, 0})),
+           addr_a})));
   return ir::Seq(s);
 }
 
@@ -138,12 +139,11 @@ Stmt Lowerer::LoadB(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk) {
   }
   s.push_back(MakeFor(
       nj, 0, m.NI / 2, ir::ForKind::kUnrolled,
-      Intrin("ldmatrix",
+      Intrin(Intrinsic::kLdmatrix,
              {Expr(4), Expr(g.transpose_b ? 0 : 1),
-              ir::Call(DataType::kI64, "address_of",
-                       {m.b_keep.defined()
+              AddressOf(m.b_keep.defined()
                             ? ir::Load(m.b_keep, {Expr(kk), Expr(nj) * 2, 0})
-                            : ir::Load(m.bf, {buf, Expr(nj) * 2, 0})}),
+                            : ir::Load(m.bf, {buf, Expr(nj) * 2, 0})),
               addr_b})));
   return ir::Seq(s);
 }
@@ -155,8 +155,8 @@ Stmt Lowerer::MmaStep(const MmaGemm& m, Expr buf, int kk) {
   ranges_[ni.get()] = {0, m.NI - 1};
   // Serpentine over n: consecutive mma share A and the last B fragment.
   Expr n = ir::Select(Expr(mi) % 2 == 0, Expr(ni), Expr(m.NI - 1) - ni);
-  Stmt mma =
-      Intrin("mma", {ir::Call(DataType::kI32, m.kind, {}), Ref(m.acc, {mi, n}),
+  Stmt mma = Intrin(Intrinsic::kMma,
+                    {Tag(m.kind), Ref(m.acc, {mi, n}),
                      m.a_keep.defined() ? Ref(m.a_keep, {Expr(kk), mi})
                                         : Ref(m.af, {buf, mi}),
                      m.b_keep.defined() ? Ref(m.b_keep, {Expr(kk), n})

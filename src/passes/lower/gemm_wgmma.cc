@@ -15,9 +15,9 @@ Expr Lowerer::WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o,
   std::vector<Expr> idx =
       RegionIndices(r, o.k_major ? std::vector<Expr>{mn0, Expr(kk * 16)}
                                  : std::vector<Expr>{Expr(kk * 16), mn0});
-  return ir::Call(DataType::kI64, "tl::wgmma_desc_sw128",
-                  {SharedAddr(r.buffer, SharedOffset(r.buffer, idx)),
-                   Expr(kWgmmaGroupBytes)});
+  return IntrinExpr(DataType::kI64, Intrinsic::kWgmmaDescSw128,
+                    {SharedAddr(r.buffer, SharedOffset(r.buffer, idx)),
+                     Expr(kWgmmaGroupBytes)});
 }
 
 // One wgmma of k16 step kk: (type, N, A M-major (-1: A in registers),
@@ -34,18 +34,18 @@ Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk) {
                            : Ref(m.af, {Expr(kk), Expr(0)});
   }
   const char* type = g.a.buffer->dtype == DataType::kBF16 ? "bf16" : "f16";
-  return Intrin("wgmma", {ir::Call(DataType::kI32, type, {}), Expr(int(m.wtn)),
-                          a_mn_major, Expr(m.wgmma->k_major ? 0 : 1),
-                          Ref(m.acc, {Expr(0)}), a, b});
+  return Intrin(Intrinsic::kWgmma,
+                {Tag(type), Expr(int(m.wtn)), a_mn_major,
+                 Expr(m.wgmma->k_major ? 0 : 1), Ref(m.acc, {Expr(0)}), a, b});
 }
 
 // Waits for the committed wgmma, then tells the compiler their
 // accumulators changed here (it must not read them before the wait).
 Stmt Lowerer::WaitWgmma(const std::vector<ir::Buffer>& accumulators) {
-  std::vector<Stmt> s{Intrin("wgmma_wait", {Expr(0)})};
+  std::vector<Stmt> s{Intrin(Intrinsic::kWgmmaWait, {Expr(0)})};
   for (const ir::Buffer& acc : accumulators) {
     const FragmentLayout& l = Layout(acc);
-    s.push_back(Intrin("fence_operand",
+    s.push_back(Intrin(Intrinsic::kFenceOperand,
                        {Ref(Local(acc), {Expr(0)}), Expr(l.ni() * 4)}));
   }
   return ir::Seq(s);
@@ -64,9 +64,9 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
     for (int kk = 0; kk < m.KK; ++kk)
       body.push_back(LoadFragments(m, g, Expr(kk), kk));
   }
-  body.push_back(Intrin("wgmma_fence", {}));
+  body.push_back(Intrin(Intrinsic::kWgmmaFence, {}));
   for (int kk = 0; kk < m.KK; ++kk) body.push_back(WgmmaStep(m, g, kk));
-  body.push_back(Intrin("wgmma_commit", {}));
+  body.push_back(Intrin(Intrinsic::kWgmmaCommit, {}));
   if (m.wgmma_a && defer_wgmma_) {
     deferred_wgmma_.push_back(g.c.buffer);
   } else {

@@ -27,7 +27,7 @@ Stmt Lowerer::Visit(const ir::SeqNode* op) {
   // Global -> shared copies followed by a commit become cp.async.
   std::vector<const ir::Stmt*> pending;
   for (const Stmt& s : op->stmts) {
-    if (AsIntrin(s, "cp_async_commit")) {
+    if (AsIntrin(s, Intrinsic::kCpAsyncCommit)) {
       for (const Stmt* p : pending) MarkAsync(*p);
       pending.clear();
     } else if (OnlyProducerCopies(s)) {

@@ -9,21 +9,21 @@ namespace tessel::passes::lower {
 Stmt Lowerer::Visit(const ir::MbarrierInitNode* op) {
   std::vector<Stmt> init;
   for (size_t i = 0; i < op->arrive_counts.size(); ++i) {
-    init.push_back(
-        Intrin("mbarrier_init", {ir::Load(op->barriers, {Expr(int(i))}),
-                                 MutateExpr(op->arrive_counts[i])}));
+    init.push_back(Intrin(Intrinsic::kMbarrierInit,
+                          {ir::Load(op->barriers, {Expr(int(i))}),
+                           MutateExpr(op->arrive_counts[i])}));
   }
-  init.push_back(Intrin("fence_barrier_init", {}));
+  init.push_back(Intrin(Intrinsic::kFenceBarrierInit, {}));
   return MakeIf(Expr(tx_) == 0, ir::Seq(init));
 }
 
 Stmt Lowerer::Visit(const ir::MbarrierArriveNode* op) {
-  return Intrin("mbarrier_arrive",
+  return Intrin(Intrinsic::kMbarrierArrive,
                 {ir::Load(op->barriers, {MutateExpr(op->index)})});
 }
 
 Stmt Lowerer::Visit(const ir::MbarrierWaitParityNode* op) {
-  return Intrin("mbarrier_wait_parity",
+  return Intrin(Intrinsic::kMbarrierWaitParity,
                 {ir::Load(op->barriers, {MutateExpr(op->index)}),
                  MutateExpr(op->parity)});
 }

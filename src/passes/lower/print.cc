@@ -11,9 +11,9 @@ Stmt Lowerer::Visit(const ir::PrintNode* op) {
     Fail(op, "T.print of a whole buffer is not supported by the CUDA path");
     return Self(op);
   }
-  return MakeIf(Expr(tx_) == 0,
-                Intrin("print", {ir::Call(DataType::kI32, op->message, {}),
-                                 MutateExpr(op->value)}));
+  return MakeIf(
+      Expr(tx_) == 0,
+      Intrin(Intrinsic::kPrint, {Tag(op->message), MutateExpr(op->value)}));
 }
 
 }  // namespace tessel::passes::lower

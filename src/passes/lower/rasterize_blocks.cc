@@ -36,7 +36,7 @@ class Rasterize : public ir::IRMutator {
     if (const auto* seq = body.As<ir::SeqNode>()) rest = seq->stmts;
     std::vector<Stmt> top;
     size_t i = 0;
-    while (i < rest.size() && AsIntrin(rest[i], "let"))
+    while (i < rest.size() && AsIntrin(rest[i], Intrinsic::kLet))
       top.push_back(rest[i++]);
     // Rasterize (bx, by) in panels of `panel` rows of by (columns of bx).
     std::vector<ir::Var> vars = op->block_vars;

@@ -48,18 +48,18 @@ Expr Pre(ir::ReduceKind k, const Expr& v) {
   return v;
 }
 
-const char* WarpKind(ir::ReduceKind k) {
+Intrinsic WarpReduce(ir::ReduceKind k) {
   switch (k) {
     case ir::ReduceKind::kSum:
     case ir::ReduceKind::kAbsSum:
-      return "sum";
+      return Intrinsic::kWarpReduceSum;
     case ir::ReduceKind::kMax:
     case ir::ReduceKind::kAbsMax:
-      return "max";
+      return Intrinsic::kWarpReduceMax;
     case ir::ReduceKind::kMin:
-      return "min";
+      return Intrinsic::kWarpReduceMin;
   }
-  return "sum";
+  return Intrinsic::kWarpReduceSum;
 }
 
 }  // namespace
@@ -90,9 +90,7 @@ Stmt Lowerer::LowerReduce(const ir::ReduceNode& r) {
         part = Combine(r.reduce_kind, part,
                        Pre(r.reduce_kind,
                            Cast(t, ir::Load(src, {mi, ni, Expr(h) * 2 + e}))));
-    Expr warp =
-        ir::Call(t, absl::StrCat("warp_reduce_", WarpKind(r.reduce_kind)),
-                 {Expr(4), part});
+    Expr warp = IntrinExpr(t, WarpReduce(r.reduce_kind), {Expr(4), part});
     per_row.push_back(Let(acc_v, warp));
     Expr total = acc_v;
     if (l.warps_n() == 1) {

@@ -53,33 +53,6 @@ const char* CudaType(DataType t) {
 
 namespace {
 
-constexpr const char* kHelpers =
-    R"(// Integer floor division and modulo, as the tile IR defines them.
-__device__ __forceinline__ int tessel_floordiv(int a, int b) {
-  const int q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-__device__ __forceinline__ int tessel_floormod(int a, int b) {
-  const int r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-__device__ __forceinline__ long long tessel_floordiv(long long a, long long b) {
-  const long long q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-__device__ __forceinline__ long long tessel_floormod(long long a, long long b) {
-  const long long r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-__device__ __forceinline__ void tessel_atomic_min(float* addr, float v) {
-  if (v >= 0.0f) {
-    atomicMin(reinterpret_cast<int*>(addr), __float_as_int(v));
-  } else {
-    atomicMax(reinterpret_cast<unsigned int*>(addr), __float_as_uint(v));
-  }
-}
-)";
-
 bool IsFloat(DataType t) { return is_float(t); }
 
 std::string Sanitize(const std::string& name) {
@@ -230,12 +203,12 @@ class Printer {
     switch (b.op) {
       case BinaryOp::kDiv:
         if (ints && !simple_div())
-          return absl::StrCat("tessel_floordiv(", x, ", ", y, ")");
+          return absl::StrCat("tl::floordiv(", x, ", ", y, ")");
         return absl::StrCat("(", x, " / ", y, ")");
       case BinaryOp::kMod:
         if (!ints) return absl::StrCat("fmodf(", x, ", ", y, ")");
         if (!simple_div())
-          return absl::StrCat("tessel_floormod(", x, ", ", y, ")");
+          return absl::StrCat("tl::floormod(", x, ", ", y, ")");
         return absl::StrCat("(", x, " % ", y, ")");
       case BinaryOp::kMin:
         return absl::StrCat("min(", x, ", ", y, ")");
@@ -244,7 +217,7 @@ class Printer {
       case BinaryOp::kCeilDiv:
         if (simple_div())
           return absl::StrCat("((", x, " + ", y, " - 1) / ", y, ")");
-        return absl::StrCat("(-tessel_floordiv(-(", x, "), ", y, "))");
+        return absl::StrCat("(-tl::floordiv(-(", x, "), ", y, "))");
       case BinaryOp::kPow:
         return absl::StrCat(b.a.dtype() == DataType::kF64 ? "pow(" : "powf(", x,
                             ", ", y, ")");
@@ -607,7 +580,7 @@ class Printer {
         DataType t = c.args[0].dtype();
         bool mx = *id == I::kAtomicMax;
         std::string f = t == DataType::kF32
-                            ? (mx ? "tl::atomic_max" : "tessel_atomic_min")
+                            ? (mx ? "tl::atomic_max" : "tl::atomic_min")
                             : (mx ? "atomicMax" : "atomicMin");
         Line(absl::StrCat(f, "(", Addr(c.args[0]), ", ", arg(1), ");"));
         return;
@@ -764,7 +737,7 @@ class Printer {
         << st_.target.arch() << ".\n";
     src << "// " << st_.threads << " threads per block, "
         << st_.smem.total_bytes << " bytes of dynamic shared memory.\n";
-    src << "#include \"tessel_prelude.cuh\"\n\n" << kHelpers << "\n";
+    src << "#include \"tessel_prelude.cuh\"\n\n";
     src << "extern \"C\" __global__ void __launch_bounds__(" << st_.threads
         << ")\n"
         << *entry << "(" << absl::StrJoin(params, ", ") << ") {\n";

@@ -99,5 +99,44 @@ TEST(RasterizeBlocks, RemapsTheBlockIndicesAfterTheLowering) {
   EXPECT_LT(after.find("thread_idx"), after.find("block_linear")) << after;
 }
 
+TEST(GemmPlans, DecidedBeforeTheLoweringAndPrinted) {
+  ir::Program p = testing::Gemm(testing::WgmmaGemm(false));
+  LoweringState hopper = Lower(p, Target::sm90a(), "plan_gemms");
+  ASSERT_EQ(hopper.gemm_plans.size(), 1u);
+  const GemmPlan& w = hopper.gemm_plans[0].plan;
+  EXPECT_EQ(w.instruction, GemmInstruction::kWgmma);
+  EXPECT_EQ(w.b.path, OperandPath::kDescriptor);
+  EXPECT_EQ(w.warps_m * w.warps_n, 4);
+  EXPECT_EQ(hopper.GemmPlanOf(hopper.gemm_plans[0].gemm.As<ir::GemmNode>()),
+            &w);
+  std::string dump = DumpState(hopper);
+  EXPECT_NE(dump.find("# gemm plans\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find(": " + w.ToString()), std::string::npos) << dump;
+  EXPECT_NE(w.ToString().find("wgmma, warps 4x1"), std::string::npos)
+      << w.ToString();
+
+  LoweringState ampere = Lower(p, Target::sm80(), "plan_gemms");
+  ASSERT_EQ(ampere.gemm_plans.size(), 1u);
+  const GemmPlan& m = ampere.gemm_plans[0].plan;
+  EXPECT_EQ(m.instruction, GemmInstruction::kMmaSync);
+  EXPECT_EQ(m.a.path, OperandPath::kLdmatrix);
+  EXPECT_EQ(m.b.path, OperandPath::kLdmatrix);
+  EXPECT_EQ(m.k_steps, w.k_steps);
+  // Before plan_gemms there is no plan.
+  EXPECT_TRUE(Lower(p, Target::sm80(), "insert_barriers").gemm_plans.empty());
+}
+
+TEST(SharedPlan, PlansTheScratchOfReductionsBeforeTheLowering) {
+  LoweringState st =
+      Lower(testing::ReduceAndCumsum(), Target::sm80(), "plan_shared_memory");
+  ASSERT_FALSE(st.smem.scratch.empty());
+  for (const auto& [op, buffer] : st.smem.scratch) {
+    EXPECT_EQ(st.smem.ScratchOf(op.get()).get(), buffer.get());
+    EXPECT_EQ(st.smem.offset.at(buffer.get()), st.smem.scratch_offset);
+    EXPECT_EQ(st.smem.bytes.at(buffer.get()), st.smem.scratch_bytes);
+  }
+  EXPECT_NE(DumpState(st).find("red_scratch: offset"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessel::passes

@@ -14,7 +14,7 @@ Stmt Lowerer::LowerCumsum(const ir::CumsumNode& c) {
   }
   std::vector<Stmt> out;
   // Stage src into scratch (row-major), scan lines in place, read back.
-  ir::Buffer scratch = Scratch(c.src->dtype);
+  ir::Buffer scratch = Scratch(&c, c.src->dtype);
   std::vector<Expr> shp = c.src->shape;
   if (c.src->scope == ir::Scope::kFragment) {
     ir::Buffer local = Local(c.src);

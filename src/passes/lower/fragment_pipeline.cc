@@ -54,8 +54,9 @@ std::optional<Stmt> Lowerer::LowerPipelinedGemm(const ir::ForNode* op) {
   std::optional<PipelinedGemm> p = MatchPipelinedGemm(op->body);
   if (!p) return std::nullopt;
   const ir::GemmNode& g = *p->gemm.As<ir::GemmNode>();
-  if (KSteps(g) < 2 || KSteps(g) % 2 != 0) return std::nullopt;
-  if (WgmmaOperandB(g, st_)) return std::nullopt;
+  const GemmPlan& plan = PlanOf(g);
+  if (plan.instruction != GemmInstruction::kMmaSync) return std::nullopt;
+  if (plan.k_steps < 2 || plan.k_steps % 2 != 0) return std::nullopt;
   std::optional<MmaGemm> m = PlanMma(g);
   if (!m) return std::nullopt;
   // The same gemm at the first tile and at the next one.

@@ -5,32 +5,33 @@
 #include "absl/strings/str_cat.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
-#include "src/passes/layout_inference.h"
 
 namespace tessel::passes::lower {
 
-// k16 steps of a gemm (its operand tiles have constant shapes).
-int Lowerer::KSteps(const ir::GemmNode& g) {
-  auto ae = *ConstSqueezedExtents(g.a);
-  return static_cast<int>((g.transpose_a ? ae[0] : ae[1]) / 16);
+const GemmPlan& Lowerer::PlanOf(const ir::GemmNode& g) {
+  static const GemmPlan kFma;
+  const GemmPlan* p = st_.GemmPlanOf(&g);
+  if (p != nullptr) return *p;
+  Fail(&g, "internal: a gemm that plan_gemms did not plan");
+  return kFma;
 }
 
-// nullopt: the FMA path (no mma warp grid or no mma accumulator layout).
+// nullopt: the FMA path. The registers of the plan's mma (or wgmma) tiles.
 std::optional<MmaGemm> Lowerer::PlanMma(const ir::GemmNode& g) {
-  auto [wm, wn] = MmaWarpGrid(g, st_.threads);
-  if (wm == 0 || Layout(g.c.buffer).kind() != FragmentLayout::Kind::kMma)
-    return std::nullopt;
-  const FragmentLayout& l = Layout(g.c.buffer);
+  const GemmPlan& p = PlanOf(g);
+  if (p.instruction == GemmInstruction::kFma) return std::nullopt;
   MmaGemm m;
   m.acc = Local(g.c.buffer);
-  m.KK = KSteps(g);
-  m.MI = l.mi();
-  m.NI = l.ni();
-  m.wn = wn;
-  m.wtm = l.shape()[0] / wm;
-  m.wtn = l.shape()[1] / wn;
-  m.wgmma = WgmmaOperandB(g, st_);
-  m.wgmma_a = WgmmaOperandA(g, st_);
+  m.KK = p.k_steps;
+  m.MI = p.m_tiles;
+  m.NI = p.n_tiles;
+  m.wn = p.warps_n;
+  m.wtm = p.warp_m;
+  m.wtn = p.warp_n;
+  if (p.instruction == GemmInstruction::kWgmma)
+    m.wgmma = WgmmaOperand{p.b.k_major};
+  if (p.a.path == OperandPath::kDescriptor)
+    m.wgmma_a = WgmmaOperand{p.a.k_major};
   int id = gemm_count_++;
   m.af = ir::MakeBuffer(absl::StrCat("a_frag", id ? std::to_string(id) : ""),
                         DataType::kU32, {m.wgmma ? m.KK : 2, m.MI, 4},

@@ -83,7 +83,8 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
 // the wait ends those.
 bool Lowerer::JoinsDeferredWgmma(const Stmt& s) {
   const auto* g = s.As<ir::GemmNode>();
-  if (g == nullptr || !WgmmaOperandA(*g, st_)) return false;
+  if (g == nullptr || PlanOf(*g).a.path != OperandPath::kDescriptor)
+    return false;
   for (const ir::Buffer& acc : deferred_wgmma_)
     if (acc.get() == g->c.buffer.get() && g->clear_accum) return false;
   return true;

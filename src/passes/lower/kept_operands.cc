@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/passes/ir_util.h"
-#include "src/passes/layout_inference.h"
 
 namespace tessel::passes::lower {
 
@@ -12,27 +11,26 @@ namespace tessel::passes::lower {
 std::optional<OperandKey> Lowerer::KeyOf(const ir::GemmNode& g,
                                          GemmOperand which) {
   const ir::Region& r = which == GemmOperand::kA ? g.a : g.b;
-  auto [wm, wn] = MmaWarpGrid(g, st_.threads);
-  if (wm == 0 || r.buffer->scope != ir::Scope::kShared ||
-      Layout(g.c.buffer).kind() != FragmentLayout::Kind::kMma) {
+  const GemmPlan& p = PlanOf(g);
+  const GemmOperandPlan& o = which == GemmOperand::kA ? p.a : p.b;
+  // Only ldmatrix fragments of a shared tile (a descriptor operand is read
+  // by the tensor cores from shared memory).
+  if (p.instruction == GemmInstruction::kFma ||
+      r.buffer->scope != ir::Scope::kShared ||
+      o.path != OperandPath::kLdmatrix) {
     return std::nullopt;
   }
-  if (which == GemmOperand::kB ? WgmmaOperandB(g, st_).has_value()
-                               : WgmmaOperandA(g, st_).has_value()) {
-    return std::nullopt;  // read by the tensor cores from shared memory
-  }
-  const FragmentLayout& l = Layout(g.c.buffer);
-  const int64_t kk = KSteps(g);
+  const int64_t kk = p.k_steps;
   OperandKey key;
   key.region = r;
   if (which == GemmOperand::kA) {
     key.transpose = g.transpose_a;
-    key.tiling = {wm, wn, l.shape()[0] / wm, l.mi(), kk};
-    key.registers = static_cast<int>(kk * l.mi() * 4);
+    key.tiling = {p.warps_m, p.warps_n, p.warp_m, p.m_tiles, kk};
+    key.registers = static_cast<int>(kk * p.m_tiles * 4);
   } else {
     key.transpose = g.transpose_b;
-    key.tiling = {wm, wn, l.shape()[1] / wn, l.ni(), kk};
-    key.registers = static_cast<int>(kk * l.ni() * 2);
+    key.tiling = {p.warps_m, p.warps_n, p.warp_n, p.n_tiles, kk};
+    key.registers = static_cast<int>(kk * p.n_tiles * 2);
   }
   return key;
 }

@@ -109,7 +109,7 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
                     const FragmentLayout& d, const std::vector<Expr>& local);
   Stmt GuardSideEffects(const Stmt& s, const Expr& leader);
   // gemm_mma.cc
-  static int KSteps(const ir::GemmNode& g);
+  const GemmPlan& PlanOf(const ir::GemmNode& g);
   std::optional<MmaGemm> PlanMma(const ir::GemmNode& g);
   Stmt ClearAccumulator(const ir::GemmNode& g, const MmaGemm& m);
   Stmt LoadFragments(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk);
@@ -137,9 +137,11 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Stmt LowerGemmFma(const ir::GemmNode& g, const ir::Region& a,
                     const ir::Region& b);
   // reduce.cc
-  ir::Buffer Scratch(DataType t);
+  // The shared plan's scratch buffer of a reduce / cumsum.
+  ir::Buffer Scratch(const ir::StmtNode* op, DataType t);
   Stmt LowerReduce(const ir::ReduceNode& r);
-  std::function<Expr(const std::vector<Expr>&)> Staged(const ir::Buffer& b,
+  std::function<Expr(const std::vector<Expr>&)> Staged(const ir::ReduceNode& r,
+                                                       const ir::Buffer& b,
                                                        std::vector<Stmt>& out);
   Stmt ReduceGeneric(const ir::ReduceNode& r);
   Stmt ReduceOne(const ir::ReduceNode& r,

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/plan_shared_memory.h"
 
 namespace tessel::passes::lower {
 
@@ -64,23 +65,19 @@ Intrinsic WarpReduce(ir::ReduceKind k) {
 
 }  // namespace
 
-ir::Buffer Lowerer::Scratch(DataType t) {
-  ir::Buffer s = ir::MakeBuffer(
-      "red_scratch", t, {Expr(int(st_.smem.scratch_bytes / dtype_bytes(t)))},
-      ir::Scope::kShared);
-  st_.smem.offset[s.get()] = st_.smem.scratch_offset;
-  st_.smem.bytes[s.get()] = st_.smem.scratch_bytes;
+ir::Buffer Lowerer::Scratch(const ir::StmtNode* op, DataType t) {
+  ir::Buffer s = st_.smem.ScratchOf(op);
+  if (!s.defined() || s->dtype != t) {
+    Fail(op, "internal: no scratch planned for this reduction");
+    return ir::MakeBuffer("red_scratch", t, {Expr(1)}, ir::Scope::kShared);
+  }
   return s;
 }
 
 Stmt Lowerer::LowerReduce(const ir::ReduceNode& r) {
   DataType t = r.dst->dtype;
-  auto sl = st_.layouts.find(r.src.get());
-  auto dl = st_.layouts.find(r.dst.get());
-  if (sl != st_.layouts.end() && dl != st_.layouts.end() &&
-      sl->second.kind() == FragmentLayout::Kind::kMma && r.dim == 1 &&
-      dl->second == sl->second.RowsOf()) {
-    const FragmentLayout& l = sl->second;
+  if (IsMmaRowReduce(r, st_)) {
+    const FragmentLayout& l = Layout(r.src);
     ir::Buffer src = Local(r.src), dst = Local(r.dst);
     ir::Var mi("mi"), h("h"), acc_v(absl::StrCat(r.dst->name, "_part"));
     std::vector<Stmt> per_row;
@@ -103,7 +100,7 @@ Stmt Lowerer::LowerReduce(const ir::ReduceNode& r) {
     }
     // Across the warps that share rows: partials to shared, then combine.
     std::vector<Stmt> out;
-    ir::Buffer scratch = Scratch(DataType::kF32);
+    ir::Buffer scratch = Scratch(&r, DataType::kF32);
     int M = static_cast<int>(l.shape()[0]);
     Expr row = l.Logical(tx_, {mi, Expr(0), Expr(h) * 2})[0];
     Expr wn = Expr(tx_) / 32 % l.warps_n();
@@ -135,11 +132,11 @@ Stmt Lowerer::LowerReduce(const ir::ReduceNode& r) {
 // Writes a whole tile (fragment or shared) into a flat row-major scratch
 // copy (or returns a loader for a shared tile read in place).
 std::function<Expr(const std::vector<Expr>&)> Lowerer::Staged(
-    const ir::Buffer& b, std::vector<Stmt>& out) {
+    const ir::ReduceNode& r, const ir::Buffer& b, std::vector<Stmt>& out) {
   if (b->scope == ir::Scope::kShared) {
     return [this, b](const std::vector<Expr>& idx) { return Load(b, idx); };
   }
-  ir::Buffer scratch = Scratch(b->dtype);
+  ir::Buffer scratch = Scratch(&r, b->dtype);
   ir::Buffer local = Local(b);
   const FragmentLayout& l = Layout(b);
   out.push_back(ForEachLocal(
@@ -162,7 +159,7 @@ Stmt Lowerer::ReduceGeneric(const ir::ReduceNode& r) {
     return ir::Seq({});
   }
   std::vector<Stmt> out;
-  auto src = Staged(r.src, out);
+  auto src = Staged(r, r.src, out);
   if (r.dst->scope == ir::Scope::kFragment) {
     ir::Buffer local = Local(r.dst);
     out.push_back(ForEachLocal(r.dst, [&](const std::vector<Expr>& li,

@@ -169,21 +169,21 @@ class Pipeliner : public ir::IRMutator {
     for (int s = 0; s < stages - 1; ++s) {
       out.push_back(
           MakeIf(ir::Expr(s) < n, producer_at(loop.min + s, ir::Expr(s))));
-      out.push_back(Intrin("cp_async_commit", {}));
+      out.push_back(Intrin(Intrinsic::kCpAsyncCommit, {}));
     }
     ir::Expr rel = k - loop.min;
     std::vector<ir::Stmt> steady;
-    steady.push_back(Intrin("cp_async_wait", {ir::Expr(stages - 2)}));
+    steady.push_back(Intrin(Intrinsic::kCpAsyncWait, {ir::Expr(stages - 2)}));
     steady.push_back(
         MakeIf(rel + (stages - 1) < n,
                producer_at(k + (stages - 1), (rel + (stages - 1)) % stages)));
-    steady.push_back(Intrin("cp_async_commit", {}));
+    steady.push_back(Intrin(Intrinsic::kCpAsyncCommit, {}));
     steady.push_back(
         AddStage(staged, rel % stages).MutateStmt(ir::Seq(consumers)));
     out.push_back(ir::MakeStmt<ir::ForNode>(
         k, loop.min, n, ir::ForKind::kSerial, 0, std::vector<int>{},
         std::vector<int>{}, ir::Seq(steady), loop.loc));
-    out.push_back(Intrin("cp_async_wait", {ir::Expr(0)}));
+    out.push_back(Intrin(Intrinsic::kCpAsyncWait, {ir::Expr(0)}));
     return ir::Seq(out, loop.loc);
   }
 

@@ -156,7 +156,7 @@ class Planner {
       out.push_back({m->barriers.get(), false, true, {}});
     } else if (const auto* p = s.As<ir::PrintNode>()) {
       if (p->buffer.defined()) whole(p->buffer, false);
-    } else if (AsIntrin(s, "cp_async_wait")) {
+    } else if (HasEffect(s, kWaitsAsyncCopies)) {
       for (const ir::BufferNode* b : async_)
         out.push_back({b, true, false, {}, true});
     }
@@ -307,7 +307,7 @@ class Planner {
         IRVisitor::Visit(op);
       }
       void Visit(const ir::CallNode* op) override {
-        found |= op->name == "thread_idx";
+        found |= IntrinsicOf(*op) == Intrinsic::kThreadIdx;
         IRVisitor::Visit(op);
       }
     } f;

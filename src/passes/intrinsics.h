@@ -1,36 +1,50 @@
-// The lowered instruction vocabulary: intrinsic ir::Calls that the tile-op
-// lowering emits (inside EvaluateNodes when run for their effect) and that the
-// CUDA codegen prints one for one. Names and argument conventions live here,
-// once, for both sides.
+// The lowered instruction vocabulary: intrinsic ir::Calls that the passes
+// emit (statements as Evaluate(Call), expressions as Calls) and that the CUDA
+// codegen prints one for one. One enum and one table give each its IR name,
+// arity, the arguments it writes through and its effects, for the passes,
+// the barrier planner and the codegen alike.
 //
-//   ir::Stmt s = passes::Intrin("cp_async_commit", {});
-//   ir::Stmt let = passes::Let(tx, passes::ThreadIdx());
-//   ir::Expr r = passes::Ref(acc_local, {mi, ni});      // acc[mi][ni]
+//   ir::Stmt s = passes::Intrin(passes::Intrinsic::kCpAsyncCommit, {});
+//   if (passes::HasEffect(s, passes::kWaitsAsyncCopies)) { ... }
+//   switch (*passes::IntrinsicOf(call)) { case Intrinsic::kMma: ... }
 //
-// Argument conventions (codegen/cuda_codegen.cc prints them):
+// Argument conventions (codegen/cuda_codegen.cc prints them; "tag" is a
+// Call with no arguments whose name is the operand, e.g. "f16_f32"):
 //   let(var, value)                      const T var = value;
 //   cp_async(bytes, smem_addr, src, pred) tl::cp_async<bytes>(...), src is the
 //                                        Load of the first global element
 //   cp_async_commit(), cp_async_wait(n)  commit / wait_group n
 //   ldmatrix(count, trans, dst_ref, addr) tl::ldmatrix_x{count}[_trans]
-//   mma(kind, d_ref, a_ref, b_ref)       tl::mma_m16n8k16_<kind>
+//   mma(kind tag, d_ref, a_ref, b_ref)   tl::mma_m16n8k16_<kind>
+//   wgmma(type tag, n, a_mn_major, b_mn_major, acc_ref, a, b_desc)
+//                                        one wgmma.mma_async (a_mn_major -1:
+//                                        A in registers, a its ref)
+//   wgmma_fence(), wgmma_commit(), wgmma_wait(n)
+//   fence_operand(acc_ref, n)            the n accumulator registers change
+//   fence_proxy_async()                  generic -> async proxy fence
 //   vec_copy(bytes, dst_load, src_load)  one 4/8/16-byte move
+//   vec_zero(bytes, dst_load)            one 4/8/16-byte zero store
 //   store_pair(dst_load, lo, hi)         packed 2 x 16-bit (or float2) store
-//   atomic_add(dst_load, value)          tl::atomic_add(&dst, value)
+//   atomic_add / max / min(dst_load, v)  scalar atomics
 //   atomic_add_vec(n, dst_load, v...)    tl::atomic_add_f32x{2,4} / f16x2
-//   atomic_max / atomic_min(dst_load, v) integer or float atomics
 //   mbarrier_init(bar_load, count), mbarrier_arrive(bar_load),
 //   mbarrier_wait_parity(bar_load, parity), fence_barrier_init()
-//   warp_reduce(kind, width, value)      expression: tl::warp_reduce_<kind><w>
-//   thread_idx()                         expression: threadIdx.x
-//   shared_addr(load)                    expression: u32 address of a shared
-//                                        element (buffer base + offset)
-//   ref(load with fewer indices)         expression: a sub-array reference
-//   address_of(load)                     expression: &buffer[index]
+//   print(message tag, value)            printf of one scalar
+// Expressions:
+//   thread_idx()                         threadIdx.x
+//   shared_addr(load)                    u32 address of a shared element
+//   ref(load with fewer indices)         a sub-array reference
+//   address_of(load)                     &buffer[index]
+//   warp_reduce_{sum,max,min}(width, v)  tl::warp_reduce_<kind><width>(v)
+//   pack_b16x2(lo, hi)                   two 16-bit values in a u32
+//   wgmma_desc_sw128(smem_addr, sbo)     a SWIZZLE_128B wgmma descriptor
 #ifndef TESSEL_SRC_PASSES_INTRINSICS_H_
 #define TESSEL_SRC_PASSES_INTRINSICS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/ir/expr.h"
@@ -39,18 +53,92 @@
 
 namespace tessel::passes {
 
-// The statement form of an intrinsic call (its dtype is i32, unused).
-ir::Stmt Intrin(std::string name, std::vector<ir::Expr> args);
+enum class Intrinsic {
+  // Statements.
+  kLet,
+  kCpAsync,
+  kCpAsyncCommit,
+  kCpAsyncWait,
+  kLdmatrix,
+  kMma,
+  kWgmma,
+  kWgmmaFence,
+  kWgmmaCommit,
+  kWgmmaWait,
+  kFenceOperand,
+  kFenceProxyAsync,
+  kVecCopy,
+  kVecZero,
+  kStorePair,
+  kAtomicAdd,
+  kAtomicMax,
+  kAtomicMin,
+  kAtomicAddVec,
+  kMbarrierInit,
+  kFenceBarrierInit,
+  kMbarrierArrive,
+  kMbarrierWaitParity,
+  kPrint,
+  // Expressions.
+  kThreadIdx,
+  kSharedAddr,
+  kRef,
+  kAddressOf,
+  kWarpReduceSum,
+  kWarpReduceMax,
+  kWarpReduceMin,
+  kPackB16x2,
+  kWgmmaDescSw128,
+};
+
+// What an intrinsic does besides computing its value (bits of
+// IntrinsicInfo::effects).
+enum IntrinsicEffect : uint32_t {
+  kExpression = 1u << 0,             // a value, no effect
+  kWritesMemory = 1u << 1,           // through its written arguments
+  kStartsAsyncCopy = 1u << 2,        // cp.async into shared memory
+  kWaitsAsyncCopies = 1u << 3,       // completes committed cp.async groups
+  kAsyncProxyReadsShared = 1u << 4,  // the tensor cores read shared memory
+  kFence = 1u << 5,                  // orders memory or register accesses
+  kMbarrier = 1u << 6,               // an mbarrier operation
+  kPrints = 1u << 7,
+};
+
+struct IntrinsicInfo {
+  Intrinsic id;
+  std::string_view name;  // as the ir::Call spells it
+  int arity;              // -1: variadic (at least min_arity)
+  int min_arity;
+  // Argument positions whose Load (or ref) names memory the call writes.
+  std::vector<int> written;
+  uint32_t effects;
+};
+
+// The table entry of `id`; every enumerator has one.
+const IntrinsicInfo& InfoOf(Intrinsic id);
+// The intrinsic a call is (nullopt: not an intrinsic, e.g. a tag).
+std::optional<Intrinsic> IntrinsicOf(const ir::CallNode& call);
+// Whether the statement is an intrinsic call with (one of) these effects.
+bool HasEffect(const ir::Stmt& s, uint32_t effects);
+
+// The statement form of an intrinsic call (its dtype is i32, unused); the
+// arity is checked against the table.
+ir::Stmt Intrin(Intrinsic id, std::vector<ir::Expr> args);
+// The expression form, of dtype t.
+ir::Expr IntrinExpr(DataType t, Intrinsic id, std::vector<ir::Expr> args);
+// An operand that is a name (a kind, a dtype, a message).
+ir::Expr Tag(std::string name);
 // const <dtype> var = value; visible to the end of the enclosing block.
 ir::Stmt Let(const ir::Var& var, ir::Expr value);
 ir::Expr ThreadIdx();
 // A reference to buffer[indices...] (fewer indices than dims: a sub-array).
 ir::Expr Ref(const ir::Buffer& buffer, std::vector<ir::Expr> indices);
 ir::Expr SharedAddr(const ir::Buffer& flat_shared, ir::Expr offset);
-ir::Expr AddressOf(const ir::Buffer& buffer, ir::Expr flat_index);
+// &element, of an element Load.
+ir::Expr AddressOf(ir::Expr load);
 
-// The call inside `s` when s is Evaluate(Call(name, ...)) with that name.
-const ir::CallNode* AsIntrin(const ir::Stmt& s, std::string_view name);
+// The call inside `s` when s is Evaluate(Call(...)) of that intrinsic.
+const ir::CallNode* AsIntrin(const ir::Stmt& s, Intrinsic id);
 const ir::CallNode* AsIntrin(const ir::Stmt& s);
 
 }  // namespace tessel::passes

@@ -1,7 +1,7 @@
 // What the scheduler passes share besides the IR: the target, the pass
-// config, the fragment layouts, the shared memory plan and the facts the
-// runtime must check at launch. Passes read and update it; each is still
-// one IR -> IR step on state.program.
+// config, the fragment layouts, the shared memory plan, the gemm plans and
+// the facts the runtime must check at launch. Passes read and update it; each
+// is still one IR -> IR step on state.program.
 //
 //   passes::LoweringState state = passes::LoweringState::Make(program, opts);
 //   RETURN_IF_ERROR(passes::RunPipeline(state));
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "src/ir/program.h"
@@ -29,6 +30,36 @@ struct AlignmentRequirement {
   std::string reason;  // "16-byte cp.async copies"
 };
 
+// How one gemm runs, decided once by plan_gemms (plan_gemms.h) right
+// before the lowering, which reads it.
+enum class GemmInstruction { kFma, kMmaSync, kWgmma };
+enum class OperandPath {
+  kElements,    // FMA loops read the tile element by element
+  kLdmatrix,    // ldmatrix from shared memory into mma fragments
+  kRegisters,   // a fragment already laid out as mma A fragments
+  kDescriptor,  // the tensor cores read shared memory (wgmma descriptor)
+};
+struct GemmOperandPlan {
+  OperandPath path = OperandPath::kElements;
+  bool k_major = false;  // kDescriptor: K contiguous in the tile
+};
+struct GemmPlan {
+  GemmInstruction instruction = GemmInstruction::kFma;
+  // The warp grid and each warp's accumulator tile (not for kFma).
+  int warps_m = 0, warps_n = 0;
+  int64_t warp_m = 0, warp_n = 0;
+  int m_tiles = 0, n_tiles = 0;  // m16 / n8 mma tiles per warp
+  int k_steps = 0;               // k16 steps
+  GemmOperandPlan a, b;
+  // "wgmma, warps 4x1, warp tile 16x64 (1x8 tiles), 4 k16 steps, A
+  // descriptor (K-major), B descriptor (MN-major)"
+  std::string ToString() const;
+};
+struct PlannedGemm {
+  ir::Stmt gemm;  // the GemmNode (kept alive: its address is the key)
+  GemmPlan plan;
+};
+
 struct SharedPlan {
   // Byte offset in the dynamic shared memory of every shared / barrier
   // buffer (by node; the lowering maps its flattened buffers too).
@@ -36,6 +67,10 @@ struct SharedPlan {
   std::unordered_map<const ir::BufferNode*, int64_t> bytes;
   int64_t scratch_offset = 0;  // scratch for reductions across threads
   int64_t scratch_bytes = 0;
+  // The scratch buffer of each reduce / cumsum that needs one (all at
+  // scratch_offset), in program order; the node kept alive as for gemms.
+  std::vector<std::pair<ir::Stmt, ir::Buffer>> scratch;
+  ir::Buffer ScratchOf(const ir::StmtNode* op) const;
   int64_t total_bytes = 0;
   // Byte ranges of two buffers overlap (reuse): accesses to them conflict.
   bool MayAlias(const ir::BufferNode* a, const ir::BufferNode* b) const;
@@ -48,6 +83,9 @@ struct LoweringState {
   // Fragment layouts, by fragment buffer node.
   std::unordered_map<const ir::BufferNode*, FragmentLayout> layouts;
   SharedPlan smem;
+  // Every gemm's plan, in program order (plan_gemms).
+  std::vector<PlannedGemm> gemm_plans;
+  const GemmPlan* GemmPlanOf(const ir::GemmNode* gemm) const;
   std::vector<AlignmentRequirement> alignment;
   int threads = 0;
   // Lowering sets these for the codegen.

@@ -11,7 +11,10 @@
 #include "src/passes/inject_pipeline.h"
 #include "src/passes/insert_barriers.h"
 #include "src/passes/layout_inference.h"
-#include "src/passes/lower_tile_ops.h"
+#include "src/passes/lower/fence_proxy_async.h"
+#include "src/passes/lower/lower_tile_ops.h"
+#include "src/passes/lower/rasterize_blocks.h"
+#include "src/passes/plan_gemms.h"
 #include "src/passes/plan_shared_memory.h"
 
 namespace tessel::passes {
@@ -25,14 +28,24 @@ struct Pass {
 // The one list. Order matters: layouts decide swizzles and warp grids the
 // pipeline and lowering use; the pipeline multiplies shared tiles before the
 // plan sizes them; the barrier planner needs the plan's aliasing and still
-// sees tile ops; the lowering comes last (wgmma included). TMA and warp
-// specialization, when built, go between insert_barriers and lower_tile_ops.
+// sees tile ops; the gemm plan (instruction, warp grid, operand paths) is
+// made on the final operand regions, and the lowering then writes
+// per-thread code (wgmma included) from it.
+// The async-proxy fences follow it: they go before the barriers the planner
+// placed, in kernels whose lowered code reads shared memory through the
+// async proxy. The block rasterization comes last: it rebinds the block
+// indices, whose grid ranges the lowering's bound analysis relies on. TMA
+// and warp specialization, when built, go between insert_barriers and
+// plan_gemms.
 constexpr Pass kPasses[] = {
     {"layout_inference", InferLayouts},
     {"inject_pipeline", InjectPipeline},
     {"plan_shared_memory", PlanSharedMemory},
     {"insert_barriers", InsertBarriers},
+    {"plan_gemms", PlanGemms},
     {"lower_tile_ops", LowerTileOps},
+    {"fence_proxy_async", FenceAsyncProxy},
+    {"rasterize_blocks", RasterizeBlocks},
 };
 
 absl::Status Check(const LoweringState& state) {
@@ -69,6 +82,15 @@ std::string DumpState(const LoweringState& state) {
     out += "# fragment layouts\n";
     for (const auto& [n, l] : sorted)
       absl::StrAppend(&out, "#   ", n, ": ", l, "\n");
+  }
+  if (!state.gemm_plans.empty()) {
+    out += "# gemm plans\n";
+    for (const PlannedGemm& p : state.gemm_plans) {
+      const auto* g = p.gemm.As<ir::GemmNode>();
+      absl::StrAppend(&out, "#   ", g->c.buffer->name,
+                      " += ", g->a.buffer->name, " * ", g->b.buffer->name, ": ",
+                      p.plan.ToString(), "\n");
+    }
   }
   if (!state.smem.offset.empty()) {
     std::map<std::string, std::string> sorted;

@@ -166,6 +166,20 @@ int64_t AlignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
+ir::Buffer SharedPlan::ScratchOf(const ir::StmtNode* op) const {
+  for (const auto& [node, buffer] : scratch)
+    if (node.get() == op) return buffer;
+  return ir::Buffer();
+}
+
+bool IsMmaRowReduce(const ir::ReduceNode& r, const LoweringState& s) {
+  auto sl = s.layouts.find(r.src.get());
+  auto dl = s.layouts.find(r.dst.get());
+  return sl != s.layouts.end() && dl != s.layouts.end() &&
+         sl->second.kind() == FragmentLayout::Kind::kMma && r.dim == 1 &&
+         dl->second == sl->second.RowsOf();
+}
+
 int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s) {
   auto it = s.layouts.find(r.src.get());
   if (it != s.layouts.end() &&
@@ -232,6 +246,32 @@ SharedPlan Place(const Liveness& lv, int64_t scratch) {
   return plan;
 }
 
+// The scratch buffer of each reduce / cumsum whose lowering stages through
+// shared memory, in the dtype it stages: all at the scratch offset (one
+// runs at a time, barriers around each).
+void PlanScratch(const ir::Stmt& body, const LoweringState& state,
+                 SharedPlan& plan) {
+  auto add = [&](const ir::Stmt& op, DataType t) {
+    ir::Buffer b = ir::MakeBuffer(
+        "red_scratch", t, {ir::Expr(int(plan.scratch_bytes / dtype_bytes(t)))},
+        ir::Scope::kShared);
+    plan.offset[b.get()] = plan.scratch_offset;
+    plan.bytes[b.get()] = plan.scratch_bytes;
+    plan.scratch.push_back({op, b});
+  };
+  ForEachStmt(body, [&](const ir::Stmt& s) {
+    if (const auto* r = s.As<ir::ReduceNode>()) {
+      if (IsMmaRowReduce(*r, state)) {
+        if (state.layouts.at(r->src.get()).warps_n() > 1)
+          add(s, DataType::kF32);
+      } else if (r->src->scope != ir::Scope::kShared) {
+        add(s, r->src->dtype);
+      }
+    }
+    if (const auto* c = s.As<ir::CumsumNode>()) add(s, c->src->dtype);
+  });
+}
+
 }  // namespace
 
 absl::Status PlanSharedMemory(LoweringState& state) {
@@ -276,6 +316,7 @@ absl::Status PlanSharedMemory(LoweringState& state) {
                      state.target.arch(), " allows ", limit,
                      ". Use smaller tiles or fewer pipeline stages."));
   }
+  PlanScratch(state.program.body, state, plan);
   state.smem = std::move(plan);
   return absl::OkStatus();
 }

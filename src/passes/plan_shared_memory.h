@@ -25,6 +25,10 @@ namespace tessel::passes {
 
 absl::Status PlanSharedMemory(LoweringState& state);
 
+// A row reduce of an mma accumulator into its rows layout: warp shuffles,
+// and shared memory scratch only across warps (else a staged generic one).
+bool IsMmaRowReduce(const ir::ReduceNode& r, const LoweringState& s);
+
 // Scratch bytes the lowering of a reduce / cumsum needs (0 for none).
 int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s);
 int64_t CumsumScratchBytes(const ir::CumsumNode& c, const LoweringState& s);

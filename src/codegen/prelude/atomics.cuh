@@ -88,5 +88,14 @@ __device__ __forceinline__ float atomic_max(float* addr, float v) {
                                          __float_as_uint(v)));
 }
 
+// The mirror of atomic_max.
+__device__ __forceinline__ float atomic_min(float* addr, float v) {
+  return v >= 0.0f
+             ? __int_as_float(
+                   atomicMin(reinterpret_cast<int*>(addr), __float_as_int(v)))
+             : __uint_as_float(atomicMax(reinterpret_cast<unsigned int*>(addr),
+                                         __float_as_uint(v)));
+}
+
 }  // namespace dev
 }  // namespace tessel

@@ -1,0 +1,247 @@
+// Expressions, and the intrinsics that are expressions (thread index,
+// shared addresses, references, warp reductions, packing, descriptors).
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/codegen/cuda_codegen.h"
+#include "src/codegen/cuda_printer.h"
+#include "src/ir/op.h"
+#include "src/passes/intrinsics.h"
+#include "src/passes/ir_util.h"
+
+namespace tessel::codegen {
+
+std::string Printer::Expr(const ir::Expr& e) {
+  using ir::BinaryOp;
+  switch (e->kind) {
+    case ir::ExprKind::kIntImm: {
+      int64_t v = e.As<ir::IntImmNode>()->value;
+      switch (e.dtype()) {
+        case DataType::kBool:
+          return v ? "true" : "false";
+        case DataType::kI64:
+          return absl::StrCat(v, "ll");
+        case DataType::kU32:
+          return absl::StrCat(v, "u");
+        case DataType::kI32:
+          return v < 0 ? absl::StrCat("(", v, ")") : absl::StrCat(v);
+        default:
+          return absl::StrCat("static_cast<", CudaType(e.dtype()), ">(", v,
+                              ")");
+      }
+    }
+    case ir::ExprKind::kFloatImm: {
+      double v = e.As<ir::FloatImmNode>()->value;
+      std::string f;
+      if (std::isinf(v)) {
+        f = v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+      } else if (std::isnan(v)) {
+        f = "__int_as_float(0x7fffffff)";
+      } else {
+        std::ostringstream os;
+        os.precision(17);
+        os << v;
+        f = os.str();
+        if (f.find_first_of(".eE") == std::string::npos) f += ".0";
+        if (e.dtype() != DataType::kF64) f += "f";
+      }
+      if (e.dtype() == DataType::kF32 || e.dtype() == DataType::kF64) {
+        return std::isinf(v) || v < 0 ? absl::StrCat("(", f, ")") : f;
+      }
+      return absl::StrCat("static_cast<", CudaType(e.dtype()), ">(", f, ")");
+    }
+    case ir::ExprKind::kVar:
+      return VarName(e.As<ir::VarNode>());
+    case ir::ExprKind::kBinary:
+      return Binary(*e.As<ir::BinaryNode>());
+    case ir::ExprKind::kUnary: {
+      const auto* u = e.As<ir::UnaryNode>();
+      const char* op = u->op == ir::UnaryOp::kNeg   ? "-"
+                       : u->op == ir::UnaryOp::kNot ? "!"
+                                                    : "~";
+      return absl::StrCat("(", op, Expr(u->a), ")");
+    }
+    case ir::ExprKind::kSelect: {
+      const auto* s = e.As<ir::SelectNode>();
+      return absl::StrCat("(", Expr(s->cond), " ? ", Expr(s->true_value), " : ",
+                          Expr(s->false_value), ")");
+    }
+    case ir::ExprKind::kCast: {
+      const auto* c = e.As<ir::CastNode>();
+      DataType from = c->value.dtype(), to = e.dtype();
+      bool half_like = from == DataType::kF16 || from == DataType::kBF16 ||
+                       to == DataType::kF16 || to == DataType::kBF16;
+      if (half_like && from != DataType::kF32 && to != DataType::kF32) {
+        return absl::StrCat("static_cast<", CudaType(to),
+                            ">(static_cast<float>(", Expr(c->value), "))");
+      }
+      return absl::StrCat("static_cast<", CudaType(to), ">(", Expr(c->value),
+                          ")");
+    }
+    case ir::ExprKind::kMath:
+      return Math(*e.As<ir::MathNode>());
+    case ir::ExprKind::kCall:
+      return Call(*e.As<ir::CallNode>());
+    case ir::ExprKind::kLoad:
+      return Access(*e.As<ir::LoadNode>());
+  }
+  return "/*?*/";
+}
+
+std::string Printer::Access(const ir::LoadNode& l) {
+  return Access(l.buffer, l.indices);
+}
+
+std::string Printer::Access(const ir::Buffer& b,
+                            const std::vector<ir::Expr>& idx) {
+  std::string name = BufName(b.get());
+  if (b->scope == ir::Scope::kVar) return name;
+  std::string out = name;
+  for (const ir::Expr& i : idx) absl::StrAppend(&out, "[", Expr(i), "]");
+  return out;
+}
+
+std::string Printer::Binary(const ir::BinaryNode& b) {
+  using ir::BinaryOp;
+  std::string x = Expr(b.a), y = Expr(b.b);
+  bool ints = !IsFloat(b.a.dtype());
+  auto simple_div = [&]() {
+    auto c = ir::AsConstInt(b.b);
+    return c && *c > 0 && passes::ProvablyNonNegative(b.a);
+  };
+  switch (b.op) {
+    case BinaryOp::kDiv:
+      if (ints && !simple_div())
+        return absl::StrCat("tl::floordiv(", x, ", ", y, ")");
+      return absl::StrCat("(", x, " / ", y, ")");
+    case BinaryOp::kMod:
+      if (!ints) return absl::StrCat("fmodf(", x, ", ", y, ")");
+      if (!simple_div()) return absl::StrCat("tl::floormod(", x, ", ", y, ")");
+      return absl::StrCat("(", x, " % ", y, ")");
+    case BinaryOp::kMin:
+      return absl::StrCat("min(", x, ", ", y, ")");
+    case BinaryOp::kMax:
+      return absl::StrCat("max(", x, ", ", y, ")");
+    case BinaryOp::kCeilDiv:
+      if (simple_div())
+        return absl::StrCat("((", x, " + ", y, " - 1) / ", y, ")");
+      return absl::StrCat("(-tl::floordiv(-(", x, "), ", y, "))");
+    case BinaryOp::kPow:
+      return absl::StrCat(b.a.dtype() == DataType::kF64 ? "pow(" : "powf(", x,
+                          ", ", y, ")");
+    default:
+      return absl::StrCat("(", x, " ", ir::BinaryOpName(b.op), " ", y, ")");
+  }
+}
+
+std::string Printer::Math(const ir::MathNode& m) {
+  DataType t = m.dtype;
+  std::string x = Expr(m.a);
+  if (!IsFloat(t)) {
+    if (m.op == ir::MathOp::kAbs) return absl::StrCat("abs(", x, ")");
+    return x;
+  }
+  bool dbl = t == DataType::kF64;
+  if (!dbl && t != DataType::kF32)
+    x = absl::StrCat("static_cast<float>(", x, ")");
+  std::string f;
+  auto fn = [&](const char* s) {
+    return absl::StrCat(s, dbl ? "" : "f", "(", x, ")");
+  };
+  switch (m.op) {
+    case ir::MathOp::kExp:
+      f = fn("exp");
+      break;
+    case ir::MathOp::kExp2:
+      // f32: one ex2.approx.ftz (MUFU). exp2f is the same 2-ulp
+      // instruction plus a fix-up for denormal results, which the
+      // softmax-style uses of exp2 never need.
+      f = dbl ? fn("exp2") : absl::StrCat("tl::exp2_approx(", x, ")");
+      break;
+    case ir::MathOp::kLog:
+      f = fn("log");
+      break;
+    case ir::MathOp::kLog2:
+      f = fn("log2");
+      break;
+    case ir::MathOp::kSqrt:
+      f = fn("sqrt");
+      break;
+    case ir::MathOp::kRsqrt:
+      f = fn("rsqrt");
+      break;
+    case ir::MathOp::kAbs:
+      f = absl::StrCat(dbl ? "fabs(" : "fabsf(", x, ")");
+      break;
+    case ir::MathOp::kTanh:
+      f = fn("tanh");
+      break;
+    case ir::MathOp::kSigmoid:
+      f = absl::StrCat(dbl ? "(1.0 / (1.0 + exp(-" : "(1.0f / (1.0f + expf(-",
+                       x, ")))");
+      break;
+    case ir::MathOp::kSin:
+      f = fn("sin");
+      break;
+    case ir::MathOp::kCos:
+      f = fn("cos");
+      break;
+    case ir::MathOp::kFloor:
+      f = fn("floor");
+      break;
+    case ir::MathOp::kCeil:
+      f = fn("ceil");
+      break;
+    case ir::MathOp::kRound:
+      f = fn("rint");
+      break;
+    case ir::MathOp::kErf:
+      f = fn("erf");
+      break;
+  }
+  if (!dbl && t != DataType::kF32)
+    return absl::StrCat("static_cast<", CudaType(t), ">(", f, ")");
+  return f;
+}
+
+std::string Printer::Call(const ir::CallNode& c) {
+  using I = passes::Intrinsic;
+  auto args = [&] {
+    std::vector<std::string> out;
+    for (const ir::Expr& a : c.args) out.push_back(Expr(a));
+    return absl::StrJoin(out, ", ");
+  };
+  std::optional<I> id = passes::IntrinsicOf(c);
+  if (!id) return absl::StrCat(c.name, "(", args(), ")");
+  switch (*id) {
+    case I::kThreadIdx:
+      return "static_cast<int>(threadIdx.x)";
+    case I::kSharedAddr: {
+      const auto* l = c.args[0].As<ir::LoadNode>();
+      int eb = dtype_bytes(l->buffer->dtype);
+      return absl::StrCat("(", BufName(l->buffer.get()),
+                          "_addr + static_cast<tl::u32>(", Expr(l->indices[0]),
+                          ")", eb == 1 ? "" : absl::StrCat(" * ", eb, "u"),
+                          ")");
+    }
+    case I::kRef:
+      return Access(*c.args[0].As<ir::LoadNode>());
+    case I::kAddressOf:
+      return absl::StrCat("&", Access(*c.args[0].As<ir::LoadNode>()));
+    case I::kWarpReduceSum:
+    case I::kWarpReduceMax:
+    case I::kWarpReduceMin:
+      return absl::StrCat("tl::", c.name, "<", Expr(c.args[0]), ">(",
+                          Expr(c.args[1]), ")");
+    case I::kPackB16x2:
+    case I::kWgmmaDescSw128:
+      return absl::StrCat("tl::", c.name, "(", args(), ")");
+    default:
+      error_ =
+          absl::StrCat("codegen: intrinsic ", c.name, " used as an expression");
+      return "";
+  }
+}
+
+}  // namespace tessel::codegen

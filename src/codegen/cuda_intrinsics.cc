@@ -1,0 +1,253 @@
+// The statement intrinsics (passes/intrinsics.h), one case each: what the
+// lowering's calls look like in CUDA C++.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "src/codegen/cuda_codegen.h"
+#include "src/codegen/cuda_printer.h"
+#include "src/ir/op.h"
+#include "src/passes/intrinsics.h"
+
+namespace tessel::codegen {
+
+std::string Printer::Addr(const ir::Expr& load) {
+  return absl::StrCat("&", Access(*load.As<ir::LoadNode>()));
+}
+
+const char* Printer::VecType(int64_t bytes) {
+  switch (bytes) {
+    case 16:
+      return "uint4";
+    case 8:
+      return "uint2";
+    case 4:
+      return "tl::u32";
+    default:
+      return "unsigned short";
+  }
+}
+
+// wgmma.mma_async m64nNk16, f32 += A * B: args (type, N, A M-major or -1
+// for A in registers, B N-major, accumulator [N/8][4], A's [4] registers
+// or descriptor, B's descriptor).
+void Printer::Wgmma(const ir::CallNode& c) {
+  const std::string& type = c.args[0].As<ir::CallNode>()->name;
+  const int n = static_cast<int>(*ir::AsConstInt(c.args[1]));
+  const int64_t trans_a = *ir::AsConstInt(c.args[2]);
+  const int64_t trans_b = *ir::AsConstInt(c.args[3]);
+  const std::string acc = Expr(c.args[4]), a = Expr(c.args[5]);
+  const bool a_in_registers = trans_a < 0;
+  const int nd = n / 2;  // accumulator registers
+  std::vector<std::string> d_ops, outs, ins;
+  for (int i = 0; i < nd; ++i) {
+    d_ops.push_back(absl::StrCat("%", i));
+    outs.push_back(absl::StrCat("\"+f\"(", acc, "[", i / 4, "][", i % 4, "])"));
+  }
+  std::string a_op;
+  if (a_in_registers) {
+    a_op = absl::StrCat("{%", nd, ", %", nd + 1, ", %", nd + 2, ", %", nd + 3,
+                        "}");
+    for (int r = 0; r < 4; ++r)
+      ins.push_back(absl::StrCat("\"r\"(", a, "[", r, "])"));
+  } else {
+    a_op = absl::StrCat("%", nd);
+    ins.push_back(absl::StrCat("\"l\"(", a, ")"));
+  }
+  const int b_at = nd + static_cast<int>(ins.size());
+  ins.push_back(absl::StrCat("\"l\"(", Expr(c.args[6]), ")"));
+  ins.push_back("\"r\"(1)");
+  std::string imms = a_in_registers
+                         ? absl::StrCat("1, 1, ", trans_b)
+                         : absl::StrCat("1, 1, ", trans_a, ", ", trans_b);
+  Line("asm volatile(");
+  Line("    \"{\\n.reg .pred p;\\n\"");
+  Line(absl::StrCat("    \"setp.ne.b32 p, %", b_at + 1, ", 0;\\n\""));
+  Line(absl::StrCat("    \"wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.",
+                    type, ".", type, " \""));
+  Line(absl::StrCat("    \"{", absl::StrJoin(d_ops, ", "), "}, \""));
+  Line(absl::StrCat("    \"", a_op, ", %", b_at, ", p, ", imms, ";\\n}\\n\""));
+  Line(absl::StrCat("    : ", absl::StrJoin(outs, ", ")));
+  Line(absl::StrCat("    : ", absl::StrJoin(ins, ", "), ");"));
+}
+
+// An empty asm that "writes" registers: the compiler keeps their reads
+// after it (the accumulators of a wgmma are final only after its wait).
+void Printer::FenceOperand(const ir::CallNode& c) {
+  const std::string acc = Expr(c.args[0]);
+  const int64_t n = *ir::AsConstInt(c.args[1]);
+  std::vector<std::string> outs;
+  for (int64_t i = 0; i < n; ++i)
+    outs.push_back(absl::StrCat("\"+f\"(", acc, "[", i / 4, "][", i % 4, "])"));
+  Line(absl::StrCat("asm volatile(\"\" : ", absl::StrJoin(outs, ", "),
+                    " :: \"memory\");"));
+}
+
+void Printer::Intrinsic(const ir::CallNode& c) {
+  using I = passes::Intrinsic;
+  std::optional<I> id = passes::IntrinsicOf(c);
+  if (!id || (passes::InfoOf(*id).effects & passes::kExpression)) {
+    error_ = absl::StrCat("codegen: unknown intrinsic ", c.name);
+    return;
+  }
+  auto arg = [&](int i) { return Expr(c.args[i]); };
+  switch (*id) {
+    case I::kLet: {
+      const auto* v = c.args[0].As<ir::VarNode>();
+      Line(absl::StrCat("const ", CudaType(c.args[1].dtype()), " ", VarName(v),
+                        " = ", arg(1), ";"));
+      return;
+    }
+    case I::kCpAsync: {
+      const auto* l = c.args[2].As<ir::LoadNode>();
+      std::string src = Addr(c.args[2]);
+      if (ir::IsConstInt(c.args[3], 1)) {
+        Line(absl::StrCat("tl::cp_async<", arg(0), ">(", arg(1), ", ", src,
+                          ");"));
+      } else {
+        std::string pred = arg(3);
+        Line(absl::StrCat("tl::cp_async<", arg(0), ">(", arg(1), ", ", pred,
+                          " ? static_cast<const void*>(", src,
+                          ") : static_cast<const void*>(",
+                          BufName(l->buffer.get()), "), ", pred, ");"));
+      }
+      return;
+    }
+    case I::kCpAsyncCommit:
+      Line("tl::cp_async_commit();");
+      return;
+    case I::kCpAsyncWait:
+      Line(absl::StrCat("tl::cp_async_wait<", arg(0), ">();"));
+      return;
+    case I::kLdmatrix:
+      Line(absl::StrCat("tl::ldmatrix_x", arg(0),
+                        ir::IsConstInt(c.args[1], 1) ? "_trans" : "",
+                        "(*reinterpret_cast<tl::u32(*)[", arg(0), "]>(", arg(2),
+                        "), ", arg(3), ");"));
+      return;
+    case I::kMma:
+      Line(absl::StrCat("tl::mma_m16n8k16_", c.args[0].As<ir::CallNode>()->name,
+                        "(", arg(1), ", ", arg(2), ", ", arg(3), ");"));
+      return;
+    case I::kWgmma:
+      Wgmma(c);
+      return;
+    case I::kFenceOperand:
+      FenceOperand(c);
+      return;
+    case I::kWgmmaFence:
+      Line("tl::wgmma_fence();");
+      return;
+    case I::kWgmmaCommit:
+      Line("tl::wgmma_commit();");
+      return;
+    case I::kWgmmaWait:
+      Line(absl::StrCat("tl::wgmma_wait<", arg(0), ">();"));
+      return;
+    case I::kFenceProxyAsync:
+      Line("tl::fence_proxy_async();");
+      return;
+    case I::kVecCopy: {
+      const char* t = VecType(*ir::AsConstInt(c.args[0]));
+      Line(absl::StrCat("*reinterpret_cast<", t, "*>(", Addr(c.args[1]),
+                        ") = *reinterpret_cast<const ", t, "*>(",
+                        Addr(c.args[2]), ");"));
+      return;
+    }
+    case I::kVecZero: {
+      int64_t bytes = *ir::AsConstInt(c.args[0]);
+      const char* t = VecType(bytes);
+      std::string zero = bytes == 16  ? "make_uint4(0u, 0u, 0u, 0u)"
+                         : bytes == 8 ? "make_uint2(0u, 0u)"
+                                      : "0u";
+      Line(absl::StrCat("*reinterpret_cast<", t, "*>(", Addr(c.args[1]),
+                        ") = ", zero, ";"));
+      return;
+    }
+    case I::kStorePair:
+      StorePair(c);
+      return;
+    case I::kAtomicAdd:
+      Line(
+          absl::StrCat("tl::atomic_add(", Addr(c.args[0]), ", ", arg(1), ");"));
+      return;
+    case I::kAtomicMax:
+    case I::kAtomicMin: {
+      DataType t = c.args[0].dtype();
+      bool mx = *id == I::kAtomicMax;
+      std::string f = t == DataType::kF32
+                          ? (mx ? "tl::atomic_max" : "tl::atomic_min")
+                          : (mx ? "atomicMax" : "atomicMin");
+      Line(absl::StrCat(f, "(", Addr(c.args[0]), ", ", arg(1), ");"));
+      return;
+    }
+    case I::kAtomicAddVec:
+      AtomicAddVec(c);
+      return;
+    case I::kMbarrierInit:
+      Line(absl::StrCat("tl::mbarrier_init(", Addr(c.args[0]), ", ", arg(1),
+                        ");"));
+      return;
+    case I::kFenceBarrierInit:
+      Line("tl::fence_barrier_init();");
+      return;
+    case I::kMbarrierArrive:
+      Line(absl::StrCat("tl::mbarrier_arrive(", Addr(c.args[0]), ");"));
+      return;
+    case I::kMbarrierWaitParity:
+      Line(absl::StrCat("tl::mbarrier_wait_parity(", Addr(c.args[0]), ", ",
+                        arg(1), ");"));
+      return;
+    case I::kPrint:
+      Print(c);
+      return;
+    default:  // the expressions, refused above
+      return;
+  }
+}
+
+void Printer::StorePair(const ir::CallNode& c) {
+  DataType t = c.args[0].dtype();
+  std::string dst = Addr(c.args[0]);
+  std::string lo = Expr(c.args[1]), hi = Expr(c.args[2]);
+  if (t == DataType::kF16 || t == DataType::kBF16) {
+    Line(absl::StrCat("*reinterpret_cast<tl::u32*>(", dst, ") = tl::pack_",
+                      t == DataType::kF16 ? "f16x2" : "bf16x2",
+                      "(static_cast<float>(", lo, "), static_cast<float>(", hi,
+                      "));"));
+  } else if (t == DataType::kF32) {
+    Line(absl::StrCat("*reinterpret_cast<float2*>(", dst, ") = make_float2(",
+                      lo, ", ", hi, ");"));
+  } else {
+    Line(absl::StrCat("(", dst, ")[0] = ", lo, ";"));
+    Line(absl::StrCat("(", dst, ")[1] = ", hi, ";"));
+  }
+}
+
+void Printer::AtomicAddVec(const ir::CallNode& c) {
+  int64_t v = *ir::AsConstInt(c.args[0]);
+  DataType t = c.args[1].dtype();
+  std::vector<std::string> vals;
+  for (size_t i = 2; i < c.args.size(); ++i) vals.push_back(Expr(c.args[i]));
+  std::string joined = absl::StrJoin(vals, ", ");
+  if (t == DataType::kF32) {
+    Line(absl::StrCat("tl::atomic_add_f32x", v, "(", Addr(c.args[1]),
+                      ", make_float", v, "(", joined, "));"));
+  } else if (t == DataType::kF16) {
+    Line(absl::StrCat("tl::atomic_add_f16x2(", Addr(c.args[1]),
+                      ", __halves2half2(", joined, "));"));
+  } else {
+    Line(absl::StrCat("tl::atomic_add_bf16x2(", Addr(c.args[1]),
+                      ", __halves2bfloat162(", joined, "));"));
+  }
+}
+
+void Printer::Print(const ir::CallNode& c) {
+  std::string msg = c.args[0].As<ir::CallNode>()->name;
+  msg = absl::StrReplaceAll(msg, {{"\\", "\\\\"}, {"\"", "\\\""}, {"%", "%%"}});
+  bool fl = IsFloat(c.args[1].dtype());
+  Line(absl::StrCat("printf(\"", msg, fl ? " %f" : " %lld", "\\n\", ",
+                    fl ? "static_cast<double>(" : "static_cast<long long>(",
+                    Expr(c.args[1]), "));"));
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,71 @@
+// The CUDA printer's class, shared by its three files: cuda_codegen.cc
+// (names, statements, the kernel around them), cuda_expressions.cc
+// (expressions, expression intrinsics) and cuda_intrinsics.cc (statement
+// intrinsics, one case per passes::Intrinsic). Internal to src/codegen.
+#ifndef TESSEL_SRC_CODEGEN_CUDA_PRINTER_H_
+#define TESSEL_SRC_CODEGEN_CUDA_PRINTER_H_
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "src/ir/expr.h"
+#include "src/ir/stmt.h"
+#include "src/passes/lowering_state.h"
+
+namespace tessel::codegen {
+
+inline bool IsFloat(DataType t) { return is_float(t); }
+
+class Printer {
+ public:
+  explicit Printer(const passes::LoweringState& st);
+
+  // A C++ name for a node, unique in the kernel, stable once given.
+  std::string Name(const void* key, const std::string& want);
+  std::string VarName(const ir::VarNode* v) { return Name(v, v->name); }
+  std::string BufName(const ir::BufferNode* b) { return Name(b, b->name); }
+
+  // cuda_expressions.cc
+  std::string Expr(const ir::Expr& e);
+  std::string Access(const ir::LoadNode& l);
+  std::string Access(const ir::Buffer& b, const std::vector<ir::Expr>& idx);
+  std::string Binary(const ir::BinaryNode& b);
+  std::string Math(const ir::MathNode& m);
+  std::string Call(const ir::CallNode& c);
+
+  // Statements (cuda_codegen.cc).
+  void Line(const std::string& s);
+  void Stmt(const ir::Stmt& s);
+  void Block(const ir::Stmt& s);
+
+  // cuda_intrinsics.cc
+  std::string Addr(const ir::Expr& load);
+  static const char* VecType(int64_t bytes);
+  void Wgmma(const ir::CallNode& c);
+  void FenceOperand(const ir::CallNode& c);
+  void Intrinsic(const ir::CallNode& c);
+  void StorePair(const ir::CallNode& c);
+  void AtomicAddVec(const ir::CallNode& c);
+  void Print(const ir::CallNode& c);
+
+  void Kernel(const ir::KernelNode& k);
+  // The whole translation unit; *entry gets the kernel's name.
+  std::string Emit(std::string* entry);
+
+  std::string error_;
+
+ private:
+  const passes::LoweringState& st_;
+  std::ostringstream out_;
+  int indent_ = 0;
+  std::unordered_map<const void*, std::string> names_;
+  std::unordered_set<std::string> used_;
+};
+
+}  // namespace tessel::codegen
+
+#endif  // TESSEL_SRC_CODEGEN_CUDA_PRINTER_H_

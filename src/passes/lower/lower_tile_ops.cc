@@ -1,0 +1,144 @@
+// The tile-op lowering's driver: the structural nodes (kernel, lists,
+// loops, branches, allocations, element accesses) here; every tile op goes
+// to its family's file (lowerer.h lists them).
+#include "src/passes/lower/lower_tile_ops.h"
+
+#include "src/passes/intrinsics.h"
+#include "src/passes/ir_util.h"
+#include "src/passes/lower/lowerer.h"
+
+namespace tessel::passes {
+namespace lower {
+
+Stmt Lowerer::Visit(const ir::KernelNode* op) {
+  for (size_t d = 0; d < op->block_vars.size(); ++d) {
+    if (auto g = ir::AsConstInt(op->grid[d]))
+      ranges_[op->block_vars[d].get()] = {0, *g - 1};
+  }
+  Stmt body = MutateStmt(op->body);
+  // The thread index first: rasterize_blocks adds its block remap after it.
+  std::vector<Stmt> top{Let(tx_, ThreadIdx())};
+  top.push_back(body);
+  return ir::MakeStmt<ir::KernelNode>(op->grid, op->threads, op->block_vars,
+                                      ir::Seq(top), op->loc);
+}
+
+Stmt Lowerer::Visit(const ir::SeqNode* op) {
+  // Global -> shared copies followed by a commit become cp.async.
+  std::vector<const ir::Stmt*> pending;
+  for (const Stmt& s : op->stmts) {
+    if (AsIntrin(s, Intrinsic::kCpAsyncCommit)) {
+      for (const Stmt* p : pending) MarkAsync(*p);
+      pending.clear();
+    } else if (OnlyProducerCopies(s)) {
+      pending.push_back(&s);
+    } else {
+      pending.clear();
+    }
+  }
+  std::vector<ir::Buffer> kept = PlanKeptOperands(op->stmts);
+  std::vector<Stmt> out;
+  // Gemms on shared operands in a row run together on the tensor cores:
+  // one wait before the first statement that is not one of them.
+  std::vector<ir::Buffer> outer_deferred;
+  std::swap(outer_deferred, deferred_wgmma_);
+  for (const Stmt& s : op->stmts) {
+    if (!deferred_wgmma_.empty() && !JoinsDeferredWgmma(s)) {
+      out.push_back(WaitWgmma(deferred_wgmma_));
+      deferred_wgmma_.clear();
+    }
+    defer_wgmma_ = s.As<ir::GemmNode>() != nullptr;
+    out.push_back(MutateStmt(s));
+    defer_wgmma_ = false;
+  }
+  if (!deferred_wgmma_.empty()) out.push_back(WaitWgmma(deferred_wgmma_));
+  deferred_wgmma_ = std::move(outer_deferred);
+  // The kept arrays exist only around this list: a gemm node met again
+  // elsewhere loads its own fragments.
+  for (const Stmt& s : op->stmts)
+    if (const auto* g = s.As<ir::GemmNode>()) kept_.erase(g);
+  Stmt seq = ir::Seq(out, op->loc);
+  for (const ir::Buffer& b : kept)
+    seq = ir::MakeStmt<ir::AllocateNode>(b, seq, op->loc);
+  return seq;
+}
+
+Stmt Lowerer::Visit(const ir::ForNode* op) {
+  if (op->for_kind == ir::ForKind::kParallel) return LowerParallel(op);
+  if (std::optional<Stmt> s = LowerPipelinedGemm(op)) return *s;
+  auto mn = ir::AsConstInt(op->min), ex = ir::AsConstInt(op->extent);
+  if (mn && ex) ranges_[op->var.get()] = {*mn, *mn + *ex - 1};
+  Stmt body = MutateStmt(op->body);
+  ir::ForKind kind = op->for_kind == ir::ForKind::kPipelined
+                         ? ir::ForKind::kSerial
+                         : op->for_kind;
+  return ir::MakeStmt<ir::ForNode>(op->var, op->min, op->extent, kind, 0,
+                                   std::vector<int>{}, std::vector<int>{}, body,
+                                   op->loc);
+}
+
+Stmt Lowerer::Visit(const ir::IfThenElseNode* op) {
+  // `v + c1 < c2` bounds v inside the then branch (pipeline prefetch
+  // guards), which removes copy predicates that cannot fail there.
+  std::optional<std::pair<const ir::VarNode*, Range>> saved;
+  if (const auto* lt = op->cond.As<ir::BinaryNode>();
+      lt && lt->op == ir::BinaryOp::kLT) {
+    const ir::VarNode* v = lt->a.As<ir::VarNode>();
+    int64_t c1 = 0;
+    if (const auto* add = lt->a.As<ir::BinaryNode>();
+        add && add->op == ir::BinaryOp::kAdd && ir::AsConstInt(add->b)) {
+      v = add->a.As<ir::VarNode>();
+      c1 = *ir::AsConstInt(add->b);
+    }
+    auto c2 = ir::AsConstInt(lt->b);
+    auto it = v ? ranges_.find(v) : ranges_.end();
+    if (c2 && it != ranges_.end()) {
+      saved = {v, it->second};
+      it->second.hi = std::min(it->second.hi, *c2 - c1 - 1);
+    }
+  }
+  Stmt then_case = MutateStmt(op->then_case);
+  if (saved) ranges_[saved->first] = saved->second;
+  Stmt else_case = MutateStmt(op->else_case);
+  return ir::MakeStmt<ir::IfThenElseNode>(MutateExpr(op->cond), then_case,
+                                          else_case, op->loc);
+}
+
+Stmt Lowerer::Visit(const ir::AllocateNode* op) {
+  Stmt body = MutateStmt(op->body);
+  if (op->buffer->scope == ir::Scope::kFragment) {
+    return ir::MakeStmt<ir::AllocateNode>(Local(op->buffer), body, op->loc);
+  }
+  return ir::MakeStmt<ir::AllocateNode>(op->buffer, body, op->loc);
+}
+
+Stmt Lowerer::Visit(const ir::AnnotateLayoutNode* op) { return ir::Seq({}); }
+
+Stmt Lowerer::Visit(const ir::StoreNode* op) {
+  if (op->buffer->scope == ir::Scope::kFragment) {
+    Fail(op, "an element store to a fragment outside a T.Parallel loop");
+    return Self(op);
+  }
+  return Flatten(IRMutator::Visit(op));
+}
+
+Expr Lowerer::Visit(const ir::LoadNode* op) {
+  if (op->buffer->scope == ir::Scope::kFragment) {
+    Fail(nullptr, "an element read of fragment " + op->buffer->name +
+                      " outside a T.Parallel loop");
+    return Self(op);
+  }
+  return FlattenExpr(IRMutator::Visit(op));
+}
+
+}  // namespace lower
+
+absl::Status LowerTileOps(LoweringState& state) {
+  lower::Lowerer l(state);
+  ir::Stmt body = l.MutateStmt(state.program.body);
+  if (!l.status.ok()) return l.status;
+  state.program.body = body;
+  return absl::OkStatus();
+}
+
+}  // namespace tessel::passes

@@ -1,0 +1,171 @@
+// The tile-op lowering's walk: one ir::IRMutator whose Visit methods are the
+// dispatch per node kind (lower_tile_ops.cc, the driver) and whose
+// per-family lowerings live one file each in this folder:
+//
+//   copy.cc               T.copy, T.fill, cp.async marking, packed stores
+//   gemm_mma.cc           T.gemm via ldmatrix + mma.sync
+//   gemm_wgmma.cc         T.gemm via wgmma.mma_async (sm_90a)
+//   fragment_pipeline.cc  mma.sync fragments double-buffered across k-tiles
+//   kept_operands.cc      gemm operands kept in registers between gemms
+//   gemm_fma.cc           T.gemm as FMA loops (other dtypes)
+//   reduce.cc, cumsum.cc  T.reduce_*, T.cumsum
+//   parallel.cc           T.Parallel loops over each thread's elements
+//   atomic.cc             T.atomic_*
+//   mbarrier.cc, print.cc mbarriers, T.print
+//
+// The per-thread facts (thread index, variable ranges, bounds, offsets)
+// are the ThreadContext's (thread_context.h).
+#ifndef TESSEL_SRC_PASSES_LOWER_LOWERER_H_
+#define TESSEL_SRC_PASSES_LOWER_LOWERER_H_
+
+#include <array>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "src/ir/visitor.h"
+#include "src/passes/lower/thread_context.h"
+#include "src/passes/operand_reuse.h"
+#include "src/passes/wgmma.h"
+
+namespace tessel::passes::lower {
+
+// The mma.sync lowering of one gemm: its accumulator and its fragment
+// registers, two of each (fragment double buffering: the ldmatrix of one
+// k16 step are in flight while the mma of the previous step run).
+struct MmaGemm {
+  ir::Buffer acc, af, bf;
+  // Operands kept in registers across gemms (operand_reuse.h): all k16
+  // steps in [kk][...]; filled by this gemm (fill) or already there.
+  ir::Buffer a_keep, b_keep;
+  bool a_fill = false, b_fill = false;
+  int KK = 0, MI = 0, NI = 0, wn = 0;
+  int64_t wtm = 0, wtn = 0;
+  const char* kind = "f16_f32";
+  // wgmma.mma_async (wgmma.h): B stays in shared memory; A too when
+  // wgmma_a, else A's fragments of all k16 steps are live at once (af is
+  // [KK][MI][4]).
+  std::optional<WgmmaOperand> wgmma, wgmma_a;
+};
+
+// The steady state inject_pipeline (and insert_barriers) make of a
+// Pipelined loop whose only consumer is one gemm of the current stage:
+//   for k: cp_async_wait(S-2); __syncthreads(); if (k+S-1 < n) prefetch;
+//          cp_async_commit(); gemm(As[k % S], Bs[k % S], acc)
+struct PipelinedGemm {
+  Stmt wait, sync, prefetch, commit;  // sync undefined: thread sync off
+  Stmt gemm;
+};
+
+// A global -> shared copy, or an if / list of nothing else (copy.cc).
+bool IsProducerCopy(const Stmt& s);
+bool OnlyProducerCopies(const Stmt& s);
+
+class Lowerer : public ir::IRMutator, public ThreadContext {
+ public:
+  explicit Lowerer(LoweringState& state) : ThreadContext(state) {}
+
+  // Structure (lower_tile_ops.cc).
+  Stmt Visit(const ir::KernelNode* op) override;
+  Stmt Visit(const ir::SeqNode* op) override;
+  Stmt Visit(const ir::ForNode* op) override;
+  Stmt Visit(const ir::IfThenElseNode* op) override;
+  Stmt Visit(const ir::AllocateNode* op) override;
+  Stmt Visit(const ir::AnnotateLayoutNode* op) override;
+  Stmt Visit(const ir::StoreNode* op) override;
+  Expr Visit(const ir::LoadNode* op) override;
+  // Tile ops: each to its family.
+  Stmt Visit(const ir::FillNode* op) override;  // copy.cc
+  Stmt Visit(const ir::CopyNode* op) override { return LowerCopy(*op); }
+  Stmt Visit(const ir::GemmNode* op) override { return LowerGemm(*op); }
+  Stmt Visit(const ir::ReduceNode* op) override { return LowerReduce(*op); }
+  Stmt Visit(const ir::CumsumNode* op) override { return LowerCumsum(*op); }
+  Stmt Visit(const ir::AtomicNode* op) override { return LowerAtomic(*op); }
+  Stmt Visit(const ir::MbarrierInitNode* op) override;  // mbarrier.cc
+  Stmt Visit(const ir::MbarrierArriveNode* op) override;
+  Stmt Visit(const ir::MbarrierWaitParityNode* op) override;
+  Stmt Visit(const ir::MbarrierExpectTxNode* op) override;
+  Stmt Visit(const ir::PrintNode* op) override;  // print.cc
+
+ private:
+  // copy.cc
+  void MarkAsync(const Stmt& s);
+  Stmt LowerCopy(const ir::CopyNode& c);
+  Stmt CopyFragment(const ir::CopyNode& c, const ir::Region& src,
+                    const ir::Region& dst);
+  bool PairsOk(const ir::Region& g);
+  // atomic.cc
+  Stmt LowerAtomic(const ir::AtomicNode& a);
+  // parallel.cc
+  Stmt LowerParallel(const ir::ForNode* op);
+  void ForEachFragmentAccess(
+      const Stmt& s,
+      const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>&
+          fn);
+  Stmt MapFragments(const Stmt& body,
+                    const std::vector<const ir::VarNode*>& vars,
+                    const FragmentLayout& d, const std::vector<Expr>& local);
+  Stmt GuardSideEffects(const Stmt& s, const Expr& leader);
+  // gemm_mma.cc
+  const GemmPlan& PlanOf(const ir::GemmNode& g);
+  std::optional<MmaGemm> PlanMma(const ir::GemmNode& g);
+  Stmt ClearAccumulator(const ir::GemmNode& g, const MmaGemm& m);
+  Stmt LoadFragments(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk);
+  Stmt PackRegisterA(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk);
+  Stmt LoadA(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk);
+  Stmt LoadB(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk);
+  Stmt MmaStep(const MmaGemm& m, Expr buf, int kk);
+  static Stmt WithFragments(const MmaGemm& m, Stmt body);
+  Stmt LowerGemm(const ir::GemmNode& g);
+  // kept_operands.cc
+  std::optional<OperandKey> KeyOf(const ir::GemmNode& g, GemmOperand which);
+  int FragmentRegisters() const;
+  std::vector<ir::Buffer> PlanKeptOperands(const std::vector<Stmt>& stmts);
+  // gemm_wgmma.cc
+  Expr WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o, int kk,
+                       Expr mn0);
+  Stmt WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk);
+  Stmt WaitWgmma(const std::vector<ir::Buffer>& accumulators);
+  Stmt LowerWgmma(const ir::GemmNode& g, const MmaGemm& m);
+  bool JoinsDeferredWgmma(const Stmt& s);
+  // fragment_pipeline.cc
+  static std::optional<PipelinedGemm> MatchPipelinedGemm(const Stmt& body);
+  std::optional<Stmt> LowerPipelinedGemm(const ir::ForNode* op);
+  // gemm_fma.cc
+  Stmt LowerGemmFma(const ir::GemmNode& g, const ir::Region& a,
+                    const ir::Region& b);
+  // reduce.cc
+  // The shared plan's scratch buffer of a reduce / cumsum.
+  ir::Buffer Scratch(const ir::StmtNode* op, DataType t);
+  Stmt LowerReduce(const ir::ReduceNode& r);
+  std::function<Expr(const std::vector<Expr>&)> Staged(const ir::ReduceNode& r,
+                                                       const ir::Buffer& b,
+                                                       std::vector<Stmt>& out);
+  Stmt ReduceGeneric(const ir::ReduceNode& r);
+  Stmt ReduceOne(const ir::ReduceNode& r,
+                 const std::function<Expr(const std::vector<Expr>&)>& src,
+                 const std::vector<Expr>& di,
+                 const std::function<Stmt(Expr)>& set, const Expr& old);
+  // cumsum.cc
+  Stmt LowerCumsum(const ir::CumsumNode& c);
+
+  // Global -> shared copies that a commit follows: they become cp.async.
+  std::unordered_set<const ir::CopyNode*> async_;
+  int in_parallel_ = 0;  // inside a T.Parallel body
+  int gemm_count_ = 0;   // names the fragment registers
+  int kept_count_ = 0;   // names the kept operand arrays
+  // Lowering a gemm that is a statement of a list (its wait may wait), and
+  // the accumulators of the list's committed, unwaited wgmma.
+  bool defer_wgmma_ = false;
+  std::vector<ir::Buffer> deferred_wgmma_;
+  // Per gemm, its A and B kept in registers: (array, filled by this gemm).
+  std::unordered_map<const ir::GemmNode*,
+                     std::array<std::optional<std::pair<ir::Buffer, bool>>, 2>>
+      kept_;
+};
+
+}  // namespace tessel::passes::lower
+
+#endif  // TESSEL_SRC_PASSES_LOWER_LOWERER_H_

@@ -1,0 +1,183 @@
+// T.Parallel loops: a loop over each thread's local elements of the
+// fragment that drives it, fragment accesses mapped to local array elements.
+#include "src/passes/lower/lowerer.h"
+
+#include "absl/strings/str_cat.h"
+#include "src/passes/intrinsics.h"
+#include "src/passes/ir_util.h"
+
+namespace tessel::passes::lower {
+
+// ------------------------------------------------------------ Parallel
+Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
+  std::vector<const ir::VarNode*> vars;
+  std::vector<ir::Var> var_handles;
+  std::vector<int64_t> extents;
+  const ir::ForNode* f = op;
+  while (true) {
+    auto e = ir::AsConstInt(f->extent);
+    if (!e || !ir::IsConstInt(f->min, 0)) {
+      Fail(f, "a T.Parallel loop needs a constant extent starting at 0");
+      return Self(op);
+    }
+    vars.push_back(f->var.get());
+    var_handles.push_back(f->var);
+    extents.push_back(*e);
+    const auto* inner = f->body.As<ir::ForNode>();
+    if (inner == nullptr || inner->for_kind != ir::ForKind::kParallel) break;
+    f = inner;
+  }
+  Stmt body = f->body;
+  // The driving layout: a fragment indexed by exactly the loop's vars.
+  std::optional<FragmentLayout> driver;
+  ForEachFragmentAccess(body,
+                        [&](const ir::Buffer& b, const std::vector<Expr>& idx) {
+                          if (driver || idx.size() != vars.size()) return;
+                          for (size_t i = 0; i < idx.size(); ++i)
+                            if (idx[i].get() != vars[i]) return;
+                          driver = Layout(b);
+                        });
+  if (!driver) driver = FragmentLayout::Blocked(extents, st_.threads, 1);
+  if (driver->shape() != extents) {
+    Fail(op,
+         "a T.Parallel loop whose extents differ from its fragment's "
+         "shape");
+    return Self(op);
+  }
+  const FragmentLayout d = *driver;
+  std::vector<int64_t> ls = d.local_shape();
+  std::vector<ir::Var> lvars;
+  std::vector<Expr> local;
+  for (size_t i = 0; i < ls.size(); ++i) {
+    lvars.emplace_back(absl::StrCat(vars[0]->name, "_l", i));
+    local.push_back(lvars.back());
+    ranges_[lvars.back().get()] = {0, ls[i] - 1};
+  }
+  std::vector<Expr> logical = d.Logical(tx_, local);
+  // Fragment accesses -> local array elements.
+  Stmt mapped = MapFragments(body, vars, d, local);
+  if (!status.ok()) return Self(op);
+  Expr leader = d.Leader(tx_);
+  if (leader.defined()) mapped = GuardSideEffects(mapped, leader);
+  VarMap sub;
+  for (size_t i = 0; i < vars.size(); ++i) sub[vars[i]] = logical[i];
+  mapped = Substitute(mapped, sub);
+  in_parallel_++;
+  mapped = MutateStmt(mapped);
+  in_parallel_--;
+  mapped = Guard(d.Valid(tx_, local), mapped);
+  int64_t total = 1;
+  for (int64_t e : ls) total *= e;
+  for (int i = static_cast<int>(ls.size()) - 1; i >= 0; --i) {
+    ir::ForKind k =
+        total <= 256 || i > 0 ? ir::ForKind::kUnrolled : ir::ForKind::kSerial;
+    mapped = MakeFor(lvars[i], 0, Expr(int(ls[i])), k, mapped);
+  }
+  return mapped;
+}
+
+void Lowerer::ForEachFragmentAccess(
+    const Stmt& s,
+    const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>&
+        fn) {
+  struct V : ir::IRVisitor {
+    const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>* fn;
+    void Visit(const ir::LoadNode* op) override {
+      if (op->buffer->scope == ir::Scope::kFragment)
+        (*fn)(op->buffer, op->indices);
+      IRVisitor::Visit(op);
+    }
+    void Visit(const ir::StoreNode* op) override {
+      if (op->buffer->scope == ir::Scope::kFragment)
+        (*fn)(op->buffer, op->indices);
+      IRVisitor::Visit(op);
+    }
+  } v;
+  v.fn = &fn;
+  v.VisitStmt(s);
+}
+
+// Rewrites F[i, j] (F laid out as the driver) and r[i] (the driver's rows)
+// to the local array elements the loop's local indices name.
+Stmt Lowerer::MapFragments(const Stmt& body,
+                           const std::vector<const ir::VarNode*>& vars,
+                           const FragmentLayout& d,
+                           const std::vector<Expr>& local) {
+  class M : public ir::IRMutator {
+   public:
+    Lowerer* self;
+    const std::vector<const ir::VarNode*>* vars;
+    const FragmentLayout* d;
+    const std::vector<Expr>* local;
+    std::optional<std::vector<Expr>> Map(const ir::Buffer& b,
+                                         const std::vector<Expr>& idx) {
+      const FragmentLayout& l = self->Layout(b);
+      bool full = idx.size() == vars->size();
+      for (size_t i = 0; full && i < idx.size(); ++i)
+        full = idx[i].get() == (*vars)[i];
+      if (full && l == *d) return *local;
+      if (l.kind() == FragmentLayout::Kind::kReplicated && !is_store) {
+        std::vector<Expr> shape;
+        for (int64_t x : l.shape()) shape.push_back(Expr(int(x)));
+        return std::vector<Expr>{FlatIndex(shape, idx)};
+      }
+      if (d->kind() == FragmentLayout::Kind::kMma &&
+          l.kind() == FragmentLayout::Kind::kMmaRows && idx.size() == 1 &&
+          idx[0].get() == (*vars)[0] && l == d->RowsOf()) {
+        return std::vector<Expr>{(*local)[0], (*local)[2] / 2};
+      }
+      self->Fail(nullptr,
+                 absl::StrCat("fragment ", b->name, " (", l.ToString(),
+                              ") indexed in a T.Parallel loop laid out as ",
+                              d->ToString(),
+                              "; index a fragment by the loop variables"));
+      return std::nullopt;
+    }
+    bool is_store = false;
+    Expr Visit(const ir::LoadNode* op) override {
+      Expr e = IRMutator::Visit(op);
+      if (op->buffer->scope != ir::Scope::kFragment) return e;
+      is_store = false;
+      auto idx = Map(op->buffer, op->indices);
+      if (!idx) return e;
+      return ir::Load(self->Local(op->buffer), *idx);
+    }
+    ir::Stmt Visit(const ir::StoreNode* op) override {
+      ir::Stmt s = IRMutator::Visit(op);
+      if (op->buffer->scope != ir::Scope::kFragment) return s;
+      is_store = true;
+      auto idx = Map(op->buffer, op->indices);
+      if (!idx) return s;
+      const auto* st = s.As<ir::StoreNode>();
+      return ir::MakeStmt<ir::StoreNode>(self->Local(op->buffer), *idx,
+                                         st->value, st->loc);
+    }
+  } m;
+  m.self = this;
+  m.vars = &vars;
+  m.d = &d;
+  m.local = &local;
+  return m.MutateStmt(body);
+}
+
+// Stores to shared/global memory and atomics run once per element, in
+// the leading replica.
+Stmt Lowerer::GuardSideEffects(const Stmt& s, const Expr& leader) {
+  class G : public ir::IRMutator {
+   public:
+    Expr leader;
+    ir::Stmt Visit(const ir::StoreNode* op) override {
+      if (op->buffer->scope == ir::Scope::kGlobal ||
+          op->buffer->scope == ir::Scope::kShared)
+        return MakeIf(leader, Self(op));
+      return Self(op);
+    }
+    ir::Stmt Visit(const ir::AtomicNode* op) override {
+      return MakeIf(leader, Self(op));
+    }
+  } g;
+  g.leader = leader;
+  return g.MutateStmt(s);
+}
+
+}  // namespace tessel::passes::lower

@@ -1,0 +1,81 @@
+#include "src/passes/plan_gemms.h"
+
+#include "absl/strings/str_cat.h"
+#include "src/passes/ir_util.h"
+#include "src/passes/layout_inference.h"
+#include "src/passes/wgmma.h"
+
+namespace tessel::passes {
+namespace {
+
+GemmPlan Plan(const ir::GemmNode& g, const LoweringState& state) {
+  GemmPlan p;
+  auto [wm, wn] = MmaWarpGrid(g, state.threads);
+  auto layout = state.layouts.find(g.c.buffer.get());
+  if (wm == 0 || layout == state.layouts.end() ||
+      layout->second.kind() != FragmentLayout::Kind::kMma) {
+    return p;  // FMA: the operands read element by element
+  }
+  const FragmentLayout& l = layout->second;
+  p.warps_m = wm;
+  p.warps_n = wn;
+  p.warp_m = l.shape()[0] / wm;
+  p.warp_n = l.shape()[1] / wn;
+  p.m_tiles = l.mi();
+  p.n_tiles = l.ni();
+  auto ae = *ConstSqueezedExtents(g.a);
+  p.k_steps = static_cast<int>((g.transpose_a ? ae[0] : ae[1]) / 16);
+  p.a.path = g.a.buffer->scope == ir::Scope::kFragment ? OperandPath::kRegisters
+                                                       : OperandPath::kLdmatrix;
+  p.b.path = OperandPath::kLdmatrix;
+  p.instruction = GemmInstruction::kMmaSync;
+  if (std::optional<WgmmaOperand> b = WgmmaOperandB(g, state)) {
+    p.instruction = GemmInstruction::kWgmma;
+    p.b = {OperandPath::kDescriptor, b->k_major};
+    if (std::optional<WgmmaOperand> a = WgmmaOperandA(g, state))
+      p.a = {OperandPath::kDescriptor, a->k_major};
+  }
+  return p;
+}
+
+std::string OperandText(const GemmOperandPlan& o) {
+  switch (o.path) {
+    case OperandPath::kElements:
+      return "elements";
+    case OperandPath::kLdmatrix:
+      return "ldmatrix";
+    case OperandPath::kRegisters:
+      return "registers";
+    case OperandPath::kDescriptor:
+      return absl::StrCat("descriptor (", o.k_major ? "K" : "MN", "-major)");
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string GemmPlan::ToString() const {
+  if (instruction == GemmInstruction::kFma) return "fma";
+  return absl::StrCat(
+      instruction == GemmInstruction::kWgmma ? "wgmma" : "mma.sync", ", warps ",
+      warps_m, "x", warps_n, ", warp tile ", warp_m, "x", warp_n, " (", m_tiles,
+      "x", n_tiles, " tiles), ", k_steps, " k16 steps, A ", OperandText(a),
+      ", B ", OperandText(b));
+}
+
+const GemmPlan* LoweringState::GemmPlanOf(const ir::GemmNode* gemm) const {
+  for (const PlannedGemm& p : gemm_plans)
+    if (p.gemm.get() == gemm) return &p.plan;
+  return nullptr;
+}
+
+absl::Status PlanGemms(LoweringState& state) {
+  state.gemm_plans.clear();
+  ForEachStmt(state.program.body, [&](const ir::Stmt& s) {
+    if (const auto* g = s.As<ir::GemmNode>())
+      state.gemm_plans.push_back({s, Plan(*g, state)});
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace tessel::passes

@@ -8,31 +8,9 @@
 #include "jit/context.h"
 #include "jit/counters.h"
 #include "jit/driver_api.h"
+#include "jit/loaded_module.h"
 
 namespace tessel::jit {
-
-namespace internal {
-struct LoadedModule {
-  const DriverApi* api = nullptr;
-  CUcontext context = nullptr;
-  CUmodule module = nullptr;
-  CUfunction function = nullptr;
-  std::string entry;
-  int max_threads_per_block = 0;
-  int static_smem_bytes = 0;
-  int max_dynamic_smem_bytes = 0;  // opt-in limit less static
-  // The kernel's current dynamic shared memory limit; raised on demand.
-  std::atomic<int> dynamic_smem_limit{0};
-  absl::Mutex raise_mu;
-
-  ~LoadedModule() {
-    if (module == nullptr) return;
-    ScopedContext current(*api, context);
-    if (current.status().ok()) api->cuModuleUnload(module);
-  }
-};
-}  // namespace internal
-
 namespace {
 
 using internal::LoadedModule;

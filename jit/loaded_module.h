@@ -7,6 +7,8 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <cstddef>
+#include <optional>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
@@ -22,6 +24,8 @@ struct LoadedModule {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   std::string entry;
+  // From the cubin (cubin_params.h); nullopt when it could not be read.
+  std::optional<size_t> cubin_param_count;
   int max_threads_per_block = 0;
   int static_smem_bytes = 0;
   int max_dynamic_smem_bytes = 0;  // opt-in limit less static

@@ -54,14 +54,11 @@ bool WriteAll(int fd, const std::string& bytes) {
 
 void Send(int fd, const json& message) { WriteAll(fd, message.dump() + "\n"); }
 
-// Present and whole (header and checksum), read without side effects.
+// Present, whole and this key's (jit::CacheDirectory::HasSoundEntry), read
+// without side effects.
 bool EntryPresent(const jit::CacheDirectory& directory,
                   const std::string& key) {
-  std::ifstream in(directory.EntryPath(key, ".cubin"), std::ios::binary);
-  if (!in) return false;
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return jit::DecodeCacheEntry(bytes.str()).has_value();
+  return directory.HasSoundEntry(key);
 }
 
 // The child's work; its messages are JSON lines on `fd`: {"key": ...} as

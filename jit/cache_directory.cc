@@ -67,7 +67,7 @@ bool ReadTrusted(const std::string& path, std::string& out, std::string& why,
   } else if (ok) {
     ok = ReadWholeFile(fd, out);
   }
-  if (ok == why.empty() && !ok) why = absl::StrCat("cannot read ", path);
+  if (!ok && why.empty()) why = absl::StrCat("cannot read ", path);
   ::close(fd);
   return ok;
 }

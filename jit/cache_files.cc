@@ -46,7 +46,7 @@ namespace {
 
 // The owner and mode rules shared by folders and files.
 std::string UnsafeOwnerOrMode(const struct stat& st, const std::string& path,
-                              const char* fix_mode) {
+                              bool folder) {
   if (st.st_uid != ::geteuid()) {
     return absl::StrCat(path, " is owned by uid ", st.st_uid,
                         ", not by you (uid ", ::geteuid(),
@@ -54,10 +54,14 @@ std::string UnsafeOwnerOrMode(const struct stat& st, const std::string& path,
                         "TESSEL_CACHE_DIR at a folder of your own");
   }
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return absl::StrFormat(
-        "%s is writable by group or others (mode %04o): chmod %s %s (after "
-        "checking what is in it)",
-        path, st.st_mode & 07777, fix_mode, path);
+    const std::string fix =
+        folder ? absl::StrCat("chmod 700 ", path,
+                              " (after checking what is in it)")
+               : absl::StrCat("rm ", path,
+                              " (the cache writes it again, "
+                              "mode 0600)");
+    return absl::StrFormat("%s is writable by group or others (mode %04o): %s",
+                           path, st.st_mode & 07777, fix);
   }
   return "";
 }
@@ -73,7 +77,7 @@ std::string UnsafeFolderReason(const std::string& dir) {
     return absl::StrCat(dir, " is not a folder",
                         S_ISLNK(st.st_mode) ? " (a symlink)" : "");
   }
-  return UnsafeOwnerOrMode(st, dir, "700");
+  return UnsafeOwnerOrMode(st, dir, /*folder=*/true);
 }
 
 std::string UnsafeFileReason(int fd, const std::string& path) {
@@ -82,7 +86,7 @@ std::string UnsafeFileReason(int fd, const std::string& path) {
     return absl::StrCat("cannot stat ", path, ": ", std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) return absl::StrCat(path, " is not a plain file");
-  return UnsafeOwnerOrMode(st, path, "600");
+  return UnsafeOwnerOrMode(st, path, /*folder=*/false);
 }
 
 std::string UnsafeFileReason(const std::string& path) {
@@ -94,7 +98,7 @@ std::string UnsafeFileReason(const std::string& path) {
     return absl::StrCat(path, " is a symlink: remove it");
   }
   if (!S_ISREG(st.st_mode)) return absl::StrCat(path, " is not a plain file");
-  return UnsafeOwnerOrMode(st, path, "600");
+  return UnsafeOwnerOrMode(st, path, /*folder=*/false);
 }
 
 int OpenNoFollow(const std::string& path) {

@@ -75,6 +75,7 @@ TEST_F(CacheTrustTest, EntryWritableByOthersIsNotRead) {
   EXPECT_EQ(LoadAgain(&warning), CubinOrigin::kCompiled);
   EXPECT_THAT(warning, HasSubstr(cubin_));
   EXPECT_THAT(warning, HasSubstr("writable by group or others"));
+  EXPECT_THAT(warning, HasSubstr("rm " + cubin_));
   // The rebuilt entry replaced it: the user's own, mode 0600.
   struct stat st;
   ASSERT_EQ(stat(cubin_.c_str(), &st), 0);

@@ -1,15 +1,23 @@
 #include "jit/cache_directory.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "jit/cache_entry.h"
+#include "jit/cache_files.h"
 #include "jit/cache_key.h"
 #include "nlohmann/json.hpp"
 
@@ -17,6 +25,9 @@ namespace tessel::jit {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Beside the shard folders: when the size limit last removed an entry.
+constexpr char kSizeEvictionFile[] = "last-size-limit-eviction";
 
 absl::Time ToAbslTime(fs::file_time_type time) {
   const auto system = std::chrono::file_clock::to_sys(time);
@@ -35,50 +46,103 @@ std::string KeyOf(const std::string& name) {
   return name.substr(0, dot);
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+// The file's bytes (at most `limit`), read only when it may be trusted;
+// otherwise `why` says what is wrong.
+bool ReadTrusted(const std::string& path, std::string& out, std::string& why,
+                 size_t limit = SIZE_MAX) {
+  const int fd = OpenNoFollow(path);
+  if (fd < 0) {
+    why = errno == ELOOP
+              ? absl::StrCat(path, " is a symlink: remove it")
+              : absl::StrCat("cannot read ", path, ": ", std::strerror(errno));
+    return false;
+  }
+  why = UnsafeFileReason(fd, path);
+  bool ok = why.empty();
+  if (ok && limit != SIZE_MAX) {
+    out.resize(limit);
+    const ssize_t n = ::pread(fd, out.data(), limit, 0);
+    ok = n >= 0;
+    out.resize(ok ? static_cast<size_t>(n) : 0);
+  } else if (ok) {
+    ok = ReadWholeFile(fd, out);
+  }
+  if (!ok && why.empty()) why = absl::StrCat("cannot read ", path);
+  ::close(fd);
+  return ok;
+}
+
+// Whether a writer holds the key's lock (DiskCache::LockKey) now.
+bool KeyLocked(const std::string& lock_path) {
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  if (!held) ::flock(fd, LOCK_UN);
+  ::close(fd);
+  return held;
 }
 
 struct Group {
   CacheEntryInfo info;
   std::vector<fs::path> files;
+  bool has_source_or_json = false;
 };
 
-// Every key's files under `version_dir`, plus temp files in `temps`.
+// Every key's files under `version_dir` (one level of shard folders), plus
+// temp files in `temps`. Files in an untrusted shard, and untrusted files,
+// get their key's `problem` set.
 absl::StatusOr<std::map<std::string, Group>> Scan(
     const std::string& version_dir, std::vector<fs::path>* temps) {
   std::map<std::string, Group> groups;
   std::error_code ec;
-  if (!fs::exists(version_dir, ec)) return groups;
-  fs::recursive_directory_iterator it(version_dir, ec), end;
+  if (!fs::exists(fs::symlink_status(version_dir, ec))) return groups;
+  fs::directory_iterator shards(version_dir, ec), end;
   if (ec) {
     return absl::UnavailableError(
         absl::StrCat("cannot read ", version_dir, ": ", ec.message()));
   }
-  for (; it != end; it.increment(ec)) {
+  for (; shards != end; shards.increment(ec)) {
     if (ec) break;
-    std::error_code file_ec;
-    if (!it->is_regular_file(file_ec)) continue;
-    const std::string name = it->path().filename().string();
-    if (IsTempFile(name)) {
-      if (temps != nullptr) temps->push_back(it->path());
-      continue;
+    std::error_code shard_ec;
+    if (!shards->is_directory(shard_ec) || shards->is_symlink(shard_ec)) {
+      continue;  // the size-eviction record, or a stray
     }
-    const std::string key = KeyOf(name);
-    if (key.empty()) continue;
-    Group& group = groups[key];
-    group.info.key = key;
-    group.files.push_back(it->path());
-    group.info.bytes += it->file_size(file_ec);
-    const absl::Time mtime = ToAbslTime(it->last_write_time(file_ec));
-    if (absl::EndsWith(name, ".cubin")) {
-      group.info.cubin_path = it->path().string();
-      group.info.last_used = mtime;
-    } else if (group.info.cubin_path.empty()) {
-      group.info.last_used = std::max(group.info.last_used, mtime);
+    const std::string shard = shards->path().string();
+    const std::string shard_problem = UnsafeFolderReason(shard);
+    fs::directory_iterator files(shard, shard_ec);
+    for (; !shard_ec && files != end; files.increment(shard_ec)) {
+      std::error_code file_ec;
+      const fs::file_status status = files->symlink_status(file_ec);
+      if (file_ec || fs::is_directory(status)) continue;
+      const std::string name = files->path().filename().string();
+      if (IsTempFile(name)) {
+        if (temps != nullptr) temps->push_back(files->path());
+        continue;
+      }
+      const std::string key = KeyOf(name);
+      if (key.empty()) continue;
+      Group& group = groups[key];
+      group.info.key = key;
+      group.files.push_back(files->path());
+      const std::string path = files->path().string();
+      if (group.info.problem.empty()) {
+        group.info.problem =
+            shard_problem.empty() ? UnsafeFileReason(path) : shard_problem;
+      }
+      if (fs::is_regular_file(status)) {
+        group.info.bytes += files->file_size(file_ec);
+      }
+      const absl::Time mtime =
+          ToAbslTime(fs::last_write_time(files->path(), file_ec));
+      if (absl::EndsWith(name, ".cubin")) {
+        group.info.cubin_path = path;
+        group.info.last_used = mtime;
+      } else if (group.info.cubin_path.empty()) {
+        group.info.last_used = std::max(group.info.last_used, mtime);
+      }
+      if (absl::EndsWith(name, ".cu") || absl::EndsWith(name, ".json")) {
+        group.has_source_or_json = true;
+      }
     }
   }
   return groups;
@@ -96,13 +160,43 @@ absl::Status RemoveFiles(const std::vector<fs::path>& files) {
   return absl::OkStatus();
 }
 
+// Why the sidecar `json` does not describe the entry `stamp`, or empty.
+std::string SidecarProblem(const std::string& json_text,
+                           const EntryStamp& stamp) {
+  const nlohmann::json meta =
+      nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (!meta.is_object()) return "its .json is not a JSON object";
+  for (const auto& [field, want] :
+       {std::pair<const char*, const std::string*>{"key", &stamp.key},
+        {"arch", &stamp.arch},
+        {"entry", &stamp.entry}}) {
+    auto it = meta.find(field);
+    if (it == meta.end() || !it->is_string() || *it != *want) {
+      return absl::StrCat("its .json gives another ", field,
+                          " than the entry (", *want, ")");
+    }
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string EmptyCacheRootReason() {
+  const char* env = std::getenv("TESSEL_CACHE_DIR");
+  if (env != nullptr && *env == '\0') {
+    return "TESSEL_CACHE_DIR is set but empty: unset it for the default "
+           "folder ($XDG_CACHE_HOME/tessel or ~/.cache/tessel), give it a "
+           "folder, or set TESSEL_CACHE=off";
+  }
+  return "no cache folder given";
+}
 
 CacheDirectory::CacheDirectory(std::string root)
     : root_(std::move(root)),
-      version_dir_(
-          (fs::path(root_) / absl::StrCat("v", kCacheSchemaVersion)).string()) {
-}
+      version_dir_(root_.empty() ? ""
+                                 : (fs::path(root_) /
+                                    absl::StrCat("v", kCacheSchemaVersion))
+                                       .string()) {}
 
 std::string CacheDirectory::EntryPath(const std::string& key,
                                       const std::string& extension) const {
@@ -110,19 +204,56 @@ std::string CacheDirectory::EntryPath(const std::string& key,
       .string();
 }
 
+absl::Status CacheDirectory::CheckTrusted() const {
+  if (root_.empty()) {
+    return absl::FailedPreconditionError(EmptyCacheRootReason());
+  }
+  for (const std::string& dir : {root_, version_dir_}) {
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(dir, ec))) break;
+    if (std::string why = UnsafeFolderReason(dir); !why.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the cache folder ", root_, " cannot be used: ", why));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool CacheDirectory::HasSoundEntry(const std::string& key) const {
+  if (key.size() < 2 || !CheckTrusted().ok()) return false;
+  const std::string path = EntryPath(key, ".cubin");
+  if (!UnsafeFolderReason(fs::path(path).parent_path().string()).empty()) {
+    return false;
+  }
+  std::string bytes, why;
+  if (!ReadTrusted(path, bytes, why)) return false;
+  absl::StatusOr<DecodedEntry> entry = ParseCacheEntry(bytes);
+  return entry.ok() && entry->stamp.key == key;
+}
+
 absl::StatusOr<std::vector<CacheEntryInfo>> CacheDirectory::List() const {
+  if (absl::Status s = CheckTrusted(); !s.ok()) return s;
   absl::StatusOr<std::map<std::string, Group>> groups =
       Scan(version_dir_, nullptr);
   if (!groups.ok()) return groups.status();
   std::vector<CacheEntryInfo> entries;
   for (auto& [key, group] : *groups) {
-    const std::string json_text = ReadFile(EntryPath(key, ".json"));
-    nlohmann::json meta = nlohmann::json::parse(json_text, nullptr, false);
-    if (meta.is_object()) {
-      group.info.entry = meta.value("entry", "");
-      group.info.arch = meta.value("arch", "");
+    CacheEntryInfo& info = group.info;
+    if (!info.cubin_path.empty() && info.problem.empty()) {
+      std::string prefix, why;
+      if (!ReadTrusted(info.cubin_path, prefix, why, 4096)) {
+        info.problem = why;
+      } else if (absl::StatusOr<DecodedEntry> peek = PeekCacheEntry(prefix);
+                 !peek.ok()) {
+        info.problem = std::string(peek.status().message());
+      } else if (peek->stamp.key != key) {
+        info.problem = absl::StrCat("holds the entry of key ", peek->stamp.key);
+      } else {
+        info.entry = peek->stamp.entry;
+        info.arch = peek->stamp.arch;
+      }
     }
-    entries.push_back(std::move(group.info));
+    entries.push_back(std::move(info));
   }
   std::sort(entries.begin(), entries.end(),
             [](const CacheEntryInfo& a, const CacheEntryInfo& b) {
@@ -131,27 +262,71 @@ absl::StatusOr<std::vector<CacheEntryInfo>> CacheDirectory::List() const {
   return entries;
 }
 
-absl::StatusOr<CacheVerifyReport> CacheDirectory::Verify(
-    bool remove_corrupt) const {
+absl::StatusOr<CacheVerifyReport> CacheDirectory::Verify(bool remove) const {
+  if (absl::Status s = CheckTrusted(); !s.ok()) return s;
   absl::StatusOr<std::map<std::string, Group>> groups =
       Scan(version_dir_, nullptr);
   if (!groups.ok()) return groups.status();
   CacheVerifyReport report;
+  auto drop = [&](const std::vector<fs::path>& files) -> absl::Status {
+    return remove ? RemoveFiles(files) : absl::OkStatus();
+  };
   for (const auto& [key, group] : *groups) {
-    if (group.info.cubin_path.empty()) continue;  // not an entry (yet)
-    if (DecodeCacheEntry(ReadFile(group.info.cubin_path)).has_value()) {
-      ++report.good;
+    if (group.info.cubin_path.empty()) {
+      // A .cu or .json without its .cubin: a writer that is still at it
+      // holds the key's lock; otherwise it was cut short (a full disk).
+      if (!group.has_source_or_json || KeyLocked(EntryPath(key, ".lock"))) {
+        continue;
+      }
+      report.orphans.push_back(key);
+      report.problems.push_back(
+          absl::StrCat(key, ": a .cu or .json without its .cubin (orphan)"));
+      std::vector<fs::path> files;
+      for (const fs::path& f : group.files) {
+        if (f.extension() != ".lock") files.push_back(f);
+      }
+      if (absl::Status s = drop(files); !s.ok()) return s;
       continue;
     }
-    report.removed.push_back(key);
-    if (remove_corrupt) {
-      if (absl::Status s = RemoveFiles(group.files); !s.ok()) return s;
+    std::string why = group.info.problem;
+    std::string bytes;
+    absl::StatusOr<DecodedEntry> entry =
+        absl::DataLossError("not read");  // replaced below when trusted
+    if (why.empty() && ReadTrusted(group.info.cubin_path, bytes, why)) {
+      entry = ParseCacheEntry(bytes);
+      if (!entry.ok()) {
+        why = std::string(entry.status().message());
+      } else if (entry->stamp.key != key) {
+        why = absl::StrCat("holds the entry of key ", entry->stamp.key,
+                           " (a file copied over another)");
+      }
+    }
+    if (!why.empty()) {
+      report.removed.push_back(key);
+      report.problems.push_back(absl::StrCat(key, ": ", why));
+      if (absl::Status s = drop(group.files); !s.ok()) return s;
+      continue;
+    }
+    ++report.good;
+    const std::string json = EntryPath(key, ".json");
+    std::string text, json_why;
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(json, ec))) continue;
+    if (ReadTrusted(json, text, json_why)) {
+      json_why = SidecarProblem(text, entry->stamp);
+    }
+    if (!json_why.empty()) {
+      report.sidecars.push_back(key);
+      report.problems.push_back(absl::StrCat(
+          key, ": ", json_why, "; the entry is sound, its .json removed"));
+      if (absl::Status s = drop({json}); !s.ok()) return s;
     }
   }
   return report;
 }
 
 absl::Status CacheDirectory::Remove(const std::string& key) const {
+  if (absl::Status s = CheckTrusted(); !s.ok()) return s;
   std::vector<fs::path> files;
   for (const char* extension : {".cubin", ".json", ".cu", ".lock"}) {
     files.push_back(EntryPath(key, extension));
@@ -160,6 +335,7 @@ absl::Status CacheDirectory::Remove(const std::string& key) const {
 }
 
 absl::StatusOr<uint64_t> CacheDirectory::TotalBytes() const {
+  if (absl::Status s = CheckTrusted(); !s.ok()) return s;
   std::vector<fs::path> temps;
   absl::StatusOr<std::map<std::string, Group>> groups =
       Scan(version_dir_, &temps);
@@ -175,6 +351,7 @@ absl::StatusOr<uint64_t> CacheDirectory::TotalBytes() const {
 }
 
 absl::Status CacheDirectory::Clear() const {
+  if (absl::Status s = CheckTrusted(); !s.ok()) return s;
   std::vector<fs::path> temps;
   absl::StatusOr<std::map<std::string, Group>> groups =
       Scan(version_dir_, &temps);
@@ -186,6 +363,17 @@ absl::Status CacheDirectory::Clear() const {
 }
 
 absl::StatusOr<uint64_t> CacheDirectory::Prune(uint64_t max_bytes) const {
+  return PruneTo(max_bytes, /*for_size_limit=*/false);
+}
+
+absl::StatusOr<uint64_t> CacheDirectory::EvictForSizeLimit(
+    uint64_t max_bytes) const {
+  return PruneTo(max_bytes, /*for_size_limit=*/true);
+}
+
+absl::StatusOr<uint64_t> CacheDirectory::PruneTo(uint64_t max_bytes,
+                                                 bool for_size_limit) const {
+  if (absl::Status s = CheckTrusted(); !s.ok()) return s;
   std::vector<fs::path> temps;
   absl::StatusOr<std::map<std::string, Group>> groups =
       Scan(version_dir_, &temps);
@@ -209,13 +397,34 @@ absl::StatusOr<uint64_t> CacheDirectory::Prune(uint64_t max_bytes) const {
   std::sort(by_age.begin(), by_age.end(), [](const Group* a, const Group* b) {
     return a->info.last_used < b->info.last_used;
   });
+  bool evicted_entry = false;
   for (const Group* group : by_age) {
     if (total <= max_bytes) break;
     if (absl::Status s = RemoveFiles(group->files); !s.ok()) return s;
     total -= group->info.bytes;
     freed += group->info.bytes;
+    evicted_entry = evicted_entry || !group->info.cubin_path.empty();
+  }
+  if (for_size_limit && evicted_entry) {
+    // Best effort: a record that cannot be written only makes a later
+    // "entries are gone" message less precise.
+    (void)WriteFileAtomically(
+        (fs::path(version_dir_) / kSizeEvictionFile).string(),
+        absl::StrCat(absl::ToUnixNanos(absl::Now())));
   }
   return freed;
+}
+
+absl::Time CacheDirectory::LastSizeLimitEviction() const {
+  if (!CheckTrusted().ok()) return absl::InfinitePast();
+  std::string text, why;
+  int64_t nanos = 0;
+  if (!ReadTrusted((fs::path(version_dir_) / kSizeEvictionFile).string(), text,
+                   why, 64) ||
+      !absl::SimpleAtoi(text, &nanos)) {
+    return absl::InfinitePast();
+  }
+  return absl::FromUnixNanos(nanos);
 }
 
 }  // namespace tessel::jit

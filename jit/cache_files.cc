@@ -42,23 +42,67 @@ absl::Status MakePrivateDirs(const std::string& dir) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// The owner and mode rules shared by folders and files.
+std::string UnsafeOwnerOrMode(const struct stat& st, const std::string& path,
+                              bool folder) {
+  if (st.st_uid != ::geteuid()) {
+    return absl::StrCat(path, " is owned by uid ", st.st_uid,
+                        ", not by you (uid ", ::geteuid(),
+                        "): anyone could have written it; remove it or point "
+                        "TESSEL_CACHE_DIR at a folder of your own");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    const std::string fix =
+        folder ? absl::StrCat("chmod 700 ", path,
+                              " (after checking what is in it)")
+               : absl::StrCat("rm ", path,
+                              " (the cache writes it again, "
+                              "mode 0600)");
+    return absl::StrFormat("%s is writable by group or others (mode %04o): %s",
+                           path, st.st_mode & 07777, fix);
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string UnsafeFolderReason(const std::string& dir) {
   struct stat st;
   if (::lstat(dir.c_str(), &st) != 0) {
     return absl::StrCat("cannot stat ", dir, ": ", std::strerror(errno));
   }
-  if (!S_ISDIR(st.st_mode)) return absl::StrCat(dir, " is not a folder");
-  if (st.st_uid != ::geteuid()) {
-    return absl::StrCat(dir, " is owned by uid ", st.st_uid,
-                        ", not by you (uid ", ::geteuid(),
-                        "); its files could be anyone's");
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::StrCat(dir, " is not a folder",
+                        S_ISLNK(st.st_mode) ? " (a symlink)" : "");
   }
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return absl::StrFormat(
-        "%s is writable by group or others (mode %04o); chmod 700 it", dir,
-        st.st_mode & 07777);
+  return UnsafeOwnerOrMode(st, dir, /*folder=*/true);
+}
+
+std::string UnsafeFileReason(int fd, const std::string& path) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    return absl::StrCat("cannot stat ", path, ": ", std::strerror(errno));
   }
-  return "";
+  if (!S_ISREG(st.st_mode)) return absl::StrCat(path, " is not a plain file");
+  return UnsafeOwnerOrMode(st, path, /*folder=*/false);
+}
+
+std::string UnsafeFileReason(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    return absl::StrCat("cannot stat ", path, ": ", std::strerror(errno));
+  }
+  if (S_ISLNK(st.st_mode)) {
+    return absl::StrCat(path, " is a symlink: remove it");
+  }
+  if (!S_ISREG(st.st_mode)) return absl::StrCat(path, " is not a plain file");
+  return UnsafeOwnerOrMode(st, path, /*folder=*/false);
+}
+
+int OpenNoFollow(const std::string& path) {
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 }
 
 absl::Status WriteFileAtomically(const std::string& path,

@@ -5,6 +5,7 @@
 //   RETURN_IF_ERROR(tessel::jit::MakePrivateDirs("/home/me/.cache/tessel/x"));
 //   if (std::string why = tessel::jit::UnsafeFolderReason(dir); !why.empty())
 //     ... do not read from it ...
+//   int fd = OpenNoFollow(path);  then  UnsafeFileReason(fd, path)
 //   RETURN_IF_ERROR(tessel::jit::WriteFileAtomically(path, bytes));
 //   ASSIGN_OR_RETURN(std::string text, tessel::jit::ReadWholeFile(path));
 #ifndef TESSEL_JIT_CACHE_FILES_H_
@@ -23,8 +24,19 @@ namespace tessel::jit {
 absl::Status MakePrivateDirs(const std::string& dir);
 
 // Why `dir` must not be trusted (missing, not a folder, owned by another
-// user, writable by group or others), or empty when it may be.
+// user, writable by group or others), or empty when it may be. The reason
+// names the path and the fix ("...: chmod 700 /x").
 std::string UnsafeFolderReason(const std::string& dir);
+
+// The same for an open file (`fd`, opened from `path`): not a regular file,
+// another user's, or writable by group or others. Empty when it may be read.
+std::string UnsafeFileReason(int fd, const std::string& path);
+// The same by name, without following a symlink (a symlink is refused).
+std::string UnsafeFileReason(const std::string& path);
+
+// Opens `path` for reading without following a symlink in its last
+// component. -1 with errno set (ELOOP for a symlink) when it cannot.
+int OpenNoFollow(const std::string& path);
 
 // Writes `bytes` to `path` through ".<name>.tmp.<pid>.<n>" in the same folder,
 // fsync and rename: a reader sees the old file or the new one whole, and of

@@ -16,8 +16,10 @@
 
 namespace tessel::jit {
 
-// Bump when the entry format or the key's fields change.
-inline constexpr uint32_t kCacheSchemaVersion = 1;
+// Bump when the entry format or the key's fields change: the folder is
+// v<schema>, so older entries are simply not seen (misses). 2: entries carry
+// their stamp (key, arch, NVRTC and tessel versions, entry).
+inline constexpr uint32_t kCacheSchemaVersion = 2;
 
 struct CacheKeyFields {
   uint32_t schema = kCacheSchemaVersion;

@@ -5,7 +5,7 @@
 namespace tessel::jit {
 namespace {
 
-constexpr int kCounters = 6;
+constexpr int kCounters = 7;
 std::atomic<uint64_t> g_counters[kCounters];
 
 uint64_t Read(internal::Counter counter) {
@@ -22,6 +22,7 @@ JitCounters GetJitCounters() {
   counters.disk_hits = Read(Counter::kDiskHits);
   counters.misses = Read(Counter::kMisses);
   counters.corrupt_entries = Read(Counter::kCorruptEntries);
+  counters.untrusted_files = Read(Counter::kUntrustedFiles);
   counters.module_loads = Read(Counter::kModuleLoads);
   return counters;
 }

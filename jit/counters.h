@@ -17,7 +17,10 @@ struct JitCounters {
   uint64_t memory_hits = 0;      // served from the in-process cache
   uint64_t disk_hits = 0;        // served from the disk cache
   uint64_t misses = 0;           // neither: compiled
-  uint64_t corrupt_entries = 0;  // disk entries found damaged and removed
+  uint64_t corrupt_entries = 0;  // disk entries damaged or another key's:
+                                 // removed
+  uint64_t untrusted_files = 0;  // entries not read: another user's or
+                                 // writable by others (or in such a folder)
   uint64_t module_loads = 0;     // cuModuleLoadData calls
 };
 
@@ -30,6 +33,7 @@ enum class Counter {
   kDiskHits,
   kMisses,
   kCorruptEntries,
+  kUntrustedFiles,
   kModuleLoads,
 };
 void Count(Counter counter);

@@ -36,7 +36,9 @@ std::string Env(const char* name) {
 }  // namespace
 
 std::string DefaultCacheRoot() {
-  if (std::string dir = Env("TESSEL_CACHE_DIR"); !dir.empty()) return dir;
+  // Set but empty is a mistake (an unset shell variable), not "the default".
+  if (std::getenv("TESSEL_CACHE_DIR") != nullptr)
+    return Env("TESSEL_CACHE_DIR");
   if (std::string xdg = Env("XDG_CACHE_HOME"); !xdg.empty()) {
     return (fs::path(xdg) / "tessel").string();
   }
@@ -63,7 +65,12 @@ DiskCache::DiskCache(DiskCacheOptions options)
     return;
   }
   if (options_.dir.empty()) {
-    Disable("no cache folder given");
+    Disable(EmptyCacheRootReason());
+    return;
+  }
+  // An existing root is checked before anything is made in it.
+  if (absl::Status trusted = directory_.CheckTrusted(); !trusted.ok()) {
+    Disable(std::string(trusted.message()));
     return;
   }
   if (absl::Status made = MakePrivateDirs(directory_.version_dir());
@@ -71,11 +78,9 @@ DiskCache::DiskCache(DiskCacheOptions options)
     Disable(std::string(made.message()));
     return;
   }
-  for (const std::string& dir : {directory_.root(), directory_.version_dir()}) {
-    if (std::string why = UnsafeFolderReason(dir); !why.empty()) {
-      Disable(why);
-      return;
-    }
+  if (absl::Status trusted = directory_.CheckTrusted(); !trusted.ok()) {
+    Disable(std::string(trusted.message()));
+    return;
   }
   enabled_ = true;
 }
@@ -93,26 +98,78 @@ void DiskCache::WarnOnce(const std::string& what) {
                what.c_str());
 }
 
-std::optional<Cubin> DiskCache::Load(const std::string& key) {
-  if (!enabled_) return std::nullopt;
-  const std::string path = directory_.EntryPath(key, ".cubin");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+void DiskCache::WarnUntrusted(const std::string& why) {
+  {
+    absl::MutexLock lock(&untrusted_mu_);
+    if (untrusted_warned_.size() >= 8 ||
+        !untrusted_warned_.insert(why).second) {
+      return;
+    }
+  }
+  std::fprintf(stderr,
+               "tessel: warning: kernel disk cache: not trusting %s; "
+               "compiling instead\n",
+               why.c_str());
+}
+
+std::string DiskCache::UntrustedFolders(const std::string& key) const {
+  if (absl::Status s = directory_.CheckTrusted(); !s.ok()) {
+    return std::string(s.message());
+  }
+  const std::string shard =
+      fs::path(directory_.EntryPath(key, "")).parent_path().string();
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(shard, ec))) return "";
+  return UnsafeFolderReason(shard);
+}
+
+std::optional<Cubin> DiskCache::Load(const EntryStamp& expected) {
+  if (!enabled_ || expected.key.size() < 2) return std::nullopt;
+  if (std::string why = UntrustedFolders(expected.key); !why.empty()) {
+    internal::Count(internal::Counter::kUntrustedFiles);
+    WarnUntrusted(why);
+    return std::nullopt;
+  }
+  const std::string path = directory_.EntryPath(expected.key, ".cubin");
+  const int fd = OpenNoFollow(path);
   if (fd < 0) {
-    if (errno != ENOENT) {
+    if (errno == ELOOP) {
+      internal::Count(internal::Counter::kUntrustedFiles);
+      WarnUntrusted(absl::StrCat(path, ": it is a symlink; remove it"));
+    } else if (errno != ENOENT) {
       WarnOnce(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
     }
     return std::nullopt;
   }
+  if (std::string why = UnsafeFileReason(fd, path); !why.empty()) {
+    ::close(fd);
+    internal::Count(internal::Counter::kUntrustedFiles);
+    WarnUntrusted(why);
+    return std::nullopt;  // the rebuilt entry is renamed over it
+  }
   std::string bytes;
-  const bool read = ReadWholeFile(fd, bytes);
   std::optional<Cubin> cubin;
-  if (read) cubin = DecodeCacheEntry(bytes);
+  if (ReadWholeFile(fd, bytes)) {
+    if (absl::StatusOr<Cubin> decoded = DecodeCacheEntry(bytes, expected);
+        decoded.ok()) {
+      cubin = *std::move(decoded);
+    }
+  }
+  struct stat read_stat {};
+  const bool have_stat = ::fstat(fd, &read_stat) == 0;
   if (cubin.has_value()) ::futimens(fd, nullptr);  // LRU: touch on hit
   ::close(fd);
   if (!cubin.has_value()) {
     internal::Count(internal::Counter::kCorruptEntries);
-    std::error_code ec;
-    fs::remove(path, ec);  // a miss; the caller rebuilds it
+    // A miss; the caller rebuilds it. Only the file that was read goes: a
+    // writer may have renamed a sound entry into place meanwhile.
+    struct stat now {};
+    if (have_stat && ::lstat(path.c_str(), &now) == 0 &&
+        now.st_ino == read_stat.st_ino && now.st_dev == read_stat.st_dev) {
+      for (const char* extension : {".cubin", ".json", ".cu"}) {
+        ::unlink(directory_.EntryPath(expected.key, extension).c_str());
+      }
+    }
   }
   return cubin;
 }
@@ -127,12 +184,17 @@ bool DiskCache::WriteAtomically(const std::string& path,
 void DiskCache::Store(const std::string& key, const Cubin& cubin,
                       const CudaSource& source,
                       const std::vector<std::string>& options) {
-  if (!enabled_) return;
+  if (!enabled_ || key.size() < 2) return;
   const fs::path shard = fs::path(directory_.EntryPath(key, "")).parent_path();
   if (absl::Status made = MakePrivateDirs(shard.string()); !made.ok()) {
     WarnOnce(std::string(made.message()));
     return;
   }
+  if (std::string why = UntrustedFolders(key); !why.empty()) {
+    WarnUntrusted(why);  // nothing is written where others could change it
+    return;
+  }
+  // For people (and a check in `verify`); no reader relies on it.
   nlohmann::json meta;
   meta["key"] = key;
   meta["schema"] = kCacheSchemaVersion;
@@ -153,16 +215,19 @@ void DiskCache::Store(const std::string& key, const Cubin& cubin,
   // The .cubin goes last: its rename is what makes the entry visible.
   if (!WriteAtomically(directory_.EntryPath(key, ".cu"), source.text) ||
       !WriteAtomically(directory_.EntryPath(key, ".json"), meta.dump(2)) ||
-      !WriteAtomically(directory_.EntryPath(key, ".cubin"),
-                       EncodeCacheEntry(cubin))) {
+      !WriteAtomically(
+          directory_.EntryPath(key, ".cubin"),
+          EncodeCacheEntry(MakeEntryStamp(key, cubin.arch, source.entry),
+                           cubin))) {
     return;
   }
-  absl::StatusOr<uint64_t> freed = directory_.Prune(options_.max_bytes);
+  absl::StatusOr<uint64_t> freed =
+      directory_.EvictForSizeLimit(options_.max_bytes);
   if (!freed.ok()) WarnOnce(std::string(freed.status().message()));
 }
 
 std::unique_ptr<DiskCache::KeyLock> DiskCache::LockKey(const std::string& key) {
-  if (!enabled_) return nullptr;
+  if (!enabled_ || key.size() < 2) return nullptr;
   const std::string path = directory_.EntryPath(key, ".lock");
   if (absl::Status made =
           MakePrivateDirs(fs::path(path).parent_path().string());
@@ -170,9 +235,19 @@ std::unique_ptr<DiskCache::KeyLock> DiskCache::LockKey(const std::string& key) {
     WarnOnce(std::string(made.message()));
     return nullptr;
   }
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (std::string why = UntrustedFolders(key); !why.empty()) {
+    WarnUntrusted(why);
+    return nullptr;
+  }
+  const int fd =
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     WarnOnce(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+    return nullptr;
+  }
+  if (std::string why = UnsafeFileReason(fd, path); !why.empty()) {
+    ::close(fd);  // someone else's lock could hold every compile back
+    WarnUntrusted(why);
     return nullptr;
   }
   const absl::Time deadline = absl::Now() + options_.lock_timeout;

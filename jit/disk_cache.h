@@ -1,16 +1,21 @@
 // The on-disk cubin cache, shared by processes and by runs.
 //
 //   tessel::jit::DiskCache cache(tessel::jit::DiskCacheOptions::FromEnv());
-//   if (std::optional<Cubin> hit = cache.Load(key)) return *hit;
+//   const EntryStamp stamp = MakeEntryStamp(key, arch, source.entry);
+//   if (std::optional<Cubin> hit = cache.Load(stamp)) return *hit;
 //   auto lock = cache.LockKey(key);  // other processes wait here
-//   if (std::optional<Cubin> hit = cache.Load(key)) return *hit;  // re-check
+//   if (std::optional<Cubin> hit = cache.Load(stamp)) return *hit;  // re-check
 //   ... compile ...
 //   cache.Store(key, cubin, source, options);
 //
 // Never fails a compile: a missing, unsafe or unwritable folder, a full disk
-// or a damaged entry is a warning (printed once per DiskCache) or a miss.
-// Readers never lock: entries appear whole through a rename. Entries are not
-// read from a folder owned by another user or writable by group or others.
+// or a damaged entry is a warning or a miss. Readers never lock: entries
+// appear whole through a rename. Nothing is read from (or written to) a
+// folder or file that is another user's or writable by group or others:
+// the root, v<schema>, the shard folder, the entry and the lock file are
+// checked on every use, and a refused root is left as it was (nothing is
+// created in it). An entry whose stamp is not the expected one (another
+// key's file copied over it) is a miss and is removed.
 #ifndef TESSEL_JIT_DISK_CACHE_H_
 #define TESSEL_JIT_DISK_CACHE_H_
 
@@ -18,12 +23,15 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "jit/cache_directory.h"
+#include "jit/cache_entry.h"
 #include "jit/nvrtc.h"
 
 namespace tessel::jit {
@@ -36,11 +44,14 @@ struct DiskCacheOptions {
 
   // TESSEL_CACHE=off disables; TESSEL_CACHE_DIR, else
   // $XDG_CACHE_HOME/tessel, else ~/.cache/tessel; TESSEL_CACHE_MAX_BYTES
-  // (a number with an optional K, M or G suffix).
+  // (a number with an optional K, M or G suffix). A TESSEL_CACHE_DIR that is
+  // set but empty gives an empty `dir`: the cache is then off with a warning
+  // (EmptyCacheRootReason), not quietly in the default folder.
   static DiskCacheOptions FromEnv();
 };
 
-// The folder FromEnv() picks (without looking at TESSEL_CACHE).
+// The folder FromEnv() picks (without looking at TESSEL_CACHE); empty when
+// TESSEL_CACHE_DIR is set but empty.
 std::string DefaultCacheRoot();
 
 class DiskCache {
@@ -55,8 +66,10 @@ class DiskCache {
   const DiskCacheOptions& options() const { return options_; }
   const CacheDirectory& directory() const { return directory_; }
 
-  // The entry, or nullopt. A damaged entry is removed and counted.
-  std::optional<Cubin> Load(const std::string& key);
+  // The entry stamped `expected`, or nullopt. A damaged entry, or one
+  // stamped otherwise, is removed and counted (corrupt_entries); one in an
+  // untrusted file or folder is left, with a warning naming it.
+  std::optional<Cubin> Load(const EntryStamp& expected);
 
   // Writes <key>.cu, <key>.json and then <key>.cubin (temp file, fsync,
   // rename), then evicts least recently used entries above max_bytes.
@@ -72,6 +85,10 @@ class DiskCache {
  private:
   void Disable(std::string reason);
   void WarnOnce(const std::string& what);
+  // A warning per distinct untrusted path (a few at most).
+  void WarnUntrusted(const std::string& why);
+  // Empty when the root, version and shard folders of `key` may be used.
+  std::string UntrustedFolders(const std::string& key) const;
   bool WriteAtomically(const std::string& path, absl::string_view bytes);
 
   DiskCacheOptions options_;
@@ -79,6 +96,8 @@ class DiskCache {
   bool enabled_ = false;
   std::string disabled_reason_;
   std::atomic<bool> warned_{false};
+  absl::Mutex untrusted_mu_;
+  std::set<std::string> untrusted_warned_ ABSL_GUARDED_BY(untrusted_mu_);
 };
 
 class DiskCache::KeyLock {

@@ -97,6 +97,9 @@ LoadedDriver* Load(const std::string& library) {
   TESSEL_DRIVER_OPTIONAL_ENTRY_POINTS(TESSEL_LOAD_OPTIONAL)
 #undef TESSEL_LOAD_REQUIRED
 #undef TESSEL_LOAD_OPTIONAL
+  api.cuFuncGetParamCount =
+      reinterpret_cast<decltype(api.cuFuncGetParamCount)>(FindSymbol(
+          handle, get_proc, "cuFuncGetParamCount", "cuFuncGetParamCount"));
 
   if (absl::Status version =
           TESSEL_CU_CALL(api, cuDriverGetVersion(&api.driver_version));

@@ -70,6 +70,11 @@ struct DriverApi {
   TESSEL_DRIVER_ENTRY_POINTS(TESSEL_DRIVER_MEMBER)
   TESSEL_DRIVER_OPTIONAL_ENTRY_POINTS(TESSEL_DRIVER_MEMBER)
 #undef TESSEL_DRIVER_MEMBER
+  // Newer drivers only, and not in every <cuda.h> tessel builds with: typed
+  // here. Lets the signature check learn the parameter count without a
+  // failing cuFuncGetParamInfo call past the last parameter.
+  CUresult(CUDAAPI* cuFuncGetParamCount)(CUfunction func,
+                                         size_t* param_count) = nullptr;
   int driver_version = 0;  // e.g. 13000
 };
 

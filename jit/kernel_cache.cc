@@ -80,7 +80,12 @@ absl::StatusOr<CachedCubin> KernelCache::GetCubin(
 absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
                                               const CudaSource& source,
                                               const CompileOptions& options) {
-  if (std::optional<Cubin> hit = disk_.Load(key)) {
+  // The entry must be this key's, compiled for this arch by this NVRTC and
+  // tessel: a file copied over it from another key is a miss.
+  absl::StatusOr<std::string> arch = ResolveArch(options);
+  if (!arch.ok()) return arch.status();
+  const EntryStamp stamp = MakeEntryStamp(key, *arch, source.entry);
+  if (std::optional<Cubin> hit = disk_.Load(stamp)) {
     internal::Count(internal::Counter::kDiskHits);
     return CachedCubin{key, std::make_shared<const Cubin>(*std::move(hit)),
                        CubinOrigin::kDisk};
@@ -88,7 +93,7 @@ absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
   // Another process may be compiling this key: wait for it, then re-check.
   std::unique_ptr<DiskCache::KeyLock> lock = disk_.LockKey(key);
   if (lock != nullptr) {
-    if (std::optional<Cubin> hit = disk_.Load(key)) {
+    if (std::optional<Cubin> hit = disk_.Load(stamp)) {
       internal::Count(internal::Counter::kDiskHits);
       return CachedCubin{key, std::make_shared<const Cubin>(*std::move(hit)),
                          CubinOrigin::kDisk};

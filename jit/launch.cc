@@ -7,32 +7,11 @@
 #include "absl/synchronization/mutex.h"
 #include "jit/context.h"
 #include "jit/counters.h"
+#include "jit/cubin_params.h"
 #include "jit/driver_api.h"
+#include "jit/loaded_module.h"
 
 namespace tessel::jit {
-
-namespace internal {
-struct LoadedModule {
-  const DriverApi* api = nullptr;
-  CUcontext context = nullptr;
-  CUmodule module = nullptr;
-  CUfunction function = nullptr;
-  std::string entry;
-  int max_threads_per_block = 0;
-  int static_smem_bytes = 0;
-  int max_dynamic_smem_bytes = 0;  // opt-in limit less static
-  // The kernel's current dynamic shared memory limit; raised on demand.
-  std::atomic<int> dynamic_smem_limit{0};
-  absl::Mutex raise_mu;
-
-  ~LoadedModule() {
-    if (module == nullptr) return;
-    ScopedContext current(*api, context);
-    if (current.status().ok()) api->cuModuleUnload(module);
-  }
-};
-}  // namespace internal
-
 namespace {
 
 using internal::LoadedModule;
@@ -188,6 +167,7 @@ absl::StatusOr<std::shared_ptr<LoadedModule>> LoadModule(const Cubin& cubin,
   module->api = &cu;
   module->context = *ctx;
   module->entry = cubin.lowered_entry;
+  module->cubin_param_count = CubinParamCount(cubin.image, cubin.lowered_entry);
   Count(Counter::kModuleLoads);
   if (absl::Status s = TESSEL_CU_CALL(
           cu, cuModuleLoadData(&module->module, cubin.image.data()));
@@ -240,28 +220,37 @@ absl::StatusOr<std::shared_ptr<LoadedModule>> LoadModule(const Cubin& cubin,
 absl::StatusOr<LoadedKernel> LoadKernelFromModule(
     std::shared_ptr<internal::LoadedModule> module, KernelSignature signature) {
   const DriverApi& cu = *module->api;
-  if (cu.cuFuncGetParamInfo != nullptr) {
-    // The driver knows the parameters' sizes: hold the signature to them.
-    for (size_t i = 0; i <= signature.size(); ++i) {
-      size_t offset = 0, size = 0;
-      const CUresult result =
-          cu.cuFuncGetParamInfo(module->function, i, &offset, &size);
-      if (result == CUDA_SUCCESS && i == signature.size()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "kernel '", module->entry, "' takes more than the ",
-            signature.size(), " parameters its signature declares"));
-      }
-      if (result == CUDA_ERROR_INVALID_VALUE && i < signature.size()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "kernel '", module->entry, "' takes ", i,
-            " parameters; its signature declares ", signature.size()));
-      }
-      if (result != CUDA_SUCCESS) break;  // unknown: skip the check
-      if (size != signature[i].size) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "kernel '", module->entry, "' parameter ", i, " is ", size,
-            " bytes; its signature declares ", ArgSpecName(signature[i])));
-      }
+  // The driver knows the parameters' sizes: hold the signature to them. No
+  // index past the last parameter is asked (a failing call, which
+  // compute-sanitizer reports): the count comes from cuFuncGetParamCount
+  // where the driver has it, else from the cubin, else from the signature
+  // (then a kernel with more parameters than declared goes unnoticed; one
+  // with fewer fails the call at its first missing index, reported).
+  size_t count = module->cubin_param_count.value_or(signature.size());
+  if (size_t driver_count = 0;
+      cu.cuFuncGetParamCount != nullptr &&
+      cu.cuFuncGetParamCount(module->function, &driver_count) == CUDA_SUCCESS) {
+    count = driver_count;
+  }
+  if (count != signature.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel '", module->entry, "' takes ", count,
+                     " parameters; its signature declares ", signature.size()));
+  }
+  for (size_t i = 0; cu.cuFuncGetParamInfo != nullptr && i < count; ++i) {
+    size_t offset = 0, size = 0;
+    const CUresult result =
+        cu.cuFuncGetParamInfo(module->function, i, &offset, &size);
+    if (result == CUDA_ERROR_INVALID_VALUE) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel '", module->entry, "' takes ", i,
+          " parameters; its signature declares ", signature.size()));
+    }
+    if (result != CUDA_SUCCESS) break;  // unknown: skip the check
+    if (size != signature[i].size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel '", module->entry, "' parameter ", i, " is ", size,
+          " bytes; its signature declares ", ArgSpecName(signature[i])));
     }
   }
   LoadedKernel kernel;

@@ -29,6 +29,12 @@ namespace fs = std::filesystem;
 constexpr char kMagic[] = "tessel-cache-archive 1";
 constexpr uint64_t kMaxFileBytes = uint64_t{1} << 32;  // a sanity bound
 
+// Whether `bytes` is a sound entry stamped with the key its path names.
+bool SoundEntryFor(absl::string_view bytes, const std::string& cubin_path) {
+  absl::StatusOr<jit::DecodedEntry> entry = jit::ParseCacheEntry(bytes);
+  return entry.ok() && entry->stamp.key == fs::path(cubin_path).stem().string();
+}
+
 std::string ReadFile(const std::string& path, bool* ok) {
   std::ifstream in(path, std::ios::binary);
   *ok = static_cast<bool>(in);
@@ -149,9 +155,9 @@ absl::StatusOr<ArchiveStats> ExportCache(const jit::CacheDirectory& directory,
   int files = 0;
   for (const jit::CacheEntryInfo& entry : *entries) {
     if (entry.cubin_path.empty()) continue;  // a leftover without its cubin
-    bool ok = false;
-    const std::string cubin = ReadFile(entry.cubin_path, &ok);
-    if (!ok || !jit::DecodeCacheEntry(cubin).has_value()) {
+    bool ok = entry.problem.empty();         // untrusted files are not read
+    const std::string cubin = ok ? ReadFile(entry.cubin_path, &ok) : "";
+    if (!ok || !SoundEntryFor(cubin, entry.cubin_path)) {
       ++stats.skipped;
       continue;
     }
@@ -197,11 +203,11 @@ absl::StatusOr<ArchiveStats> ImportCache(const jit::CacheDirectory& directory,
     }
     const size_t first = i;
     i = end;
-    if (cubin == nullptr || !jit::DecodeCacheEntry(cubin->bytes)) continue;
+    if (cubin == nullptr || !SoundEntryFor(cubin->bytes, cubin->path)) {
+      continue;
+    }
     const fs::path existing = fs::path(directory.root()) / cubin->path;
-    bool present = false;
-    const std::string have = ReadFile(existing.string(), &present);
-    if (present && jit::DecodeCacheEntry(have).has_value()) {
+    if (directory.HasSoundEntry(fs::path(cubin->path).stem().string())) {
       ++stats.skipped;
       continue;
     }

@@ -9,7 +9,8 @@
 //   "tessel-cache-archive 1\n"
 //   per file:  "file <path under the cache root> <size>\n" <size bytes> "\n"
 //   last:      "end <files> <XXH3-64 of every path and content, hex>\n"
-// Only whole entries travel (their .cubin checked first): <key>.cu, .json,
+// Only whole entries travel (their .cubin checked first: checksum, and
+// stamped with the key its name gives): <key>.cu, .json,
 // then .cubin. Import checks the whole archive (paths, sizes, checksum)
 // before writing anything, writes each file through a temp file and a rename
 // (.cubin last, so readers never see half an entry) and keeps entries that

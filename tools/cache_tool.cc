@@ -1,6 +1,7 @@
 // tessel-cache: stats | list | verify | prune --max-size S | clear |
 // export FILE | import FILE, over one cache folder.
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,15 +29,19 @@ $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel).
 
   stats                  entries, bytes, archs, oldest and newest use
   list                   one line per entry: key, arch, bytes, last use, entry
-  verify                 check every entry's checksum; remove corrupt ones
+  verify                 check every entry (checksum, its key, trusted
+                         files) and .json; remove unsound entries, orphan
+                         .cu/.json files and disagreeing .json files
   prune --max-size S     remove least recently used entries down to S bytes
                          (S takes a K, M or G suffix: 512M)
   clear                  remove every entry
   export FILE            write every sound entry into one archive file
   import FILE            add an archive's entries (checked first)
 
-Exit status: 0 done (verify: every entry was sound); 1 verify removed
-corrupt entries; 2 a usage error or a failure.
+Exit status: 0 done (verify: everything was sound); 1 verify removed
+something; 2 a usage error, a failure, or a cache folder that cannot be
+trusted (another user's, or writable by group or others: nothing is read or
+changed there) or TESSEL_CACHE_DIR set but empty.
 )";
 
 std::string HumanBytes(uint64_t bytes) {
@@ -68,30 +73,61 @@ int Fail(const absl::Status& status) {
   return 2;
 }
 
+// Folders of other entry formats beside the current one (v1 after an
+// upgrade): never read, only taking room.
+std::vector<std::string> OtherFormatFolders(const jit::CacheDirectory& dir) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  const std::filesystem::path current(dir.version_dir());
+  for (std::filesystem::directory_iterator it(dir.root(), ec), end;
+       !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() >= 2 && name[0] == 'v' &&
+        name.find_first_not_of("0123456789", 1) == std::string::npos &&
+        it->path() != current && it->is_directory(ec)) {
+      found.push_back(it->path().string());
+    }
+  }
+  return found;
+}
+
 int Stats(const jit::CacheDirectory& dir) {
   absl::StatusOr<std::vector<jit::CacheEntryInfo>> entries = dir.List();
   if (!entries.ok()) return Fail(entries.status());
   absl::StatusOr<uint64_t> total = dir.TotalBytes();
   if (!total.ok()) return Fail(total.status());
   std::map<std::string, int> by_arch;
-  int leftovers = 0;
+  int leftovers = 0, unsound = 0;
   for (const jit::CacheEntryInfo& e : *entries) {
     if (e.cubin_path.empty()) {
       ++leftovers;
       continue;
     }
-    ++by_arch[e.arch.empty() ? "(unknown)" : e.arch];
+    if (!e.problem.empty()) {
+      ++unsound;
+      continue;
+    }
+    ++by_arch[e.arch];
   }
   std::printf("cache:    %s\n", dir.version_dir().c_str());
-  std::printf("entries:  %d\n", static_cast<int>(entries->size()) - leftovers);
+  std::printf("entries:  %d\n",
+              static_cast<int>(entries->size()) - leftovers - unsound);
   std::printf("bytes:    %s (%llu)\n", HumanBytes(*total).c_str(),
               static_cast<unsigned long long>(*total));
   for (const auto& [arch, count] : by_arch) {
     std::printf("  %-10s %d\n", arch.c_str(), count);
   }
+  if (unsound > 0) {
+    std::printf("unsound:  %d (not loaded; verify removes them)\n", unsound);
+  }
   if (leftovers > 0) {
-    std::printf("leftovers: %d keys without a .cubin (prune removes them)\n",
-                leftovers);
+    std::printf(
+        "leftovers: %d keys without a .cubin (verify or prune removes them)\n",
+        leftovers);
+  }
+  for (const std::string& old : OtherFormatFolders(dir)) {
+    std::printf("older format: %s is not read; remove it to free its room\n",
+                old.c_str());
   }
   if (!entries->empty()) {
     std::printf("oldest use: %s\nnewest use: %s\n",
@@ -109,7 +145,9 @@ int List(const jit::CacheDirectory& dir) {
     std::printf("%s  %-8s %10llu  %s  %s\n", e.key.c_str(),
                 e.arch.empty() ? "?" : e.arch.c_str(),
                 static_cast<unsigned long long>(e.bytes),
-                TimeText(e.last_used).c_str(), e.entry.c_str());
+                TimeText(e.last_used).c_str(),
+                e.problem.empty() ? e.entry.c_str()
+                                  : ("NOT LOADED: " + e.problem).c_str());
   }
   return 0;
 }
@@ -117,18 +155,23 @@ int List(const jit::CacheDirectory& dir) {
 int Verify(const jit::CacheDirectory& dir) {
   absl::StatusOr<jit::CacheVerifyReport> report = dir.Verify(true);
   if (!report.ok()) return Fail(report.status());
-  std::printf("verify: %d sound, %d corrupt (removed)\n", report->good,
-              static_cast<int>(report->removed.size()));
-  for (const std::string& key : report->removed) {
-    std::printf("  removed %s\n", key.c_str());
+  std::printf(
+      "verify: %d sound, %d corrupt (removed), %d orphan .cu/.json (removed), "
+      "%d disagreeing .json (removed)\n",
+      report->good, static_cast<int>(report->removed.size()),
+      static_cast<int>(report->orphans.size()),
+      static_cast<int>(report->sidecars.size()));
+  for (const std::string& line : report->problems) {
+    std::printf("  %s\n", line.c_str());
   }
-  return report->removed.empty() ? 0 : 1;
+  return report->clean() ? 0 : 1;
 }
 
 }  // namespace
 
 int CacheToolMain(int argc, char** argv) {
   std::string cache_dir;
+  bool cache_dir_given = false;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
@@ -143,6 +186,7 @@ int CacheToolMain(int argc, char** argv) {
       }
       if (arg == "--cache-dir") {
         cache_dir = argv[++i];
+        cache_dir_given = true;
       } else {
         args.push_back(std::string(arg));
         args.push_back(argv[++i]);
@@ -151,6 +195,7 @@ int CacheToolMain(int argc, char** argv) {
     }
     if (arg.substr(0, 12) == "--cache-dir=") {
       cache_dir = std::string(arg.substr(12));
+      cache_dir_given = true;
       continue;
     }
     if (arg.substr(0, 11) == "--max-size=") {
@@ -164,8 +209,12 @@ int CacheToolMain(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
-  if (cache_dir.empty()) cache_dir = jit::DiskCacheOptions::FromEnv().dir;
+  if (!cache_dir_given) cache_dir = jit::DiskCacheOptions::FromEnv().dir;
   const jit::CacheDirectory dir(cache_dir);
+  // The same refusal as the warmup's, before any command reads or writes.
+  if (absl::Status trusted = dir.CheckTrusted(); !trusted.ok()) {
+    return Fail(trusted);
+  }
   const std::string& command = args[0];
   auto want_args = [&](size_t n, const char* form) -> bool {
     if (args.size() == n) return true;

@@ -54,14 +54,11 @@ bool WriteAll(int fd, const std::string& bytes) {
 
 void Send(int fd, const json& message) { WriteAll(fd, message.dump() + "\n"); }
 
-// Present and whole (header and checksum), read without side effects.
+// Present, whole and this key's (jit::CacheDirectory::HasSoundEntry), read
+// without side effects.
 bool EntryPresent(const jit::CacheDirectory& directory,
                   const std::string& key) {
-  std::ifstream in(directory.EntryPath(key, ".cubin"), std::ios::binary);
-  if (!in) return false;
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return jit::DecodeCacheEntry(bytes.str()).has_value();
+  return directory.HasSoundEntry(key);
 }
 
 // The child's work; its messages are JSON lines on `fd`: {"key": ...} as
@@ -282,6 +279,11 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
         "RunWarmup: one program per manifest entry expected");
   }
   const jit::DiskCacheOptions disk = DiskOptions(options);
+  // A dry run writes nothing, but refuses the same folders.
+  if (absl::Status trusted = jit::CacheDirectory(disk.dir).CheckTrusted();
+      !trusted.ok()) {
+    return trusted;
+  }
   if (!options.dry_run) {
     jit::DiskCache probe(disk);
     if (!probe.enabled()) {
@@ -411,12 +413,22 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
         ++report.evicted;
       }
     }
-    if (report.evicted > 0) {
+    // Only the cache's own eviction records itself: entries gone without
+    // such a record were removed by someone else (tessel-cache prune or
+    // clear, another program).
+    const bool size_limit = directory.LastSizeLimitEviction() >= run_start;
+    if (report.evicted > 0 && size_limit) {
       report.warning = absl::StrFormat(
           "%d of this run's kernels were evicted again by the cache's size "
           "limit (%d KiB): raise TESSEL_CACHE_MAX_BYTES, here and where the "
           "application runs",
           report.evicted, disk.max_bytes >> 10);
+    } else if (report.evicted > 0) {
+      report.warning = absl::StrFormat(
+          "%d of this run's kernels were removed from the cache while it ran "
+          "(not by its size limit: by tessel-cache prune or clear, or another "
+          "program); run the warmup again",
+          report.evicted);
     }
   }
   return report;

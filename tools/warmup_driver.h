@@ -60,7 +60,8 @@ struct WarmupReport {
   double seconds = 0;              // wall time of the whole run
   int jobs = 1;
   bool dry_run = false;
-  // Entries of this run gone by its end (the cache's size limit).
+  // Entries of this run gone by its end (the cache's size limit, or a
+  // removal from outside: `warning` says which).
   int evicted = 0;
   std::string warning;
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "jit/cache_directory.h"
 #include "jit/cache_files.h"
 #include "jit/disk_cache.h"
 #include "tessel/version.h"
@@ -29,6 +30,11 @@ TuneStore TuneStore::FromOptions(const std::string& dir) {
     off.switched_off_ = true;
     off.disabled_reason_ = "switched off (TESSEL_CACHE=off)";
     return off;
+  }
+  if (cache.dir.empty()) {  // TESSEL_CACHE_DIR set but empty: not "./"
+    TuneStore none;
+    none.disabled_reason_ = jit::EmptyCacheRootReason();
+    return none;
   }
   return TuneStore((fs::path(cache.dir) / "autotune").string());
 }

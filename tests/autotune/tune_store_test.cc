@@ -208,6 +208,12 @@ TEST(TuneStore, FromOptionsFollowsTheCacheEnvironment) {
   // An explicit folder is used anyway.
   EXPECT_TRUE(TuneStore::FromOptions(tmp.path() + "/mine").enabled());
   ::unsetenv("TESSEL_CACHE");
+  // Set but empty: no store (not one in the working folder), saying why.
+  ::setenv("TESSEL_CACHE_DIR", "", 1);
+  TuneStore empty = TuneStore::FromOptions("");
+  EXPECT_FALSE(empty.enabled());
+  EXPECT_FALSE(empty.switched_off());
+  EXPECT_THAT(empty.disabled_reason(), HasSubstr("TESSEL_CACHE_DIR"));
   ::unsetenv("TESSEL_CACHE_DIR");
 }
 

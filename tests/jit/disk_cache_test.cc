@@ -25,6 +25,11 @@ Cubin FakeCubin(const std::string& tag, size_t size = 1000) {
                .arch = "sm_90a"};
 }
 
+// The stamp a cache compiling FakeCubin(...) for `key` gives its entry.
+EntryStamp StampOf(const std::string& key, const std::string& entry = "k") {
+  return MakeEntryStamp(key, "sm_90a", entry);
+}
+
 std::string Key(int i) {
   std::string key = "0123456789abcdef0123456789abcdef";
   key[0] = "0123456789abcdef"[i % 16];
@@ -92,16 +97,18 @@ TEST(DiskCacheTest, StoresTheLayoutAndLoadsIt) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
 
   const std::string key = Key(1);
-  EXPECT_FALSE(cache.Load(key).has_value());
+  EXPECT_FALSE(cache.Load(StampOf(key, "k_a")).has_value());
   const CudaSource source{.text = "// source\n", .entry = "k_a"};
   cache.Store(key, FakeCubin("a"), source, {"-arch=sm_90a"});
-  const std::string base = root + "/v1/" + key.substr(0, 2) + "/" + key;
+  const std::string base = root + "/v2/" + key.substr(0, 2) + "/" + key;
   EXPECT_EQ(testing::ReadFile(base + ".cu"), "// source\n");
-  EXPECT_TRUE(DecodeCacheEntry(testing::ReadFile(base + ".cubin")));
+  EXPECT_TRUE(
+      DecodeCacheEntry(testing::ReadFile(base + ".cubin"), StampOf(key, "k_a"))
+          .ok());
   EXPECT_THAT(testing::ReadFile(base + ".json"),
               HasSubstr("\"entry\": \"k_a\""));
 
-  std::optional<Cubin> hit = cache.Load(key);
+  std::optional<Cubin> hit = cache.Load(StampOf(key, "k_a"));
   ASSERT_TRUE(hit.has_value());
   EXPECT_EQ(hit->image, FakeCubin("a").image);
   EXPECT_EQ(hit->lowered_entry, "k_a");
@@ -116,7 +123,7 @@ TEST(DiskCacheTest, DamagedEntryIsAMissAndRemoved) {
   const std::string bytes = testing::ReadFile(path);
   const uint64_t corrupt = GetJitCounters().corrupt_entries;
   testing::WriteFile(path, bytes.substr(0, bytes.size() / 2));
-  EXPECT_FALSE(cache.Load(key).has_value());
+  EXPECT_FALSE(cache.Load(StampOf(key)).has_value());
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_EQ(GetJitCounters().corrupt_entries, corrupt + 1);
 }
@@ -126,7 +133,7 @@ TEST(DiskCacheTest, OffWritesNothing) {
   DiskCache cache({.enabled = false, .dir = tmp / "cache"});
   EXPECT_FALSE(cache.enabled());
   cache.Store(Key(3), FakeCubin("c"), {.text = "x", .entry = "k"}, {});
-  EXPECT_FALSE(cache.Load(Key(3)).has_value());
+  EXPECT_FALSE(cache.Load(StampOf(Key(3))).has_value());
   EXPECT_FALSE(std::filesystem::exists(tmp / "cache"));
 }
 
@@ -137,7 +144,7 @@ TEST(DiskCacheTest, FileInPlaceOfFolderDisablesWithAWarning) {
   EXPECT_FALSE(cache.enabled());
   EXPECT_THAT(cache.disabled_reason(), HasSubstr("file"));
   cache.Store(Key(4), FakeCubin("d"), {.text = "x", .entry = "k"}, {});
-  EXPECT_FALSE(cache.Load(Key(4)).has_value());
+  EXPECT_FALSE(cache.Load(StampOf(Key(4))).has_value());
 }
 
 TEST(DiskCacheTest, GroupWritableFolderIsNotTrusted) {
@@ -167,9 +174,9 @@ TEST(DiskCacheTest, UnwritableShardStillLeavesLoadsWorking) {
   ASSERT_TRUE(cache.enabled());
   // A file where the key's shard folder should be: stores fail quietly.
   const std::string key = Key(5);
-  testing::WriteFile(tmp / ("v1/" + key.substr(0, 2)), "blocker");
+  testing::WriteFile(tmp / ("v2/" + key.substr(0, 2)), "blocker");
   cache.Store(key, FakeCubin("e"), {.text = "x", .entry = "k"}, {});
-  EXPECT_FALSE(cache.Load(key).has_value());
+  EXPECT_FALSE(cache.Load(StampOf(key)).has_value());
   EXPECT_EQ(cache.LockKey(key), nullptr);
 }
 
@@ -183,13 +190,14 @@ TEST(DiskCacheTest, EvictionKeepsTheBoundAndTheRecentlyUsed) {
                 {});
     usleep(20000);  // distinct mtimes
   }
-  ASSERT_TRUE(cache.Load(Key(0)).has_value());  // touch: now most recent
+  ASSERT_TRUE(
+      cache.Load(StampOf(Key(0))).has_value());  // touch: now most recent
   usleep(20000);
   cache.Store(Key(3), FakeCubin("z", 10000), source, {});
   EXPECT_LE(*cache.directory().TotalBytes(), 35000u);
-  EXPECT_TRUE(cache.Load(Key(0)).has_value());
-  EXPECT_FALSE(cache.Load(Key(1)).has_value());  // least recently used
-  EXPECT_TRUE(cache.Load(Key(3)).has_value());
+  EXPECT_TRUE(cache.Load(StampOf(Key(0))).has_value());
+  EXPECT_FALSE(cache.Load(StampOf(Key(1))).has_value());  // least recently used
+  EXPECT_TRUE(cache.Load(StampOf(Key(3))).has_value());
 }
 
 TEST(DiskCacheTest, KeyLockExcludesAndLeavesNoFile) {
@@ -234,6 +242,71 @@ TEST(CacheDirectoryTest, ListsVerifiesRemovesAndClears) {
   EXPECT_EQ(dir.List()->size(), 1u);
   ASSERT_TRUE(dir.Clear().ok());
   EXPECT_EQ(*dir.TotalBytes(), 0u);
+}
+
+// A set but empty TESSEL_CACHE_DIR is a mistake (an unset shell variable):
+// the disk cache is off, saying why, rather than quietly using the default.
+TEST(DiskCacheOptionsTest, EmptyCacheDirSwitchesTheDiskCacheOffLoudly) {
+  TempDir tmp;
+  ScopedEnv dir("TESSEL_CACHE_DIR", "");
+  ScopedEnv xdg("XDG_CACHE_HOME", (tmp / "xdg").c_str());
+  ScopedEnv mode("TESSEL_CACHE", nullptr);
+  ::testing::internal::CaptureStderr();
+  DiskCache cache(DiskCacheOptions::FromEnv());
+  const std::string warning = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(cache.enabled());
+  EXPECT_THAT(cache.disabled_reason(), HasSubstr("TESSEL_CACHE_DIR"));
+  EXPECT_THAT(warning, HasSubstr("TESSEL_CACHE_DIR is set but empty"));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "xdg"));
+}
+
+// A full disk can leave a key's .cu (or .json) without its .cubin: verify
+// reports and removes it.
+TEST(CacheDirectoryTest, VerifyRemovesOrphanSources) {
+  TempDir tmp;
+  DiskCache cache({.dir = tmp.path()});
+  cache.Store(Key(1), FakeCubin("q"), {.text = "x", .entry = "k"}, {});
+  const std::string orphan = cache.directory().EntryPath(Key(2), ".cu");
+  std::filesystem::create_directories(
+      std::filesystem::path(orphan).parent_path());
+  testing::WriteFile(orphan, "// the .json and .cubin did not fit");
+  absl::StatusOr<CacheVerifyReport> report = cache.directory().Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->good, 1);
+  EXPECT_FALSE(std::filesystem::exists(orphan));
+  EXPECT_THAT(report->orphans, ::testing::ElementsAre(Key(2)));
+  EXPECT_FALSE(report->clean());
+  EXPECT_TRUE(cache.directory().Verify()->clean());
+}
+
+// An orphan whose writer still holds the key's lock is being written: left.
+TEST(CacheDirectoryTest, VerifyLeavesASourceWhoseWriterHoldsTheLock) {
+  TempDir tmp;
+  DiskCache cache({.dir = tmp.path()});
+  std::unique_ptr<DiskCache::KeyLock> lock = cache.LockKey(Key(3));
+  ASSERT_NE(lock, nullptr);
+  const std::string source = cache.directory().EntryPath(Key(3), ".cu");
+  testing::WriteFile(source, "// being written");
+  absl::StatusOr<CacheVerifyReport> report = cache.directory().Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->orphans.empty());
+  EXPECT_TRUE(std::filesystem::exists(source));
+}
+
+// The size limit's own eviction is recorded; a prune from outside is not.
+TEST(CacheDirectoryTest, OnlyTheSizeLimitRecordsItsEvictions) {
+  TempDir tmp;
+  DiskCache cache({.dir = tmp.path()});
+  cache.Store(Key(1), FakeCubin("q"), {.text = "x", .entry = "k"}, {});
+  const CacheDirectory& dir = cache.directory();
+  EXPECT_EQ(dir.LastSizeLimitEviction(), absl::InfinitePast());
+  ASSERT_TRUE(dir.Prune(0).ok());
+  EXPECT_EQ(dir.LastSizeLimitEviction(), absl::InfinitePast());
+  cache.Store(Key(1), FakeCubin("q"), {.text = "x", .entry = "k"}, {});
+  const absl::Time before = absl::Now();
+  ASSERT_TRUE(dir.EvictForSizeLimit(0).ok());
+  EXPECT_GE(dir.LastSizeLimitEviction(), before);
+  EXPECT_TRUE(dir.List()->empty());
 }
 
 }  // namespace

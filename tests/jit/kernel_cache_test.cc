@@ -183,51 +183,79 @@ TEST(KernelCacheTest, ThreadsAskingForOneKernelShareOneCompile) {
   EXPECT_EQ(after.memory_hits - before.memory_hits, kThreads - 1u);
 }
 
-TEST(KernelCacheTest, ForkedProcessesRacingOnOneKeyCompileOnce) {
+// 8 processes x 5 rounds on one cache, each asking for 3 kernels in its own
+// order: the first round compiles each key once; before each later round
+// one entry is removed, and that key alone is compiled again, once. Then
+// verify finds every entry sound and nothing half-written is left.
+TEST(KernelCacheTest, ForkedProcessesRacingOverRoundsCompileEachKeyOnce) {
   TempDir tmp;
   const std::string cache_dir = tmp / "cache";
-  const CudaSource source = SaxpySource("processes");
-  constexpr int kProcesses = 8;
-  int start[2];
-  ASSERT_EQ(pipe(start), 0);
-  std::vector<pid_t> children;
-  for (int i = 0; i < kProcesses; ++i) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(start[1]);
-      char byte;
-      (void)!read(start[0], &byte, 1);  // all start together (EOF)
-      KernelCache cache(InDir(cache_dir));
-      const uint64_t compiles = GetJitCounters().nvrtc_compiles;
-      absl::StatusOr<CachedCubin> cubin = cache.GetCubin(source, kSm90);
-      if (!cubin.ok()) _exit(10);
-      testing::WriteFile(tmp / absl::StrCat("out", i), cubin->cubin->image);
-      _exit(static_cast<int>(GetJitCounters().nvrtc_compiles - compiles));
+  constexpr int kProcesses = 8, kRounds = 5, kKeys = 3;
+  std::vector<CudaSource> sources;
+  for (int k = 0; k < kKeys; ++k) {
+    sources.push_back(SaxpySource(absl::StrCat("processes-", k)));
+  }
+  std::vector<std::string> keys(kKeys);
+  for (int round = 0; round < kRounds; ++round) {
+    if (round > 0) {
+      ASSERT_TRUE(CacheDirectory(cache_dir).Remove(keys[round % kKeys]).ok());
     }
-    children.push_back(pid);
+    int start[2];
+    ASSERT_EQ(pipe(start), 0);
+    std::vector<pid_t> children;
+    for (int i = 0; i < kProcesses; ++i) {
+      const pid_t pid = fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        close(start[1]);
+        char byte;
+        (void)!read(start[0], &byte, 1);  // all start together (EOF)
+        KernelCache cache(InDir(cache_dir));
+        const uint64_t compiles = GetJitCounters().nvrtc_compiles;
+        for (int j = 0; j < kKeys; ++j) {
+          const int k = (i + j) % kKeys;
+          absl::StatusOr<CachedCubin> cubin = cache.GetCubin(sources[k], kSm90);
+          if (!cubin.ok()) _exit(10);
+          testing::WriteFile(tmp / absl::StrCat("out", round, "_", i, "_", k),
+                             cubin->key + cubin->cubin->image);
+        }
+        _exit(static_cast<int>(GetJitCounters().nvrtc_compiles - compiles));
+      }
+      children.push_back(pid);
+    }
+    close(start[0]);
+    close(start[1]);  // go
+    int compiles = 0;
+    for (pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      ASSERT_TRUE(WIFEXITED(status));
+      ASSERT_LT(WEXITSTATUS(status), 10) << "a child failed to get the cubin";
+      compiles += WEXITSTATUS(status);
+    }
+    EXPECT_EQ(compiles, round == 0 ? kKeys : 1) << "round " << round;
+    for (int k = 0; k < kKeys; ++k) {
+      const std::string first =
+          testing::ReadFile(tmp / absl::StrCat("out", round, "_0_", k));
+      ASSERT_GT(first.size(), 32u);
+      if (round == 0) keys[k] = first.substr(0, 32);
+      EXPECT_EQ(first.substr(0, 32), keys[k]);
+      for (int i = 1; i < kProcesses; ++i) {
+        EXPECT_EQ(
+            testing::ReadFile(tmp / absl::StrCat("out", round, "_", i, "_", k)),
+            first);
+      }
+    }
   }
-  close(start[0]);
-  close(start[1]);  // go
-  int compiles = 0;
-  for (pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFEXITED(status));
-    ASSERT_LT(WEXITSTATUS(status), 10) << "a child failed to get the cubin";
-    compiles += WEXITSTATUS(status);
-  }
-  EXPECT_EQ(compiles, 1);
-  const std::string first = testing::ReadFile(tmp / "out0");
-  EXPECT_FALSE(first.empty());
-  for (int i = 1; i < kProcesses; ++i) {
-    EXPECT_EQ(testing::ReadFile(tmp / absl::StrCat("out", i)), first);
-  }
+  absl::StatusOr<CacheVerifyReport> verify = CacheDirectory(cache_dir).Verify();
+  ASSERT_TRUE(verify.ok()) << verify.status();
+  EXPECT_EQ(verify->good, kKeys);
+  EXPECT_THAT(verify->removed, ::testing::IsEmpty());
   for (const std::string& name : FilesUnder(cache_dir)) {
     EXPECT_FALSE(absl::StrContains(name, ".tmp.")) << name;
     EXPECT_FALSE(absl::EndsWith(name, ".lock")) << name;
   }
-  EXPECT_EQ(FilesUnder(cache_dir).size(), 3u);  // .cubin, .json, .cu
+  EXPECT_EQ(FilesUnder(cache_dir).size(), 3u * kKeys);  // .cubin, .json, .cu
 }
 
 TEST(KernelCacheTest, IsolatedModeCompilesAndCaches) {

@@ -1,5 +1,9 @@
 // The tools as processes: tessel-warmup and tessel-cache run as a user runs
 // them, several at once, and a fresh application process after a warmup.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
 #include <regex>
 
 #include "gmock/gmock.h"
@@ -197,6 +201,70 @@ TEST(CacheToolTest, StatsListVerifyExportImportPruneClear) {
   EXPECT_EQ(tool({"clear"}, other.path()).exit_code, 0);
   EXPECT_THAT(testing::FilesUnder(other.path()), IsEmpty());
   EXPECT_EQ(tool({"frobnicate"}, other.path()).exit_code, 2);
+}
+
+// A cache folder that others can write is refused the same way by every
+// tool: exit 2, the folder named, nothing created inside it.
+TEST(CacheToolTest, RefusedRootExitsTwoEverywhere) {
+  TempDir scratch, parent;
+  const std::string root = parent / "shared";
+  ASSERT_EQ(mkdir(root.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(root.c_str(), 0777), 0);
+  for (const char* command : {"stats", "list", "verify"}) {
+    RunResult r =
+        RunCommand({TESSEL_CACHE_BIN, "--cache-dir", root, command}, scratch);
+    EXPECT_EQ(r.exit_code, 2) << command << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr(root)) << command;
+    EXPECT_THAT(r.output, HasSubstr("chmod 700")) << command;
+  }
+  RunResult dry = Warmup(scratch, root, {"--dry-run"});
+  EXPECT_EQ(dry.exit_code, 2) << dry.output;
+  EXPECT_THAT(dry.output, HasSubstr(root));
+  RunResult warm = Warmup(scratch, root);
+  EXPECT_EQ(warm.exit_code, 2) << warm.output;
+  EXPECT_TRUE(std::filesystem::is_empty(root));
+}
+
+// TESSEL_CACHE_DIR set but empty: the tools refuse it (exit 2) instead of
+// working on the default folder.
+TEST(CacheToolTest, EmptyCacheDirVariableExitsTwo) {
+  TempDir scratch, home;
+  const std::vector<std::string> env = {"TESSEL_CACHE_DIR=",
+                                        "XDG_CACHE_HOME=" + home.path()};
+  RunResult stats = RunCommand({TESSEL_CACHE_BIN, "stats"}, scratch, env);
+  EXPECT_EQ(stats.exit_code, 2) << stats.output;
+  EXPECT_THAT(stats.output, HasSubstr("TESSEL_CACHE_DIR is set but empty"));
+  RunResult warm = RunCommand({TESSEL_WARMUP_BIN, "--manifest", SmallManifest(),
+                               "--arch", "sm_80", "--dry-run"},
+                              scratch, env);
+  EXPECT_EQ(warm.exit_code, 2) << warm.output;
+  EXPECT_THAT(warm.output, HasSubstr("TESSEL_CACHE_DIR is set but empty"));
+  EXPECT_THAT(testing::FilesUnder(home.path()), IsEmpty());
+}
+
+// A full disk leaves a key's .cu without its .cubin: verify names it and
+// removes it.
+TEST(CacheToolTest, VerifyReportsAndRemovesAnOrphanSource) {
+  TempDir scratch, cache;
+  ASSERT_EQ(Warmup(scratch, cache.path()).exit_code, 0);
+  absl::StatusOr<std::vector<jit::CacheEntryInfo>> entries =
+      jit::CacheDirectory(cache.path()).List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_FALSE(entries->empty());
+  const std::string cubin = entries->front().cubin_path;
+  ASSERT_EQ(std::remove(cubin.c_str()), 0);
+  RunResult verify = RunCommand(
+      {TESSEL_CACHE_BIN, "--cache-dir", cache.path(), "verify"}, scratch);
+  EXPECT_EQ(verify.exit_code, 1) << verify.output;
+  EXPECT_THAT(verify.output, HasSubstr("orphan"));
+  EXPECT_THAT(verify.output, HasSubstr(entries->front().key));
+  EXPECT_EQ(jit::CacheDirectory(cache.path()).List()->size(),
+            entries->size() - 1);
+  EXPECT_EQ(
+      RunCommand({TESSEL_CACHE_BIN, "--cache-dir", cache.path(), "verify"},
+                 scratch)
+          .exit_code,
+      0);
 }
 
 // docs/warmup.md's host application: its own binary with its own kernels.

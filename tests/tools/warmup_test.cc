@@ -238,6 +238,29 @@ TEST_F(WarmupTest, EvictionByTheSizeLimitIsReported) {
   EXPECT_TRUE(Warm(options_).ok());  // with the default limit
 }
 
+// An external `tessel-cache prune` while the warmup runs removes entries the
+// run made: the summary says they were removed, not that the size limit
+// (TESSEL_CACHE_MAX_BYTES) evicted them.
+TEST_F(WarmupTest, ExternalPruneIsNotBlamedOnTheSizeLimit) {
+  options_.jobs = 1;  // jobs 0 and 1 are stored before job 2 starts
+  const std::string cache = cache_.path();
+  options_.child_hook_for_testing = [cache](const WarmupJob& job,
+                                            absl::string_view stage) {
+    if (job.entry->index == 2 && stage == "compile") {
+      (void)jit::CacheDirectory(cache).Prune(0);  // as tessel-cache prune
+    }
+  };
+  WarmupReport report = Warm(options_);
+  EXPECT_EQ(report.Count(JobOutcome::kCompiled), 3);
+  EXPECT_EQ(report.evicted, 2);
+  EXPECT_FALSE(report.ok());
+  const std::string summary = FormatSummary(report);
+  EXPECT_THAT(summary, ::testing::Not(HasSubstr("TESSEL_CACHE_MAX_BYTES")));
+  EXPECT_THAT(summary, ::testing::Not(HasSubstr("evicted again by the "
+                                                "cache's size limit")));
+  EXPECT_THAT(summary, HasSubstr("2 of this run's kernels were removed"));
+}
+
 TEST_F(WarmupTest, BadOptionsAreErrors) {
   WarmupOptions o = options_;
   o.archs = {};

@@ -60,7 +60,9 @@ namespace tessel::jit {
   X(cuEventDestroy)
 
 // Entry points that old drivers may lack; null when absent.
-#define TESSEL_DRIVER_OPTIONAL_ENTRY_POINTS(X) X(cuFuncGetParamInfo)
+#define TESSEL_DRIVER_OPTIONAL_ENTRY_POINTS(X) \
+  X(cuFuncGetParamInfo)                        \
+  X(cuTensorMapEncodeTiled)
 
 struct DriverApi {
 #define TESSEL_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;

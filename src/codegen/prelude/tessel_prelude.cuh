@@ -20,6 +20,7 @@
 #include "reduce.cuh"
 #include "swizzle.cuh"
 #include "sync.cuh"
+#include "tma.cuh"
 #include "types.cuh"
 #include "wgmma.cuh"
 

@@ -77,6 +77,14 @@ void ProgramCache::EvictLocked() {
   }
 }
 
+void ProgramCache::Clear() {
+  absl::MutexLock lock(&mu_);
+  lru_.clear();
+  by_hash_.clear();
+  stats_.entries = 0;
+  stats_.cubin_bytes = 0;
+}
+
 ProgramCache::Stats ProgramCache::stats() const {
   absl::MutexLock lock(&mu_);
   return stats_;

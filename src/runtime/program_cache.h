@@ -47,6 +47,9 @@ class ProgramCache {
   // Whether compiles with these options may use the cache at all.
   static bool Applies(const CompileOptions& options);
 
+  // Forgets every entry (tests that stand in for a fresh process).
+  void Clear();
+
   Stats stats() const;
   static ProgramCache& Global();
 

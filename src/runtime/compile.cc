@@ -7,6 +7,7 @@
 #include "src/runtime/cpu_kernel.h"
 #include "src/runtime/kernel_impl.h"
 #include "src/runtime/lower.h"
+#include "src/runtime/program_cache.h"
 #include "tessel/program.h"
 
 namespace tessel {
@@ -21,15 +22,11 @@ jit::KernelCache& IsolatedCache() {
   return *cache;
 }
 
-}  // namespace
-
-absl::StatusOr<CompiledKernel> compile(const ir::Program& program,
-                                       const CompileOptions& options) {
+// Passes, codegen and NVRTC (through the kernel cache).
+absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
+    const ir::Program& program, const CompileOptions& options) {
   if (options.target.kind() == Target::Kind::kCpu) {
-    absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> impl =
-        runtime::CompileForCpu(program);
-    if (!impl.ok()) return impl.status();
-    return CompiledKernel(*std::move(impl));
+    return runtime::CompileForCpu(program);
   }
   absl::StatusOr<runtime::Lowered> lowered = runtime::Lower(program, options);
   if (!lowered.ok()) return lowered.status();
@@ -63,7 +60,26 @@ absl::StatusOr<CompiledKernel> compile(const ir::Program& program,
   impl->alignment = state.alignment;
   impl->cubin = *cubin;
   impl->signature = gen->signature;
-  return CompiledKernel(std::move(impl));
+  return impl;
+}
+
+}  // namespace
+
+absl::StatusOr<CompiledKernel> compile(const ir::Program& program,
+                                       const CompileOptions& options) {
+  runtime::ProgramCache& memo = runtime::ProgramCache::Global();
+  const bool memoize = runtime::ProgramCache::Applies(options);
+  if (memoize) {
+    if (std::shared_ptr<const runtime::KernelImpl> hit =
+            memo.Find(program, options)) {
+      return CompiledKernel(std::const_pointer_cast<runtime::KernelImpl>(hit));
+    }
+  }
+  absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> impl =
+      CompileUncached(program, options);
+  if (!impl.ok()) return impl.status();
+  if (memoize) memo.Insert(program, options, **impl);
+  return CompiledKernel(*std::move(impl));
 }
 
 absl::StatusOr<CompiledKernel> compile(const Program& program,

@@ -14,6 +14,7 @@
 #include "jit/kernel_cache.h"
 #include "nlohmann/json.hpp"
 #include "samples/gemm_tune.h"
+#include "src/runtime/program_cache.h"
 #include "tessel/testing.h"
 #include "tests/autotune/gemm_cases.h"
 #include "tests/autotune/temp_dir.h"
@@ -101,10 +102,13 @@ TEST(AutotuneGpu, TunesTheSampleGemm) {
       "compile failed");
 
   // A second tune: the stored winner, no NVRTC compile, nothing evaluated.
-  // With a disk cache, forget the in-memory cubins so the winner really
-  // comes from disk, as in a fresh process.
+  // With a disk cache, forget the in-memory cubins (and compile()'s program
+  // memo) so the winner really comes from disk, as in a fresh process.
   const bool disk = jit::KernelCache::Default().disk().enabled();
-  if (disk) jit::KernelCache::Default().ClearMemory();
+  if (disk) {
+    jit::KernelCache::Default().ClearMemory();
+    runtime::ProgramCache::Global().Clear();
+  }
   const jit::JitCounters before = jit::GetJitCounters();
   int evaluated = 0;
   options.on_candidate = [&](const TuneCandidate&) { ++evaluated; };

@@ -1,0 +1,124 @@
+// compile() latency over every kernel of a warmup manifest: the first
+// compile in this process (lowering + codegen + NVRTC or a disk hit) and the
+// repeat compile of the same program (the program memo), as JSON.
+//
+//   build/release/bench/compile_bench [--manifest samples/kernels.json]
+//       [--arch sm_90a] [--reps 200] [--out FILE]
+//
+// Set TESSEL_CACHE_DIR to an empty folder for cold first compiles. Needs no
+// GPU. Never a test: it reports, it does not judge.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "tessel/compile.h"
+#include "tessel/registry.h"
+#include "tessel/runtime.h"
+
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename F>
+double Micros(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::micro>(t1 - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string manifest = "samples/kernels.json", arch = "sm_90a", out;
+  int reps = 200;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* flag) -> const char* {
+      const std::string f = std::string(flag) + "=";
+      if (a.rfind(f, 0) == 0) return argv[i] + f.size();
+      if (a == flag && i + 1 < argc) return argv[++i];
+      return nullptr;
+    };
+    if (const char* v = value("--manifest")) {
+      manifest = v;
+    } else if (const char* v = value("--arch")) {
+      arch = v;
+    } else if (const char* v = value("--reps")) {
+      reps = std::max(1, std::atoi(v));
+    } else if (const char* v = value("--out")) {
+      out = v;
+    } else {
+      std::cerr << "usage: compile_bench [--manifest F] [--arch A] [--reps N] "
+                   "[--out F]\n";
+      return 2;
+    }
+  }
+  std::ifstream in(manifest);
+  nlohmann::json m = nlohmann::json::parse(in, nullptr, /*exceptions=*/false);
+  if (!in || m.is_discarded() || !m.contains("kernels")) {
+    std::cerr << manifest << ": not a readable warmup manifest\n";
+    return 2;
+  }
+  const tessel::CompileOptions options{.target = tessel::Target::cuda(arch)};
+  nlohmann::json kernels = nlohmann::json::array();
+  std::vector<double> firsts, repeats;
+  for (const nlohmann::json& entry : m["kernels"]) {
+    const std::string name = entry.value("name", "");
+    nlohmann::json record = {
+        {"name", name}, {"params", entry.value("params", nlohmann::json{})}};
+    absl::StatusOr<tessel::Program> program =
+        tessel::KernelRegistry::Global().Build(name, record["params"]);
+    if (!program.ok()) {
+      record["error"] = std::string(program.status().message());
+      kernels.push_back(record);
+      continue;
+    }
+    absl::StatusOr<tessel::CompiledKernel> k;
+    const double first =
+        Micros([&] { k = tessel::compile(*program, options); });
+    if (!k.ok()) {
+      record["error"] = std::string(k.status().message());
+      kernels.push_back(record);
+      continue;
+    }
+    record["first_compile_ms"] = first / 1000;
+    record["first_origin"] = k->cache_origin();
+    std::vector<double> again;
+    for (int r = 0; r < reps; ++r) {
+      again.push_back(Micros([&] { k = tessel::compile(*program, options); }));
+    }
+    record["repeat_compile_us"] = Median(again);
+    record["repeat_origin"] = k->cache_origin();
+    firsts.push_back(first / 1000);
+    repeats.push_back(Median(again));
+    kernels.push_back(record);
+  }
+  nlohmann::json report = {
+      {"arch", arch},
+      {"manifest", manifest},
+      {"kernels", kernels},
+      {"median_first_compile_ms", Median(firsts)},
+      {"max_first_compile_ms",
+       firsts.empty() ? 0 : *std::max_element(firsts.begin(), firsts.end())},
+      {"median_repeat_compile_us", Median(repeats)},
+      {"max_repeat_compile_us",
+       repeats.empty() ? 0
+                       : *std::max_element(repeats.begin(), repeats.end())}};
+  const std::string text = report.dump(2) + "\n";
+  if (out.empty()) {
+    std::cout << text;
+  } else {
+    std::ofstream(out) << text;
+  }
+  return 0;
+}

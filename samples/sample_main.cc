@@ -13,9 +13,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "bench/bench_report.h"
 #include "nlohmann/json.hpp"
 #include "samples/status_macros.h"
+#include "tessel/bench_report.h"
 
 namespace tessel::samples {
 namespace {

@@ -12,9 +12,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "src/codegen/prelude.h"
+#include "src/ir/arith/bounds.h"
 #include "src/ir/op.h"
 #include "src/ir/visitor.h"
-#include "src/passes/ir_util.h"
+#include "src/ir/walk.h"
 
 namespace tessel::codegen {
 
@@ -224,7 +225,7 @@ class Printer {
     bool ints = !IsFloat(b.a.dtype());
     auto simple_div = [&]() {
       auto c = ir::AsConstInt(b.b);
-      return c && *c > 0 && passes::ProvablyNonNegative(b.a);
+      return c && *c > 0 && ir::arith::ProvablyNonNegative(b.a);
     };
     switch (b.op) {
       case BinaryOp::kDiv:
@@ -632,7 +633,7 @@ class Printer {
     *entry = Name(&st_, Sanitize(p.name.empty() ? "kernel" : p.name));
     // Written params are non-const.
     std::unordered_set<const ir::BufferNode*> written;
-    passes::ForEachStmt(p.body, [&](const ir::Stmt& s) {
+    ir::ForEachStmt(p.body, [&](const ir::Stmt& s) {
       if (const auto* st = s.As<ir::StoreNode>())
         written.insert(st->buffer.get());
       if (const auto* c = s.As<ir::EvaluateNode>()) {

@@ -16,7 +16,7 @@
 
 #include "src/ir/program.h"
 #include "src/passes/fragment_layout.h"
-#include "tessel/compile.h"
+#include "tessel/target.h"
 
 namespace tessel::passes {
 

@@ -7,8 +7,8 @@
 //               {"K", 4096}}, .size = "4096^3", .flops = 2.0 * 4096 * 4096 *
 //               4096}, bench_result);
 //   return report.Write(out_path);   // stdout when empty
-#ifndef TESSEL_BENCH_BENCH_REPORT_H_
-#define TESSEL_BENCH_BENCH_REPORT_H_
+#ifndef TESSEL_BENCH_REPORT_H_
+#define TESSEL_BENCH_REPORT_H_
 
 #include <cstdint>
 #include <string>
@@ -65,4 +65,4 @@ nlohmann::json DeviceJson();
 
 }  // namespace tessel::bench
 
-#endif  // TESSEL_BENCH_BENCH_REPORT_H_
+#endif  // TESSEL_BENCH_REPORT_H_

@@ -25,6 +25,13 @@ class BufferFinder : public IRVisitor {
   const BufferNode* b_;
 };
 
+class MemoryReadFinder : public IRVisitor {
+ public:
+  void Visit(const LoadNode* op) override { found = true; }
+  void Visit(const CallNode* op) override { found = true; }
+  bool found = false;
+};
+
 class StmtWalker : public IRVisitor {
  public:
   explicit StmtWalker(const std::function<void(const Stmt&)>& fn) : fn_(fn) {}
@@ -60,6 +67,12 @@ bool UsesVar(const Stmt& s, const VarNode* var) {
 bool UsesBuffer(const Stmt& s, const BufferNode* buffer) {
   BufferFinder f(buffer);
   f.VisitStmt(s);
+  return f.found;
+}
+
+bool ReadsMemory(const Expr& e) {
+  MemoryReadFinder f;
+  f.VisitExpr(e);
   return f.found;
 }
 

@@ -1,5 +1,5 @@
 // Whole-tree questions every layer above the IR asks: visit every
-// statement, does a tree mention a variable or a buffer.
+// statement, does a tree mention a variable or a buffer, does it read memory.
 //
 //   ir::ForEachStmt(body, [&](const ir::Stmt& s) { ... });   // pre-order
 //   if (ir::UsesVar(index, k.get())) ...
@@ -22,6 +22,10 @@ bool UsesVar(const Expr& e, const VarNode* var);
 bool UsesVar(const Stmt& s, const VarNode* var);
 // Whether the statement names the buffer anywhere.
 bool UsesBuffer(const Stmt& s, const BufferNode* buffer);
+
+// Whether e loads from a buffer or calls out (its value may change while
+// the tree stays the same).
+bool ReadsMemory(const Expr& e);
 
 }  // namespace tessel::ir
 

@@ -61,33 +61,6 @@ ir::Stmt ReplaceBuffers(const ir::Stmt& s, const BufferMap& map) {
   return BufferSubst(map).MutateStmt(s);
 }
 
-bool SameExpr(const ir::Expr& a, const ir::Expr& b) {
-  if (a.get() == b.get()) return true;
-  if (!a.defined() || !b.defined() || a->kind != b->kind ||
-      a.dtype() != b.dtype()) {
-    return false;
-  }
-  if (const auto* x = a.As<ir::IntImmNode>())
-    return x->value == b.As<ir::IntImmNode>()->value;
-  if (const auto* x = a.As<ir::BinaryNode>()) {
-    const auto* y = b.As<ir::BinaryNode>();
-    return x->op == y->op && SameExpr(x->a, y->a) && SameExpr(x->b, y->b);
-  }
-  if (const auto* x = a.As<ir::UnaryNode>()) {
-    const auto* y = b.As<ir::UnaryNode>();
-    return x->op == y->op && SameExpr(x->a, y->a);
-  }
-  if (const auto* x = a.As<ir::CastNode>())
-    return SameExpr(x->value, b.As<ir::CastNode>()->value);
-  if (const auto* x = a.As<ir::SelectNode>()) {
-    const auto* y = b.As<ir::SelectNode>();
-    return SameExpr(x->cond, y->cond) &&
-           SameExpr(x->true_value, y->true_value) &&
-           SameExpr(x->false_value, y->false_value);
-  }
-  return false;  // variables: only by identity, handled above
-}
-
 ir::Expr FlatIndex(const std::vector<ir::Expr>& shape,
                    const std::vector<ir::Expr>& indices) {
   ir::Expr flat = indices.empty() ? ir::Expr(0) : indices[0];

@@ -33,11 +33,6 @@ ir::Stmt Substitute(const ir::Stmt& s, const VarMap& map);
 using BufferMap = std::unordered_map<const ir::BufferNode*, ir::Buffer>;
 ir::Stmt ReplaceBuffers(const ir::Stmt& s, const BufferMap& map);
 
-// Whether two index expressions are the same tree: constants by value,
-// variables by identity. Conservative: false for kinds it does not compare
-// (loads, calls, math).
-bool SameExpr(const ir::Expr& a, const ir::Expr& b);
-
 // Moved to src/ir (codegen and the runtime ask them too); the passes keep
 // their names.
 using ir::ForEachStmt;

@@ -97,6 +97,14 @@ absl::StatusOr<int64_t> Flags::Int(const std::string& key,
   return v;
 }
 
+absl::Status Flags::Ints(
+    std::initializer_list<std::pair<const char*, int*>> fields) const {
+  for (const auto& [key, field] : fields) {
+    SAMPLES_ASSIGN_OR_RETURN(*field, Int(key, *field));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> Flags::Bool(const std::string& key, bool fallback) const {
   used_.emplace(key);
   auto it = values_.find(key);

@@ -1,12 +1,14 @@
 // The JSON every tessel benchmark binary writes, so that bench/run_all.py can
 // merge them and chart tessel against its peers (schema: docs/benchmarks.md).
 //
+// clang-format off
 //   BenchReport report("cublas_gemm");
 //   report.Add({.kernel = "gemm", .impl = "cublas", .variant = "NN",
-//               .dtype = "f16", .shape = {{"M", 4096}, {"N", 4096},
-//               {"K", 4096}}, .size = "4096^3", .flops = 2.0 * 4096 * 4096 *
-//               4096}, bench_result);
+//               .dtype = "f16", .shape = {{"M", 4096}, {"N", 4096}, {"K", 4096}},
+//               .size = "4096^3", .flops = 2.0 * 4096 * 4096 * 4096},
+//              bench_result);
 //   return report.Write(out_path);   // stdout when empty
+// clang-format on
 #ifndef TESSEL_BENCH_REPORT_H_
 #define TESSEL_BENCH_REPORT_H_
 

@@ -1,5 +1,6 @@
 // Compiling a tile program into a launchable kernel.
 //
+// clang-format off
 //   absl::StatusOr<tessel::CompiledKernel> k = tessel::compile(
 //       program, {.target = tessel::Target::sm90a(),
 //                 .pass_config = {.dump_ir = "/tmp/ir"}});
@@ -8,9 +9,9 @@
 //
 //   // No GPU: the same program on the CPU interpreter, host pointers.
 //   ASSIGN_OR_RETURN(tessel::CompiledKernel cpu,
-//                    tessel::compile(program, {.target =
-//                    tessel::Target::cpu()}));
+//                    tessel::compile(program, {.target = tessel::Target::cpu()}));
 //   RETURN_IF_ERROR(cpu.launch({a_host, b_host, c_host}));
+// clang-format on
 //
 // For a CUDA target compile() runs the scheduler passes, the CUDA codegen
 // and NVRTC (through the disk cache). An explicit target compiles without a

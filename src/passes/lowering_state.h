@@ -3,7 +3,8 @@
 // runtime must check at launch. Passes read and update it; each is still
 // one IR -> IR step on state.program.
 //
-//   passes::LoweringState state = passes::LoweringState::Make(program, opts);
+//   passes::LoweringState state{.program = program, .target = target,
+//                               .config = config};
 //   RETURN_IF_ERROR(passes::RunPipeline(state));
 //   codegen::EmitCuda(state);
 #ifndef TESSEL_SRC_PASSES_LOWERING_STATE_H_

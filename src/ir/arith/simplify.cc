@@ -11,6 +11,25 @@
 namespace tessel::ir::arith {
 namespace {
 
+// A comparison of two constants (op is one of == != < <= > >=).
+template <typename T>
+bool Compare(BinaryOp op, T a, T b) {
+  switch (op) {
+    case BinaryOp::kEQ:
+      return a == b;
+    case BinaryOp::kNE:
+      return a != b;
+    case BinaryOp::kLT:
+      return a < b;
+    case BinaryOp::kLE:
+      return a <= b;
+    case BinaryOp::kGT:
+      return a > b;
+    default:
+      return a >= b;
+  }
+}
+
 std::optional<Expr> FoldIntBinary(BinaryOp op, DataType t, int64_t a,
                                   int64_t b) {
   auto make = [&](int64_t v) { return IntImm(t, v); };
@@ -35,17 +54,12 @@ std::optional<Expr> FoldIntBinary(BinaryOp op, DataType t, int64_t a,
     case BinaryOp::kMax:
       return make(std::max(a, b));
     case BinaryOp::kEQ:
-      return BoolImm(a == b);
     case BinaryOp::kNE:
-      return BoolImm(a != b);
     case BinaryOp::kLT:
-      return BoolImm(a < b);
     case BinaryOp::kLE:
-      return BoolImm(a <= b);
     case BinaryOp::kGT:
-      return BoolImm(a > b);
     case BinaryOp::kGE:
-      return BoolImm(a >= b);
+      return BoolImm(Compare(op, a, b));
     case BinaryOp::kAnd:
       return BoolImm(a && b);
     case BinaryOp::kOr:
@@ -85,17 +99,12 @@ std::optional<Expr> FoldFloatBinary(BinaryOp op, DataType t, double a,
     case BinaryOp::kMax:
       return make(std::fmax(a, b));
     case BinaryOp::kEQ:
-      return BoolImm(a == b);
     case BinaryOp::kNE:
-      return BoolImm(a != b);
     case BinaryOp::kLT:
-      return BoolImm(a < b);
     case BinaryOp::kLE:
-      return BoolImm(a <= b);
     case BinaryOp::kGT:
-      return BoolImm(a > b);
     case BinaryOp::kGE:
-      return BoolImm(a >= b);
+      return BoolImm(Compare(op, a, b));
     default:
       return std::nullopt;
   }

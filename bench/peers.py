@@ -15,7 +15,7 @@
 
 Timing: triton.testing.do_bench (L2 flushed before each run; the median of
 the runs that fill rep-ms), else CUDA events with a 256 MiB flush. The JSON
-schema is bench/bench_report.h's (docs/benchmarks.md). The GPU machine has no
+schema is tessel/bench_report.h's (docs/benchmarks.md). The GPU machine has no
 network: fla comes from wheels (see docs/benchmarks.md).
 """
 

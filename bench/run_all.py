@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 # tessel's own benchmarks: (name, binary under the build folder, arguments).
-# "{json}" becomes the file the binary must write (bench/bench_report.h).
+# "{json}" becomes the file the binary must write (tessel/bench_report.h).
 TESSEL_BENCHES = [
     ("tessel_gemm", "samples/gemm", ["--bench", "--size", "bench", "--json",
                                      "{json}"]),

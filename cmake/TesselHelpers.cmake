@@ -46,3 +46,29 @@ function(tessel_add_test name)
                ENVIRONMENT "TESSEL_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
     DISCOVERY_TIMEOUT 120)
 endfunction()
+
+# tessel_add_layer(<layer> SOURCES ... [USES <layers>...] [PUBLIC ...]
+#                  [PRIVATE ...])
+# One static library tessel::<layer> per layer of src/. USES names the
+# layers it may call into: linked PRIVATE, they are the allowed arrows
+# (tools/check-layers.sh checks the includes against the same picture).
+# tessel::tessel links every layer for its users.
+function(tessel_add_layer layer)
+  cmake_parse_arguments(ARG "" "" "SOURCES;USES;PUBLIC;PRIVATE" ${ARGN})
+  set(t tessel_${layer})
+  add_library(${t} STATIC ${ARG_SOURCES})
+  add_library(tessel::${layer} ALIAS ${t})
+  set_target_properties(${t} PROPERTIES OUTPUT_NAME tessel_${layer}
+                                        EXPORT_NAME ${layer})
+  target_include_directories(${t}
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+           $<INSTALL_INTERFACE:include>
+    PRIVATE ${PROJECT_SOURCE_DIR})
+  list(TRANSFORM ARG_USES PREPEND tessel::)
+  target_link_libraries(${t}
+    PUBLIC absl::status absl::statusor absl::strings absl::span ${ARG_PUBLIC}
+    PRIVATE ${ARG_USES} ${ARG_PRIVATE})
+  tessel_set_warnings(${t})
+  tessel_sanitize(${t})
+  set_property(GLOBAL APPEND PROPERTY TESSEL_LAYER_TARGETS ${t})
+endfunction()

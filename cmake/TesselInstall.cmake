@@ -6,7 +6,8 @@ include(CMakePackageConfigHelpers)
 
 set(TESSEL_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/tessel")
 
-install(TARGETS tessel_tessel tessel_jit
+get_property(tessel_layers GLOBAL PROPERTY TESSEL_LAYER_TARGETS)
+install(TARGETS tessel_tessel tessel_jit ${tessel_layers}
   EXPORT tesselTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -1,9 +1,7 @@
 #include "jit/isolated_compile.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,9 +14,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "jit/counters.h"
+#include "jit/subprocess.h"
 
 namespace tessel::jit {
 namespace {
@@ -77,30 +75,9 @@ absl::StatusOr<Cubin> Decode(absl::string_view in) {
   return cubin;
 }
 
-void WriteAll(int fd, absl::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
-[[noreturn]] void RunChild(int fd, const CudaSource& source,
-                           const CompileOptions& options) {
+void RunChild(int fd, const CudaSource& source, const CompileOptions& options) {
   if (void (*hook)() = g_child_hook.load(); hook != nullptr) hook();
-  const std::string reply = Encode(internal::CompileInChild(source, options));
-  WriteAll(fd, reply);
-  close(fd);
-  _exit(0);  // no atexit handlers, no sanitizer leak pass in the child
-}
-
-std::string SignalName(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  const char* text = strsignal(sig);
-  return absl::StrFormat("signal %d (SIG%s: %s)", sig,
-                         abbrev != nullptr ? abbrev : "?",
-                         text != nullptr ? text : "unknown");
+  WriteAll(fd, Encode(internal::CompileInChild(source, options)));
 }
 
 }  // namespace
@@ -113,50 +90,35 @@ absl::StatusOr<Cubin> CompileIsolated(const CudaSource& source,
   CompileOptions resolved = options;
   resolved.arch = *arch;
 
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    return absl::InternalError(
-        absl::StrCat("isolated compile: pipe failed: ", std::strerror(errno)));
-  }
   internal::LockCompilesForFork();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    RunChild(fds[1], source, resolved);
-  }
+  absl::StatusOr<Child> child =
+      StartChild([&](int fd) { RunChild(fd, source, resolved); });
   internal::UnlockCompilesForFork();
-  close(fds[1]);
-  if (pid < 0) {
-    close(fds[0]);
-    return absl::ResourceExhaustedError(
-        absl::StrCat("isolated compile: fork failed: ", std::strerror(errno)));
+  if (!child.ok()) {
+    return absl::Status(
+        child.status().code(),
+        absl::StrCat("isolated compile: ", child.status().message()));
   }
 
   std::string reply;
   bool timed_out = false;
   const absl::Time deadline = absl::Now() + timeout;
-  char buffer[1 << 16];
   while (true) {
     const int64_t left_ms = absl::ToInt64Milliseconds(deadline - absl::Now());
     if (left_ms <= 0) {
       timed_out = true;
       break;
     }
-    pollfd pfd{fds[0], POLLIN, 0};
+    pollfd pfd{child->fd, POLLIN, 0};
     const int ready =
         poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left_ms, 1 << 30)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) continue;  // re-check the deadline
-    const ssize_t n = read(fds[0], buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF: the child is done (or dead)
-    reply.append(buffer, static_cast<size_t>(n));
+    if (ReadSome(child->fd, &reply) == ReadResult::kClosed) break;
   }
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int wstatus = 0;
-  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-  }
+  close(child->fd);
+  if (timed_out) kill(child->pid, SIGKILL);
+  const int wstatus = Reap(child->pid);
   const std::string what =
       absl::StrCat("kernel '", source.entry, "' for ", resolved.arch);
   if (timed_out) {
@@ -167,7 +129,7 @@ absl::StatusOr<Cubin> CompileIsolated(const CudaSource& source,
   if (WIFSIGNALED(wstatus)) {
     return absl::InternalError(
         absl::StrCat("the compiler crashed: the isolated compile of ", what,
-                     " was killed by ", SignalName(WTERMSIG(wstatus))));
+                     " was killed by ", SignalText(WTERMSIG(wstatus))));
   }
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
     return absl::InternalError(

@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "bench/bench_report.h"
 #include "samples/execute.h"
 #include "samples/gemm.h"
 #include "samples/linear_attention.h"
 #include "samples/sample_main.h"
 #include "samples/status_macros.h"
+#include "tessel/bench_report.h"
 
 namespace tessel::samples {
 namespace {

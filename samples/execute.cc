@@ -9,10 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "jit/context.h"
-#include "jit/device_buffer.h"
-#include "jit/driver_api.h"
 #include "samples/status_macros.h"
+#include "tessel/device.h"
 #include "tessel/testing.h"
 
 namespace tessel::samples {
@@ -142,18 +140,9 @@ absl::StatusOr<RunResult> ExecuteOnCpu(Workload& w, const ExecuteOptions& o) {
 
 // ---------------------------------------------------------------- GPU
 
-struct DeviceTensors {
-  std::map<std::string, jit::DeviceBuffer> buffers;
-};
-
 absl::StatusOr<std::string> DeviceName() {
-  SAMPLES_ASSIGN_OR_RETURN(const jit::DriverApi* cu, jit::Driver());
-  CUdevice device;
-  SAMPLES_RETURN_IF_ERROR(TESSEL_CU_CALL(*cu, cuDeviceGet(&device, 0)));
-  char name[256] = {};
-  SAMPLES_RETURN_IF_ERROR(
-      TESSEL_CU_CALL(*cu, cuDeviceGetName(name, sizeof(name), device)));
-  return std::string(name);
+  SAMPLES_ASSIGN_OR_RETURN(DeviceInfo info, GetDeviceInfo());
+  return info.name;
 }
 
 absl::StatusOr<RunResult> ExecuteOnGpu(Workload& w, const ExecuteOptions& o) {
@@ -168,11 +157,11 @@ absl::StatusOr<RunResult> ExecuteOnGpu(Workload& w, const ExecuteOptions& o) {
   SAMPLES_ASSIGN_OR_RETURN(std::vector<CompiledKernel> kernels,
                            CompileAll(w, target, &r.cache, &r.compile_ms));
 
-  std::map<std::string, jit::DeviceBuffer> buffers;
+  std::map<std::string, DeviceMemory> buffers;
   for (auto& [name, t] : w.tensors) {
     SAMPLES_ASSIGN_OR_RETURN(
-        jit::DeviceBuffer b,
-        jit::DeviceBuffer::Allocate(std::max<size_t>(t.num_bytes(), 1)));
+        DeviceMemory b,
+        DeviceMemory::Allocate(std::max<size_t>(t.num_bytes(), 1)));
     SAMPLES_RETURN_IF_ERROR(b.CopyFromHost(t.data(), t.num_bytes()));
     buffers.emplace(name, std::move(b));
   }
@@ -187,7 +176,7 @@ absl::StatusOr<RunResult> ExecuteOnGpu(Workload& w, const ExecuteOptions& o) {
 
   // The checked run (also loads the modules).
   SAMPLES_RETURN_IF_ERROR(run_all(nullptr));
-  SAMPLES_RETURN_IF_ERROR(jit::SynchronizeStream(nullptr));
+  SAMPLES_RETURN_IF_ERROR(Synchronize());
   for (const std::string& name : w.outputs) {
     SAMPLES_ASSIGN_OR_RETURN(HostTensor * t, Find(w, name));
     SAMPLES_RETURN_IF_ERROR(
@@ -215,7 +204,7 @@ absl::StatusOr<RunResult> ExecuteOnGpu(Workload& w, const ExecuteOptions& o) {
   } else {
     Clock::time_point start = Clock::now();
     SAMPLES_RETURN_IF_ERROR(run_all(nullptr));
-    SAMPLES_RETURN_IF_ERROR(jit::SynchronizeStream(nullptr));
+    SAMPLES_RETURN_IF_ERROR(Synchronize());
     r.ms = MsSince(start);
   }
   return r;
@@ -235,17 +224,6 @@ double MaxAbsError(const HostTensor& a, const HostTensor& b) {
 
 const char* BackendName(Backend backend) {
   return backend == Backend::kGpu ? "gpu" : "cpu";
-}
-
-std::string GpuUnavailableReason() {
-  if (absl::StatusOr<const jit::DriverApi*> api = jit::Driver(); !api.ok()) {
-    return std::string(api.status().message());
-  }
-  if (absl::StatusOr<CUcontext> context = jit::PrimaryContext(0);
-      !context.ok()) {
-    return std::string(context.status().message());
-  }
-  return "";
 }
 
 Backend DefaultBackend() {

@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "samples/workload.h"
+#include "tessel/device.h"
 #include "tessel/profiler.h"
 
 namespace tessel::samples {
@@ -31,8 +32,7 @@ namespace tessel::samples {
 enum class Backend { kGpu, kCpu };
 
 const char* BackendName(Backend backend);  // "gpu" / "cpu"
-// Empty when a CUDA driver and a device are usable, else why not.
-std::string GpuUnavailableReason();
+// GpuUnavailableReason() (include/tessel/device.h) says why there is none.
 // The GPU when there is one, else the CPU interpreter.
 Backend DefaultBackend();
 

@@ -90,11 +90,10 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
         absl::StrCat("--causal=", causal, ": expected true, false or both"));
   }
   FlashAttentionConfig base;
-  SAMPLES_ASSIGN_OR_RETURN(base.block_m, flags.Int("block-m", base.block_m));
-  SAMPLES_ASSIGN_OR_RETURN(base.block_n, flags.Int("block-n", base.block_n));
-  SAMPLES_ASSIGN_OR_RETURN(base.num_stages,
-                           flags.Int("stages", base.num_stages));
-  SAMPLES_ASSIGN_OR_RETURN(base.threads, flags.Int("threads", base.threads));
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &base.block_m},
+                                      {"block-n", &base.block_n},
+                                      {"stages", &base.num_stages},
+                                      {"threads", &base.threads}}));
   SAMPLES_ASSIGN_OR_RETURN(base.p_in_registers,
                            flags.Bool("p-in-registers", base.p_in_registers));
   auto with = [&](int b, int s, int h, int d) {

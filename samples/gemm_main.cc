@@ -61,12 +61,12 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(base.layout,
                            ParseGemmLayout(flags.String("layout", "NN")));
   GemmTile& t = base.tile;
-  SAMPLES_ASSIGN_OR_RETURN(t.block_m, flags.Int("block-m", t.block_m));
-  SAMPLES_ASSIGN_OR_RETURN(t.block_n, flags.Int("block-n", t.block_n));
-  SAMPLES_ASSIGN_OR_RETURN(t.block_k, flags.Int("block-k", t.block_k));
-  SAMPLES_ASSIGN_OR_RETURN(t.num_stages, flags.Int("stages", t.num_stages));
-  SAMPLES_ASSIGN_OR_RETURN(t.threads, flags.Int("threads", t.threads));
-  SAMPLES_ASSIGN_OR_RETURN(t.panel, flags.Int("panel", t.panel));
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &t.block_m},
+                                      {"block-n", &t.block_n},
+                                      {"block-k", &t.block_k},
+                                      {"stages", &t.num_stages},
+                                      {"threads", &t.threads},
+                                      {"panel", &t.panel}}));
 
   std::vector<GemmConfig> configs;
   auto with = [&](int m, int n, int k) {

@@ -32,9 +32,9 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
           absl::StrCat("--eps=", eps, ": expected a number"));
     }
   }
-  SAMPLES_ASSIGN_OR_RETURN(base.block_m, flags.Int("block-m", base.block_m));
-  SAMPLES_ASSIGN_OR_RETURN(base.block_n, flags.Int("block-n", base.block_n));
-  SAMPLES_ASSIGN_OR_RETURN(base.threads, flags.Int("threads", base.threads));
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &base.block_m},
+                                      {"block-n", &base.block_n},
+                                      {"threads", &base.threads}}));
   auto with = [&](int m, int n) {
     RmsNormConfig c = base;
     c.M = m, c.N = n;

@@ -13,9 +13,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "bench/bench_report.h"
 #include "nlohmann/json.hpp"
 #include "samples/status_macros.h"
+#include "tessel/bench_report.h"
 
 namespace tessel::samples {
 namespace {
@@ -95,6 +95,14 @@ absl::StatusOr<int64_t> Flags::Int(const std::string& key,
         "--", key, ": expected an integer, got \"", it->second, "\""));
   }
   return v;
+}
+
+absl::Status Flags::Ints(
+    std::initializer_list<std::pair<const char*, int*>> fields) const {
+  for (const auto& [key, field] : fields) {
+    SAMPLES_ASSIGN_OR_RETURN(*field, Int(key, *field));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> Flags::Bool(const std::string& key, bool fallback) const {

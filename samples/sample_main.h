@@ -22,11 +22,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,6 +48,10 @@ class Flags {
   bool Has(const std::string& key) const;
   std::string String(const std::string& key, std::string fallback) const;
   absl::StatusOr<int64_t> Int(const std::string& key, int64_t fallback) const;
+  // Each --key given overrides its field; the others keep their defaults:
+  //   RETURN_IF_ERROR(flags.Ints({{"block-m", &t.block_m}, {"stages", &s}}));
+  absl::Status Ints(
+      std::initializer_list<std::pair<const char*, int*>> fields) const;
   absl::StatusOr<bool> Bool(const std::string& key, bool fallback) const;
   absl::StatusOr<DataType> Dtype(const std::string& key,
                                  DataType fallback) const;
@@ -114,7 +120,7 @@ ResultRow MakeRow(const Workload& w, const RunResult& run,
 // "kernel  shape  backend  time  TFLOP/s|GB/s  cache  check" as a table.
 std::string FormatTable(const std::vector<ResultRow>& rows);
 // The report bench/run_all.py reads (docs/benchmarks.md, written by
-// bench/bench_report.h): one record per row, do_bench's statistics when the
+// tessel/bench_report.h): one record per row, do_bench's statistics when the
 // row was benched on the GPU; otherwise the one wall-clock run, with the impl
 // marked ":interpreter" / ":wallclock" so that it is never compared with a
 // peer. Records also carry "name", "backend", "cache", "kernel_ms" and

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "jit/device_buffer.h"
 #include "samples/status_macros.h"
+#include "tessel/device.h"
 #include "tessel/testing.h"
 
 namespace tessel::samples {
@@ -30,19 +30,19 @@ absl::StatusOr<TuneResult> TuneWorkload(const Workload& w,
         absl::StrCat("tuning ", w.kernel, ": the workload has ", w.steps.size(),
                      " steps; only a single-kernel workload can be tuned"));
   }
-  if (std::string why = testing::GpuUnavailableReason(); !why.empty()) {
+  if (std::string why = GpuUnavailableReason(); !why.empty()) {
     return absl::UnavailableError(
         absl::StrCat("--tune times candidates on a GPU: ", why));
   }
   // One device copy of every tensor the step reads or writes.
   std::map<std::string, HostTensor> host = w.tensors;
-  std::map<std::string, jit::DeviceBuffer> device;
+  std::map<std::string, DeviceMemory> device;
   std::vector<TensorView> args;
   for (const Arg& arg : w.steps[0].args) {
     const HostTensor& t = host.at(arg.name);
     if (!device.contains(arg.name)) {
-      SAMPLES_ASSIGN_OR_RETURN(jit::DeviceBuffer buffer,
-                               jit::DeviceBuffer::Allocate(t.num_bytes()));
+      SAMPLES_ASSIGN_OR_RETURN(DeviceMemory buffer,
+                               DeviceMemory::Allocate(t.num_bytes()));
       SAMPLES_RETURN_IF_ERROR(buffer.CopyFromHost(t.data(), t.num_bytes()));
       device.emplace(arg.name, std::move(buffer));
     }
@@ -73,7 +73,7 @@ absl::StatusOr<TuneResult> TuneWorkload(const Workload& w,
       SAMPLES_RETURN_IF_ERROR(device.at(out).Fill(0xFF));
     }
     SAMPLES_RETURN_IF_ERROR(candidate.launch(args));
-    SAMPLES_RETURN_IF_ERROR(jit::SynchronizeStream(nullptr));
+    SAMPLES_RETURN_IF_ERROR(Synchronize());
     for (const Expected& e : *reference) {
       HostTensor& actual = host.at(e.tensor);
       SAMPLES_RETURN_IF_ERROR(

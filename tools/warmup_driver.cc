@@ -26,6 +26,7 @@
 #include "jit/cache_key.h"
 #include "jit/disk_cache.h"
 #include "jit/kernel_cache.h"
+#include "jit/subprocess.h"
 
 namespace tessel::tools {
 namespace {
@@ -41,18 +42,9 @@ jit::DiskCacheOptions DiskOptions(const WarmupOptions& options) {
   return disk;
 }
 
-bool WriteAll(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
+void Send(int fd, const json& message) {
+  jit::WriteAll(fd, message.dump() + "\n");
 }
-
-void Send(int fd, const json& message) { WriteAll(fd, message.dump() + "\n"); }
 
 // Present, whole and this key's (jit::CacheDirectory::HasSoundEntry), read
 // without side effects.
@@ -106,14 +98,6 @@ json RunChildJob(const WarmupJob& job, const WarmupOptions& options, int fd) {
   }
   return {{"outcome", cubin->origin == jit::CubinOrigin::kCompiled ? "compiled"
                                                                    : "cached"}};
-}
-
-std::string SignalText(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  const char* text = strsignal(sig);
-  return absl::StrFormat("signal %d (SIG%s: %s)", sig,
-                         abbrev != nullptr ? abbrev : "?",
-                         text != nullptr ? text : "unknown");
 }
 
 struct Running {
@@ -176,7 +160,7 @@ JobResult Collect(const Running& run, const WarmupJob& job, int wait_status,
     result.error = "the compile process ran past the timeout and was killed";
   } else if (WIFSIGNALED(wait_status)) {
     result.error = absl::StrCat("the compile process was killed by ",
-                                SignalText(WTERMSIG(wait_status)));
+                                jit::SignalText(WTERMSIG(wait_status)));
   } else if (!exited_cleanly) {
     result.error = absl::StrCat("the compile process exited with status ",
                                 WEXITSTATUS(wait_status));
@@ -322,22 +306,16 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
   while (next < jobs.size() || !running.empty()) {
     while (next < jobs.size() &&
            running.size() < static_cast<size_t>(options.jobs)) {
-      int fds[2];
       std::fflush(nullptr);  // no buffered output duplicated into the child
-      pid_t pid = -1;
-      int start_error = 0;
-      if (::pipe2(fds, O_CLOEXEC) != 0) {
-        start_error = errno;
-      } else if (pid = ::fork(); pid < 0) {
-        start_error = errno;
-        ::close(fds[0]);
-        ::close(fds[1]);
-      }
-      if (pid < 0) {
+      absl::StatusOr<jit::Child> child = jit::StartChild([&](int fd) {
+        for (const Running& r : running) ::close(r.fd);
+        Send(fd, RunChildJob(jobs[next], options, fd));
+      });
+      if (!child.ok()) {
         // Out of processes or descriptors: this job fails, the run goes on.
         JobResult failed{.job = jobs[next]};
         failed.error = absl::StrCat("cannot start a compile process: ",
-                                    std::strerror(start_error));
+                                    child.status().message());
         ++done;
         if (progress != nullptr) {
           progress->JobDone(failed, done, static_cast<int>(jobs.size()), {});
@@ -346,19 +324,10 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
         if (running.empty()) continue;
         break;
       }
-      if (pid == 0) {
-        ::close(fds[0]);
-        for (const Running& r : running) ::close(r.fd);
-        const json message = RunChildJob(jobs[next], options, fds[1]);
-        Send(fds[1], message);
-        ::close(fds[1]);
-        ::_exit(0);  // no atexit handlers or static destructors
-      }
-      ::close(fds[1]);
       const absl::Time now = absl::Now();
       running.push_back(Running{.index = next,
-                                .pid = pid,
-                                .fd = fds[0],
+                                .pid = child->pid,
+                                .fd = child->fd,
                                 .start = now,
                                 .deadline = now + options.timeout});
       ++next;
@@ -379,17 +348,11 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
     // Read what arrived; a closed pipe means the child is done.
     for (size_t i = running.size(); i-- > 0;) {
       if (polls[i].revents == 0) continue;
-      char buffer[4096];
-      const ssize_t n = ::read(running[i].fd, buffer, sizeof(buffer));
-      if (n > 0) {
-        running[i].output.append(buffer, static_cast<size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
+      const jit::ReadResult read =
+          jit::ReadSome(running[i].fd, &running[i].output);
+      if (read != jit::ReadResult::kClosed) continue;
       ::close(running[i].fd);
-      int status = 0;
-      while (::waitpid(running[i].pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      const int status = jit::Reap(running[i].pid);
       finish(i, status);
     }
     const absl::Time now = absl::Now();

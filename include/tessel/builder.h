@@ -1,10 +1,11 @@
 // The builder DSL: C++ objects that record a tile program, read like TileLang.
 //
+// clang-format off
 //   namespace T = tessel;
 //   T::ProgramBuilder p("gemm");
-//   auto M = T::dim("M");                                  // symbolic, bound
-//   at launch auto A = p.tensor("A", {M, K}, T::f16); auto C = p.tensor("C",
-//   {M, N}, T::f32);
+//   auto M = T::dim("M");            // symbolic, bound at launch
+//   auto A = p.tensor("A", {M, K}, T::f16);
+//   auto C = p.tensor("C", {M, N}, T::f32);
 //   {
 //     T::Kernel kernel(T::ceildiv(N, 64), T::ceildiv(M, 64), {.threads = 128});
 //     auto [bx, by] = kernel.block_index();
@@ -12,13 +13,14 @@
 //     auto acc = T::alloc_fragment({64, 64}, T::f32, "acc");
 //     T::clear(acc);
 //     for (auto k : T::Pipelined(T::ceildiv(K, 32), {.num_stages = 3})) {
-//       T::copy(A(by * 64, k * 32), As);       // extent taken from As
+//       T::copy(A(by * 64, k * 32), As);   // extent taken from As
 //       ...
 //     }
 //     for (auto [i, j] : T::Parallel(64, 64)) acc(i, j) = T::max(acc(i, j), 0);
 //     T::copy(acc, C(by * 64, bx * 64));
 //   }
 //   absl::StatusOr<T::Program> prog = p.finish();
+// clang-format on
 //
 // Recording rules:
 // - Every call records into the innermost open scope of the ProgramBuilder

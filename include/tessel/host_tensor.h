@@ -1,12 +1,13 @@
 // A tensor in host memory that owns its bytes: the argument type of the CPU
 // interpreter (tessel::interpret) and a staging type for device tensors.
 //
-//   tessel::HostTensor a(tessel::f16, {256, 128});        // zero-filled
-//   a.set({3, 4}, 1.5);                                    // rounds to f16
+// clang-format off
+//   tessel::HostTensor a(tessel::f16, {256, 128});   // zero-filled
+//   a.set({3, 4}, 1.5);                              // rounds to f16
 //   double x = a.at({3, 4});
 //   std::vector<double> all = a.to_doubles();
-//   auto b = tessel::HostTensor::FromDoubles(tessel::bf16, {2, 2}, {1, 2, 3,
-//   4});
+//   auto b = tessel::HostTensor::FromDoubles(tessel::bf16, {2, 2}, {1, 2, 3, 4});
+// clang-format on
 //
 // Elements are stored row-major (last index fastest) in the dtype's own bit
 // format, exactly the bytes a GPU tensor of that dtype holds. Writing a value

@@ -1,10 +1,12 @@
 // Runs a tile program on the CPU: the numerical reference for GPU kernels
 // and the way to run tessel programs without a GPU.
 //
+// clang-format off
 //   absl::StatusOr<tessel::Program> prog = Gemm(256, 256, 256);
-//   tessel::HostTensor a(tessel::f16, {256, 256}), b(...), c(tessel::f16, {256,
-//   256}); absl::Status s = tessel::interpret(*prog, {&a, &b, &c});   // writes
-//   c
+//   tessel::HostTensor a(tessel::f16, {256, 256}), b(tessel::f16, {256, 256});
+//   tessel::HostTensor c(tessel::f16, {256, 256});
+//   absl::Status s = tessel::interpret(*prog, {&a, &b, &c});   // writes c
+// clang-format on
 //
 // Every block of the grid runs (over host threads; the result does not
 // depend on how many), every op with the semantics of docs/ir.md: the

@@ -2,10 +2,7 @@
 // CUDA events, the median of as many runs as fit a time budget.
 //
 //   absl::StatusOr<tessel::BenchResult> r = tessel::do_bench(
-//       [&](CUstream stream) {
-//         return kernel.Launch({.grid = grid, .block = block,
-//                               .stream = stream}, args);
-//       },
+//       [&](CUstream_st* stream) { return kernel.launch({a, b, c}, stream); },
 //       {.warmup_ms = 25, .rep_ms = 100, .quantiles = {0.2, 0.5, 0.8}});
 //   if (r.ok()) std::cout << r->ms << " ms (median)\n";
 //

@@ -1,15 +1,17 @@
 // Helpers for gtest suites that test tessel kernels (tessel's own and yours).
 // Link tessel::testing.
 //
+// clang-format off
 //   TEST(MyKernel, MatchesReference) {
-//     TESSEL_SKIP_WITHOUT_GPU();             // skips, saying why
-//     tessel::HostTensor a = tessel::testing::RandomTensor(tessel::f16, {64,
-//     32},
-//                                                          /*seed=*/1).value();
+//     TESSEL_SKIP_WITHOUT_GPU();   // skips, saying why
+//     tessel::HostTensor a =
+//         tessel::testing::RandomTensor(tessel::f16, {64, 32}, /*seed=*/1)
+//             .value();
 //     tessel::HostTensor out = RunMyKernel(a);
 //     tessel::testing::ExpectAllClose(out, Reference(a), /*rtol=*/1e-2,
 //                                     /*atol=*/1e-3);
 //   }
+// clang-format on
 //
 //   class MyGpuTest : public tessel::testing::GpuTest {};  // skips in SetUp
 //

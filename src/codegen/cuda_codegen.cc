@@ -12,8 +12,8 @@
 #include "src/codegen/cuda_printer.h"
 #include "src/codegen/prelude.h"
 #include "src/ir/visitor.h"
+#include "src/ir/walk.h"
 #include "src/passes/intrinsics.h"
-#include "src/passes/ir_util.h"
 
 namespace tessel::codegen {
 
@@ -185,7 +185,7 @@ std::string Printer::Emit(std::string* entry) {
   *entry = Name(&st_, Sanitize(p.name.empty() ? "kernel" : p.name));
   // Written params are non-const.
   std::unordered_set<const ir::BufferNode*> written;
-  passes::ForEachStmt(p.body, [&](const ir::Stmt& s) {
+  ir::ForEachStmt(p.body, [&](const ir::Stmt& s) {
     if (const auto* st = s.As<ir::StoreNode>())
       written.insert(st->buffer.get());
     if (const auto* c = s.As<ir::EvaluateNode>()) {

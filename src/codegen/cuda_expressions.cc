@@ -6,9 +6,9 @@
 #include "absl/strings/str_join.h"
 #include "src/codegen/cuda_codegen.h"
 #include "src/codegen/cuda_printer.h"
+#include "src/ir/arith/bounds.h"
 #include "src/ir/op.h"
 #include "src/passes/intrinsics.h"
-#include "src/passes/ir_util.h"
 
 namespace tessel::codegen {
 
@@ -108,7 +108,7 @@ std::string Printer::Binary(const ir::BinaryNode& b) {
   bool ints = !IsFloat(b.a.dtype());
   auto simple_div = [&]() {
     auto c = ir::AsConstInt(b.b);
-    return c && *c > 0 && passes::ProvablyNonNegative(b.a);
+    return c && *c > 0 && ir::arith::ProvablyNonNegative(b.a);
   };
   switch (b.op) {
     case BinaryOp::kDiv:

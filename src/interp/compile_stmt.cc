@@ -10,25 +10,10 @@
 #include "src/interp/compiler.h"
 #include "src/interp/status_macros.h"
 #include "src/ir/op.h"
+#include "src/ir/tile_op_rules.h"
 
 namespace tessel::interp {
 namespace {
-
-bool AtomicDtypeAllowed(ir::AtomicOp op, DataType t) {
-  switch (t) {
-    case DataType::kI32:
-    case DataType::kU32:
-    case DataType::kI64:
-    case DataType::kF32:
-      return true;
-    case DataType::kF16:
-    case DataType::kBF16:
-    case DataType::kF64:
-      return op == ir::AtomicOp::kAdd;
-    default:
-      return false;
-  }
-}
 
 const char* ReduceOpName(ir::ReduceKind kind) {
   switch (kind) {
@@ -539,7 +524,7 @@ absl::StatusOr<StmtFn> Compiler::Cumsum(const ir::CumsumNode* op) {
 absl::StatusOr<StmtFn> Compiler::Atomic(const ir::AtomicNode* op) {
   site_.op = AtomicOpSiteName(op->op);
   const DataType t = op->dst.buffer->dtype;
-  if (!AtomicDtypeAllowed(op->op, t)) {
+  if (!ir::AtomicDtypeAllowed(op->op, t)) {
     return Error(absl::StatusCode::kInvalidArgument,
                  absl::StrCat("no atomic ", ir::AtomicOpName(op->op), " on ",
                               DtypeName(t), " ('", op->dst.buffer->name, "')"));

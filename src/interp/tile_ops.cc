@@ -1,4 +1,5 @@
 #include "src/interp/tile_ops.h"
+#include "src/ir/tile_op_rules.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -175,37 +176,28 @@ bool Gather(Frame& f, const Site& site, const Box& box, const MatrixView& v,
   return true;
 }
 
+// The combiner of a reduction (ir::ReduceCombiner), on the host.
 double Combine(ir::ReduceKind kind, double acc, double x) {
-  switch (kind) {
-    case ir::ReduceKind::kSum:
-    case ir::ReduceKind::kAbsSum:
-      return acc + x;
-    case ir::ReduceKind::kMax:
-    case ir::ReduceKind::kAbsMax:
+  switch (ir::ReduceCombiner(kind)) {
+    case ir::BinaryOp::kMax:
       return std::fmax(acc, x);
-    case ir::ReduceKind::kMin:
+    case ir::BinaryOp::kMin:
       return std::fmin(acc, x);
+    default:
+      return acc + x;
   }
-  return acc;
 }
 
 int64_t CombineInt(ir::ReduceKind kind, int64_t acc, int64_t x) {
-  switch (kind) {
-    case ir::ReduceKind::kSum:
-    case ir::ReduceKind::kAbsSum:
+  switch (ir::ReduceCombiner(kind)) {
+    case ir::BinaryOp::kMax:
+      return std::max(acc, x);
+    case ir::BinaryOp::kMin:
+      return std::min(acc, x);
+    default:
       return static_cast<int64_t>(static_cast<uint64_t>(acc) +
                                   static_cast<uint64_t>(x));
-    case ir::ReduceKind::kMax:
-    case ir::ReduceKind::kAbsMax:
-      return std::max(acc, x);
-    case ir::ReduceKind::kMin:
-      return std::min(acc, x);
   }
-  return acc;
-}
-
-bool IsAbs(ir::ReduceKind kind) {
-  return kind == ir::ReduceKind::kAbsSum || kind == ir::ReduceKind::kAbsMax;
 }
 
 // outer x len x inner split of a buffer around `dim`.
@@ -403,7 +395,7 @@ void RunReduce(Frame& f, const Site& site, BufferInstance& src,
   }
   const Lines l = SplitAround(src.shape, dim);
   const DataType t = dst.dtype;
-  const bool abs = IsAbs(kind);
+  const bool abs = ir::ReduceTakesAbs(kind);
   for (int64_t o = 0; o < l.outer; ++o) {
     for (int64_t i = 0; i < l.inner; ++i) {
       const int64_t out = o * l.inner + i;

@@ -17,21 +17,15 @@
 #include <string_view>
 #include <vector>
 
+#include "src/ir/node_kinds.h"
 #include "tessel/dtype.h"
 
 namespace tessel::ir {
 
 enum class ExprKind : uint8_t {
-  kIntImm,    // integer or bool constant
-  kFloatImm,  // floating point constant
-  kVar,       // loop variable, block index, symbolic size
-  kBinary,    // arithmetic, comparison, logic, bit ops, min/max, ceildiv
-  kUnary,     // -x, !x, ~x
-  kSelect,    // cond ? a : b
-  kCast,      // dtype conversion
-  kMath,      // exp, log, sqrt, ... (element-wise math library)
-  kCall,      // named intrinsic, for lowered code (extensibility hook)
-  kLoad,      // buffer element read
+#define TESSEL_IR_KIND(K, N) k##K,
+  TESSEL_IR_EXPR_NODES(TESSEL_IR_KIND)
+#undef TESSEL_IR_KIND
 };
 
 class ExprNode : public std::enable_shared_from_this<ExprNode> {

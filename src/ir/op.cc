@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "src/ir/arith/simplify.h"
+#include "src/ir/arith/wrapping.h"
 #include "src/ir/buffer.h"
 #include "src/ir/int_conversion.h"
 
@@ -46,117 +48,8 @@ bool IsImm(const Expr& e) {
   return e.As<IntImmNode>() != nullptr || e.As<FloatImmNode>() != nullptr;
 }
 
-// Floats folded exactly: f32 via double then rounded, f64 directly. Narrower
-// floats are left to the interpreter, which knows their rounding.
-bool FoldableFloat(DataType t) {
-  return t == DataType::kF32 || t == DataType::kF64;
-}
-
 double RoundToType(DataType t, double v) {
   return t == DataType::kF32 ? static_cast<double>(static_cast<float>(v)) : v;
-}
-
-int64_t WrappingAdd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) +
-                              static_cast<uint64_t>(b));
-}
-int64_t WrappingSub(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) -
-                              static_cast<uint64_t>(b));
-}
-int64_t WrappingMul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) *
-                              static_cast<uint64_t>(b));
-}
-
-std::optional<Expr> FoldIntBinary(BinaryOp op, DataType t, int64_t a,
-                                  int64_t b) {
-  auto make = [&](int64_t v) { return IntImm(t, v); };
-  switch (op) {
-    case BinaryOp::kAdd:
-      return make(WrappingAdd(a, b));
-    case BinaryOp::kSub:
-      return make(WrappingSub(a, b));
-    case BinaryOp::kMul:
-      return make(WrappingMul(a, b));
-    case BinaryOp::kDiv:
-      if (b == 0) return std::nullopt;
-      return make(FloorDiv(a, b));
-    case BinaryOp::kMod:
-      if (b == 0) return std::nullopt;
-      return make(FloorMod(a, b));
-    case BinaryOp::kCeilDiv:
-      if (b == 0) return std::nullopt;
-      return make(-FloorDiv(-a, b));
-    case BinaryOp::kMin:
-      return make(std::min(a, b));
-    case BinaryOp::kMax:
-      return make(std::max(a, b));
-    case BinaryOp::kEQ:
-      return BoolImm(a == b);
-    case BinaryOp::kNE:
-      return BoolImm(a != b);
-    case BinaryOp::kLT:
-      return BoolImm(a < b);
-    case BinaryOp::kLE:
-      return BoolImm(a <= b);
-    case BinaryOp::kGT:
-      return BoolImm(a > b);
-    case BinaryOp::kGE:
-      return BoolImm(a >= b);
-    case BinaryOp::kAnd:
-      return BoolImm(a && b);
-    case BinaryOp::kOr:
-      return BoolImm(a || b);
-    case BinaryOp::kBitAnd:
-      return make(a & b);
-    case BinaryOp::kBitOr:
-      return make(a | b);
-    case BinaryOp::kBitXor:
-      return make(a ^ b);
-    case BinaryOp::kShl:
-      if (b < 0 || b >= dtype_bits(t)) return std::nullopt;
-      return make(static_cast<int64_t>(static_cast<uint64_t>(a) << b));
-    case BinaryOp::kShr:
-      if (b < 0 || b >= dtype_bits(t)) return std::nullopt;
-      return make(a >> b);
-    case BinaryOp::kPow:
-      return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-std::optional<Expr> FoldFloatBinary(BinaryOp op, DataType t, double a,
-                                    double b) {
-  auto make = [&](double v) { return FloatImm(t, v); };
-  switch (op) {
-    case BinaryOp::kAdd:
-      return make(a + b);
-    case BinaryOp::kSub:
-      return make(a - b);
-    case BinaryOp::kMul:
-      return make(a * b);
-    case BinaryOp::kDiv:
-      return make(a / b);
-    case BinaryOp::kMin:
-      return make(std::fmin(a, b));
-    case BinaryOp::kMax:
-      return make(std::fmax(a, b));
-    case BinaryOp::kEQ:
-      return BoolImm(a == b);
-    case BinaryOp::kNE:
-      return BoolImm(a != b);
-    case BinaryOp::kLT:
-      return BoolImm(a < b);
-    case BinaryOp::kLE:
-      return BoolImm(a <= b);
-    case BinaryOp::kGT:
-      return BoolImm(a > b);
-    case BinaryOp::kGE:
-      return BoolImm(a >= b);
-    default:
-      return std::nullopt;
-  }
 }
 
 Expr MakeBinaryNode(BinaryOp op, DataType operand_type, Expr a, Expr b) {
@@ -164,150 +57,6 @@ Expr MakeBinaryNode(BinaryOp op, DataType operand_type, Expr a, Expr b) {
       IsComparison(op) || IsLogical(op) ? DataType::kBool : operand_type;
   return Expr(
       std::make_shared<BinaryNode>(op, result, std::move(a), std::move(b)));
-}
-
-// x op c where the left operand is itself `y op c2`: reassociate constants.
-std::optional<Expr> ReassociateConst(BinaryOp op, const Expr& a, int64_t c) {
-  const auto* inner = a.As<BinaryNode>();
-  if (inner == nullptr) return std::nullopt;
-  std::optional<int64_t> c2 = AsConstInt(inner->b);
-  if (!c2) return std::nullopt;
-  if (op == BinaryOp::kAdd && inner->op == BinaryOp::kAdd) {
-    return inner->a + IntImm(a.dtype(), WrappingAdd(*c2, c));
-  }
-  if (op == BinaryOp::kAdd && inner->op == BinaryOp::kSub) {
-    return inner->a + IntImm(a.dtype(), WrappingSub(c, *c2));
-  }
-  if (op == BinaryOp::kMul && inner->op == BinaryOp::kMul) {
-    return inner->a * IntImm(a.dtype(), WrappingMul(*c2, c));
-  }
-  if (op == BinaryOp::kDiv && inner->op == BinaryOp::kMul && c > 0 && *c2 > 0 &&
-      *c2 % c == 0) {
-    return inner->a * IntImm(a.dtype(), *c2 / c);
-  }
-  if (op == BinaryOp::kMod && inner->op == BinaryOp::kMul && c > 0 &&
-      *c2 % c == 0) {
-    return IntImm(a.dtype(), 0);
-  }
-  if (op == BinaryOp::kDiv && inner->op == BinaryOp::kDiv && c > 0 && *c2 > 0) {
-    return Binary(BinaryOp::kDiv, inner->a,
-                  IntImm(a.dtype(), WrappingMul(*c2, c)));
-  }
-  return std::nullopt;
-}
-
-std::optional<Expr> SimplifyInt(BinaryOp op, const Expr& a, const Expr& b) {
-  std::optional<int64_t> ca = AsConstInt(a), cb = AsConstInt(b);
-  DataType t = a.dtype();
-  switch (op) {
-    case BinaryOp::kAdd:
-      if (ca && !cb) return b + a;  // constants go right
-      if (cb && *cb == 0) return a;
-      if (cb) return ReassociateConst(op, a, *cb);
-      return std::nullopt;
-    case BinaryOp::kSub:
-      if (cb && *cb == 0) return a;
-      if (cb) return ReassociateConst(BinaryOp::kAdd, a, WrappingSub(0, *cb));
-      if (std::optional<int64_t> d = ConstDifference(a, b))
-        return IntImm(t, *d);
-      return std::nullopt;
-    case BinaryOp::kMul:
-      if (ca && !cb) return b * a;
-      if (cb && *cb == 1) return a;
-      if (cb && *cb == 0) return IntImm(t, 0);
-      if (cb) return ReassociateConst(op, a, *cb);
-      return std::nullopt;
-    case BinaryOp::kDiv:
-      if (cb && *cb == 1) return a;
-      if (ca && *ca == 0 && cb && *cb != 0) return IntImm(t, 0);
-      if (cb) return ReassociateConst(op, a, *cb);
-      return std::nullopt;
-    case BinaryOp::kMod:
-      if (cb && *cb == 1) return IntImm(t, 0);
-      if (cb) return ReassociateConst(op, a, *cb);
-      return std::nullopt;
-    case BinaryOp::kCeilDiv:
-      if (cb && *cb == 1) return a;
-      return std::nullopt;
-    case BinaryOp::kMin:
-    case BinaryOp::kMax:
-      if (ExprDeepEqual(a, b)) return a;
-      return std::nullopt;
-    default:
-      return std::nullopt;
-  }
-}
-
-std::optional<Expr> SimplifyLogical(BinaryOp op, const Expr& a, const Expr& b) {
-  std::optional<int64_t> ca = AsConstInt(a), cb = AsConstInt(b);
-  if (op == BinaryOp::kAnd) {
-    if (ca) return *ca ? b : BoolImm(false);
-    if (cb) return *cb ? a : BoolImm(false);
-  } else if (op == BinaryOp::kOr) {
-    if (ca) return *ca ? BoolImm(true) : b;
-    if (cb) return *cb ? BoolImm(true) : a;
-  }
-  return std::nullopt;
-}
-
-// Linear form: sum of coeff * term + constant, terms compared structurally.
-struct LinearForm {
-  std::vector<std::pair<Expr, int64_t>> terms;
-  int64_t constant = 0;
-
-  void AddTerm(const Expr& term, int64_t coeff) {
-    for (auto& [t, c] : terms) {
-      if (ExprDeepEqual(t, term)) {
-        c = WrappingAdd(c, coeff);
-        return;
-      }
-    }
-    terms.emplace_back(term, coeff);
-  }
-};
-
-void Linearize(const Expr& e, int64_t scale, LinearForm& out, int depth = 0) {
-  if (std::optional<int64_t> c = AsConstInt(e)) {
-    out.constant = WrappingAdd(out.constant, WrappingMul(scale, *c));
-    return;
-  }
-  const auto* bin = e.As<BinaryNode>();
-  if (bin != nullptr && depth < 64) {
-    if (bin->op == BinaryOp::kAdd) {
-      Linearize(bin->a, scale, out, depth + 1);
-      Linearize(bin->b, scale, out, depth + 1);
-      return;
-    }
-    if (bin->op == BinaryOp::kSub) {
-      Linearize(bin->a, scale, out, depth + 1);
-      Linearize(bin->b, WrappingSub(0, scale), out, depth + 1);
-      return;
-    }
-    if (bin->op == BinaryOp::kMul) {
-      if (std::optional<int64_t> c = AsConstInt(bin->b)) {
-        Linearize(bin->a, WrappingMul(scale, *c), out, depth + 1);
-        return;
-      }
-      if (std::optional<int64_t> c = AsConstInt(bin->a)) {
-        Linearize(bin->b, WrappingMul(scale, *c), out, depth + 1);
-        return;
-      }
-    }
-  }
-  if (const auto* un = e.As<UnaryNode>();
-      un != nullptr && un->op == UnaryOp::kNeg) {
-    Linearize(un->a, WrappingSub(0, scale), out, depth + 1);
-    return;
-  }
-  out.AddTerm(e, scale);
-}
-
-bool VectorDeepEqual(const std::vector<Expr>& a, const std::vector<Expr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!ExprDeepEqual(a[i], b[i])) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -519,24 +268,7 @@ Expr Binary(BinaryOp op, Expr a, Expr b) {
   DataType t = PromoteTypes(a, b);
   a = Cast(t, std::move(a));
   b = Cast(t, std::move(b));
-  if (is_float(t)) {
-    std::optional<double> ca = AsConstFloat(a), cb = AsConstFloat(b);
-    if (ca && cb && FoldableFloat(t)) {
-      if (std::optional<Expr> folded = FoldFloatBinary(op, t, *ca, *cb))
-        return *folded;
-    }
-  } else {
-    std::optional<int64_t> ca = AsConstInt(a), cb = AsConstInt(b);
-    if (ca && cb) {
-      if (std::optional<Expr> folded = FoldIntBinary(op, t, *ca, *cb))
-        return *folded;
-    }
-    if (IsLogical(op)) {
-      if (std::optional<Expr> s = SimplifyLogical(op, a, b)) return *s;
-    } else if (is_int(t)) {
-      if (std::optional<Expr> s = SimplifyInt(op, a, b)) return *s;
-    }
-  }
+  if (std::optional<Expr> s = arith::SimplifyBinary(op, a, b)) return *s;
   return MakeBinaryNode(op, t, std::move(a), std::move(b));
 }
 
@@ -544,7 +276,7 @@ Expr Unary(UnaryOp op, Expr a) {
   if (std::optional<int64_t> c = AsConstInt(a)) {
     switch (op) {
       case UnaryOp::kNeg:
-        return IntImm(a.dtype(), WrappingSub(0, *c));
+        return IntImm(a.dtype(), arith::WrappingSub(0, *c));
       case UnaryOp::kNot:
         return BoolImm(*c == 0);
       case UnaryOp::kBitNot:
@@ -581,7 +313,7 @@ Expr Cast(DataType dtype, Expr value) {
   }
   if (const auto* f = value.As<FloatImmNode>()) {
     if (is_float(dtype)) {
-      if (FoldableFloat(dtype) ||
+      if (arith::FoldableFloat(dtype) ||
           dtype_bits(dtype) >= dtype_bits(value.dtype())) {
         return FloatImm(dtype, f->value);
       }
@@ -667,69 +399,8 @@ bool IsConstInt(const Expr& e, int64_t value) {
   return c && *c == value;
 }
 
-std::optional<int64_t> ConstDifference(const Expr& a, const Expr& b) {
-  if (!a.defined() || !b.defined() || is_float(a.dtype()) ||
-      is_float(b.dtype())) {
-    return std::nullopt;
-  }
-  LinearForm form;
-  Linearize(a, 1, form);
-  Linearize(b, -1, form);
-  for (const auto& [term, coeff] : form.terms) {
-    if (coeff != 0) return std::nullopt;
-  }
-  return form.constant;
-}
-
-bool ExprDeepEqual(const Expr& a, const Expr& b) {
-  if (a.same_as(b)) return true;
-  if (!a.defined() || !b.defined()) return false;
-  if (a->kind != b->kind || a->dtype != b->dtype) return false;
-  switch (a->kind) {
-    case ExprKind::kIntImm:
-      return a.As<IntImmNode>()->value == b.As<IntImmNode>()->value;
-    case ExprKind::kFloatImm: {
-      double x = a.As<FloatImmNode>()->value, y = b.As<FloatImmNode>()->value;
-      return x == y || (std::isnan(x) && std::isnan(y));
-    }
-    case ExprKind::kVar:
-      return false;  // identity only, checked above
-    case ExprKind::kBinary: {
-      const auto *x = a.As<BinaryNode>(), *y = b.As<BinaryNode>();
-      return x->op == y->op && ExprDeepEqual(x->a, y->a) &&
-             ExprDeepEqual(x->b, y->b);
-    }
-    case ExprKind::kUnary: {
-      const auto *x = a.As<UnaryNode>(), *y = b.As<UnaryNode>();
-      return x->op == y->op && ExprDeepEqual(x->a, y->a);
-    }
-    case ExprKind::kSelect: {
-      const auto *x = a.As<SelectNode>(), *y = b.As<SelectNode>();
-      return ExprDeepEqual(x->cond, y->cond) &&
-             ExprDeepEqual(x->true_value, y->true_value) &&
-             ExprDeepEqual(x->false_value, y->false_value);
-    }
-    case ExprKind::kCast:
-      return ExprDeepEqual(a.As<CastNode>()->value, b.As<CastNode>()->value);
-    case ExprKind::kMath: {
-      const auto *x = a.As<MathNode>(), *y = b.As<MathNode>();
-      return x->op == y->op && ExprDeepEqual(x->a, y->a);
-    }
-    case ExprKind::kCall: {
-      const auto *x = a.As<CallNode>(), *y = b.As<CallNode>();
-      return x->name == y->name && VectorDeepEqual(x->args, y->args);
-    }
-    case ExprKind::kLoad: {
-      const auto *x = a.As<LoadNode>(), *y = b.As<LoadNode>();
-      return x->buffer.same_as(y->buffer) &&
-             VectorDeepEqual(x->indices, y->indices);
-    }
-  }
-  return false;
-}
-
 int64_t FloorDiv(int64_t a, int64_t b) {
-  if (b == -1) return WrappingSub(0, a);  // INT64_MIN / -1 wraps, no UB
+  if (b == -1) return arith::WrappingSub(0, a);  // INT64_MIN / -1 wraps, no UB
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;

@@ -1,4 +1,6 @@
-// Building expressions: constants, type promotion, folding and simplification.
+// Building expressions: constants, type promotion and the type rules
+// (CheckBinary, ...). Every constructor folds and simplifies through
+// src/ir/arith/simplify.h.
 //
 //   using namespace tessel::ir;
 //   Var k("k");
@@ -18,6 +20,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "src/ir/arith/equal.h"   // ExprDeepEqual, for op.h's users
+#include "src/ir/arith/linear.h"  // ConstDifference, likewise
 #include "src/ir/expr.h"
 
 namespace tessel::ir {
@@ -73,15 +77,6 @@ Expr operator!(Expr a);
 std::optional<int64_t> AsConstInt(const Expr& e);   // IntImm only
 std::optional<double> AsConstFloat(const Expr& e);  // IntImm or FloatImm
 bool IsConstInt(const Expr& e, int64_t value);
-
-// a - b when it is a constant, found by comparing the linear forms of a and
-// b (sums of constant multiples of the same terms), e.g. (i + 1) * 64 - i * 64.
-std::optional<int64_t> ConstDifference(const Expr& a, const Expr& b);
-
-// Structural equality of two expressions; variables and buffers compare by
-// identity. (Programs compare with ir::StructuralEqual, which also maps the
-// variables each side binds.)
-bool ExprDeepEqual(const Expr& a, const Expr& b);
 
 // Integer floor division / modulo as the IR defines them (b != 0).
 int64_t FloorDiv(int64_t a, int64_t b);

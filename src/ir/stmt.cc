@@ -14,48 +14,11 @@ std::string FormatLoc(const SourceLoc& loc) {
 
 const char* StmtKindName(StmtKind kind) {
   switch (kind) {
-    case StmtKind::kKernel:
-      return "kernel";
-    case StmtKind::kFor:
-      return "for";
-    case StmtKind::kIfThenElse:
-      return "if";
-    case StmtKind::kStore:
-      return "store";
-    case StmtKind::kSeq:
-      return "seq";
-    case StmtKind::kAllocate:
-      return "allocate";
-    case StmtKind::kCopy:
-      return "copy";
-    case StmtKind::kGemm:
-      return "gemm";
-    case StmtKind::kFill:
-      return "fill";
-    case StmtKind::kReduce:
-      return "reduce";
-    case StmtKind::kCumsum:
-      return "cumsum";
-    case StmtKind::kAtomic:
-      return "atomic";
-    case StmtKind::kSyncThreads:
-      return "sync_threads";
-    case StmtKind::kMbarrierInit:
-      return "mbarrier_init";
-    case StmtKind::kMbarrierArrive:
-      return "mbarrier_arrive";
-    case StmtKind::kMbarrierExpectTx:
-      return "mbarrier_expect_tx";
-    case StmtKind::kMbarrierWaitParity:
-      return "mbarrier_wait_parity";
-    case StmtKind::kAnnotateLayout:
-      return "annotate_layout";
-    case StmtKind::kUseSwizzle:
-      return "use_swizzle";
-    case StmtKind::kPrint:
-      return "print";
-    case StmtKind::kEvaluate:
-      return "evaluate";
+#define TESSEL_IR_NAME(K, N, name) \
+  case StmtKind::k##K:             \
+    return name;
+    TESSEL_IR_STMT_NODES(TESSEL_IR_NAME)
+#undef TESSEL_IR_NAME
   }
   return "?";
 }

@@ -24,6 +24,7 @@
 
 #include "src/ir/buffer.h"
 #include "src/ir/expr.h"
+#include "src/ir/node_kinds.h"
 
 namespace tessel::ir {
 
@@ -34,27 +35,9 @@ using SourceLoc = std::source_location;
 std::string FormatLoc(const SourceLoc& loc);
 
 enum class StmtKind : uint8_t {
-  kKernel,
-  kFor,
-  kIfThenElse,
-  kStore,
-  kSeq,
-  kAllocate,
-  kCopy,
-  kGemm,
-  kFill,
-  kReduce,
-  kCumsum,
-  kAtomic,
-  kSyncThreads,
-  kMbarrierInit,
-  kMbarrierArrive,
-  kMbarrierExpectTx,
-  kMbarrierWaitParity,
-  kAnnotateLayout,
-  kUseSwizzle,
-  kPrint,
-  kEvaluate,
+#define TESSEL_IR_KIND(K, N, name) k##K,
+  TESSEL_IR_STMT_NODES(TESSEL_IR_KIND)
+#undef TESSEL_IR_KIND
 };
 
 const char* StmtKindName(StmtKind kind);  // "kernel", "copy", ...

@@ -7,20 +7,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/ir/arith/interval.h"
 #include "src/ir/op.h"
 #include "src/ir/printer.h"
+#include "src/ir/tile_op_rules.h"
 #include "src/ir/visitor.h"
 
 namespace tessel::ir {
 namespace {
 
-// Value range of an integer expression; `exact` when every value in
-// [lo, hi] is reached for some values of the variables (so an out-of-bounds
-// verdict is certain, not an artefact of the analysis).
-struct Interval {
-  int64_t lo, hi;
-  bool exact;
-};
+using arith::Interval;
 
 std::string ShapeText(const std::vector<Expr>& v) {
   std::vector<std::string> parts;
@@ -39,22 +35,6 @@ bool ProvablyEqual(const Expr& a, const Expr& b) {
   if (ExprDeepEqual(a, b)) return true;
   std::optional<int64_t> d = ConstDifference(a, b);
   return d && *d == 0;
-}
-
-bool AllowedAtomicDtype(AtomicOp op, DataType t) {
-  switch (t) {
-    case DataType::kF32:
-    case DataType::kI32:
-    case DataType::kU32:
-    case DataType::kI64:
-      return true;
-    case DataType::kF16:
-    case DataType::kBF16:
-    case DataType::kF64:
-      return op == AtomicOp::kAdd;
-    default:
-      return false;
-  }
 }
 
 bool AllowedGemmDtypes(DataType ab, DataType c) {
@@ -108,65 +88,12 @@ class Verifier : public IRVisitor {
 
   void Bind(const Var& v, std::optional<Interval> range) {
     live_vars_[v.get()]++;
-    if (range) ranges_[v.get()] = *range;
+    if (range) ranges_.Set(v.get(), *range);
   }
   void Unbind(const Var& v) {
     if (--live_vars_[v.get()] == 0) {
       live_vars_.erase(v.get());
-      ranges_.erase(v.get());
-    }
-  }
-
-  std::optional<Interval> Bounds(const Expr& e) {
-    if (!e.defined() || !is_int(e.dtype())) return std::nullopt;
-    if (auto c = AsConstInt(e)) return Interval{*c, *c, true};
-    if (const auto* v = e.As<VarNode>()) {
-      auto it = ranges_.find(v);
-      if (it == ranges_.end()) return std::nullopt;
-      return it->second;
-    }
-    if (const auto* c = e.As<CastNode>()) {
-      if (is_int(c->value.dtype())) return Bounds(c->value);
-      return std::nullopt;
-    }
-    const auto* b = e.As<BinaryNode>();
-    if (b == nullptr) return std::nullopt;
-    std::optional<Interval> x = Bounds(b->a), y = Bounds(b->b);
-    if (!x || !y) return std::nullopt;
-    constexpr int64_t kBig = int64_t{1}
-                             << 40;  // keep products far from overflow
-    auto small = [&](const Interval& i) { return i.lo > -kBig && i.hi < kBig; };
-    if (!small(*x) || !small(*y)) return std::nullopt;
-    bool const_y = y->lo == y->hi;
-    switch (b->op) {
-      case BinaryOp::kAdd:
-        return Interval{x->lo + y->lo, x->hi + y->hi, x->exact && y->exact};
-      case BinaryOp::kSub:
-        return Interval{x->lo - y->hi, x->hi - y->lo, x->exact && y->exact};
-      case BinaryOp::kMul: {
-        int64_t c[] = {x->lo * y->lo, x->lo * y->hi, x->hi * y->lo,
-                       x->hi * y->hi};
-        return Interval{*std::min_element(c, c + 4),
-                        *std::max_element(c, c + 4), false};
-      }
-      case BinaryOp::kDiv:
-        if (!const_y || y->lo <= 0) return std::nullopt;
-        return Interval{FloorDiv(x->lo, y->lo), FloorDiv(x->hi, y->lo),
-                        x->exact};
-      case BinaryOp::kCeilDiv:
-        if (!const_y || y->lo <= 0) return std::nullopt;
-        return Interval{-FloorDiv(-x->lo, y->lo), -FloorDiv(-x->hi, y->lo),
-                        x->exact};
-      case BinaryOp::kMod:
-        if (!const_y || y->lo <= 0) return std::nullopt;
-        if (x->lo >= 0 && x->hi < y->lo) return *x;
-        return Interval{0, y->lo - 1, false};
-      case BinaryOp::kMin:
-        return Interval{std::min(x->lo, y->lo), std::min(x->hi, y->hi), false};
-      case BinaryOp::kMax:
-        return Interval{std::max(x->lo, y->lo), std::max(x->hi, y->hi), false};
-      default:
-        return std::nullopt;
+      ranges_.Erase(v.get());
     }
   }
 
@@ -196,7 +123,7 @@ class Verifier : public IRVisitor {
     for (size_t d = 0; d < start.size() && d < b->shape.size(); ++d) {
       std::optional<int64_t> size = AsConstInt(b->shape[d]);
       std::optional<int64_t> ext = AsConstInt(extent[d]);
-      std::optional<Interval> s = Bounds(start[d]);
+      std::optional<Interval> s = ranges_.Bounds(start[d]);
       if (!size || !ext || !s || !s->exact) continue;
       bool outside;
       if (b->scope == Scope::kGlobal) {
@@ -375,7 +302,7 @@ class Verifier : public IRVisitor {
       if (g.defined() && !is_int(g.dtype())) Fail("grid dims are integers");
     }
     for (size_t d = 0; d < op->grid.size(); ++d) {
-      std::optional<Interval> g = Bounds(op->grid[d]);
+      std::optional<Interval> g = ranges_.Bounds(op->grid[d]);
       Bind(op->block_vars[d],
            g ? std::optional<Interval>(Interval{0, g->hi - 1, g->lo == g->hi})
              : std::nullopt);
@@ -404,7 +331,8 @@ class Verifier : public IRVisitor {
       Fail("loop bounds must be integer expressions");
       return;
     }
-    std::optional<Interval> lo = Bounds(op->min), n = Bounds(op->extent);
+    std::optional<Interval> lo = ranges_.Bounds(op->min),
+                            n = ranges_.Bounds(op->extent);
     std::optional<Interval> range;
     if (lo && n && n->lo == n->hi && lo->lo == lo->hi && n->lo > 0) {
       range = Interval{lo->lo, lo->lo + n->lo - 1, true};
@@ -620,7 +548,7 @@ class Verifier : public IRVisitor {
           " is not a global tensor; atomics update global memory"));
       return;
     }
-    if (!AllowedAtomicDtype(op->op, dst->dtype)) {
+    if (!AtomicDtypeAllowed(op->op, dst->dtype)) {
       Fail(absl::StrCat("dtype ", std::string(dtype_name(dst->dtype)), " of ",
                         Describe(dst),
                         " is not supported (add: f16, bf16, f32, f64, i32, "
@@ -743,7 +671,7 @@ class Verifier : public IRVisitor {
   int kernel_depth_ = 0;
   int parallel_depth_ = 0;
   std::unordered_map<const VarNode*, int> live_vars_;
-  std::unordered_map<const VarNode*, Interval> ranges_;
+  arith::VarRanges ranges_;
   std::unordered_map<const BufferNode*, int> live_buffers_;
 };
 

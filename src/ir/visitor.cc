@@ -8,12 +8,6 @@
 namespace tessel::ir {
 namespace {
 
-[[noreturn]] void UnknownKind(const char* what) {
-  std::cerr << "tessel internal error: unknown " << what
-            << " kind in visitor\n";
-  std::abort();
-}
-
 bool SameExprs(const std::vector<Expr>& a, const std::vector<Expr>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -29,82 +23,22 @@ bool SameRegion(const Region& a, const Region& b) {
 
 }  // namespace
 
+void UnknownNodeKind(const char* what) {
+  std::cerr << "tessel internal error: unknown " << what
+            << " kind in visitor\n";
+  std::abort();
+}
+
 // ---------------------------------------------------------------- IRVisitor
 
 void IRVisitor::VisitExpr(const Expr& e) {
   if (!e.defined()) return;
-  switch (e->kind) {
-    case ExprKind::kIntImm:
-      return Visit(e.As<IntImmNode>());
-    case ExprKind::kFloatImm:
-      return Visit(e.As<FloatImmNode>());
-    case ExprKind::kVar:
-      return Visit(e.As<VarNode>());
-    case ExprKind::kBinary:
-      return Visit(e.As<BinaryNode>());
-    case ExprKind::kUnary:
-      return Visit(e.As<UnaryNode>());
-    case ExprKind::kSelect:
-      return Visit(e.As<SelectNode>());
-    case ExprKind::kCast:
-      return Visit(e.As<CastNode>());
-    case ExprKind::kMath:
-      return Visit(e.As<MathNode>());
-    case ExprKind::kCall:
-      return Visit(e.As<CallNode>());
-    case ExprKind::kLoad:
-      return Visit(e.As<LoadNode>());
-  }
-  UnknownKind("expr");
+  DispatchExpr(e, [this](const auto* node) { Visit(node); });
 }
 
 void IRVisitor::VisitStmt(const Stmt& s) {
   if (!s.defined()) return;
-  switch (s->kind) {
-    case StmtKind::kKernel:
-      return Visit(s.As<KernelNode>());
-    case StmtKind::kFor:
-      return Visit(s.As<ForNode>());
-    case StmtKind::kIfThenElse:
-      return Visit(s.As<IfThenElseNode>());
-    case StmtKind::kStore:
-      return Visit(s.As<StoreNode>());
-    case StmtKind::kSeq:
-      return Visit(s.As<SeqNode>());
-    case StmtKind::kAllocate:
-      return Visit(s.As<AllocateNode>());
-    case StmtKind::kCopy:
-      return Visit(s.As<CopyNode>());
-    case StmtKind::kGemm:
-      return Visit(s.As<GemmNode>());
-    case StmtKind::kFill:
-      return Visit(s.As<FillNode>());
-    case StmtKind::kReduce:
-      return Visit(s.As<ReduceNode>());
-    case StmtKind::kCumsum:
-      return Visit(s.As<CumsumNode>());
-    case StmtKind::kAtomic:
-      return Visit(s.As<AtomicNode>());
-    case StmtKind::kSyncThreads:
-      return Visit(s.As<SyncThreadsNode>());
-    case StmtKind::kMbarrierInit:
-      return Visit(s.As<MbarrierInitNode>());
-    case StmtKind::kMbarrierArrive:
-      return Visit(s.As<MbarrierArriveNode>());
-    case StmtKind::kMbarrierExpectTx:
-      return Visit(s.As<MbarrierExpectTxNode>());
-    case StmtKind::kMbarrierWaitParity:
-      return Visit(s.As<MbarrierWaitParityNode>());
-    case StmtKind::kAnnotateLayout:
-      return Visit(s.As<AnnotateLayoutNode>());
-    case StmtKind::kUseSwizzle:
-      return Visit(s.As<UseSwizzleNode>());
-    case StmtKind::kPrint:
-      return Visit(s.As<PrintNode>());
-    case StmtKind::kEvaluate:
-      return Visit(s.As<EvaluateNode>());
-  }
-  UnknownKind("stmt");
+  DispatchStmt(s, [this](const auto* node) { Visit(node); });
 }
 
 void IRVisitor::VisitRegion(const Region& r) {
@@ -214,78 +148,12 @@ void IRVisitor::Visit(const EvaluateNode* op) { VisitExpr(op->value); }
 
 Expr IRMutator::MutateExpr(const Expr& e) {
   if (!e.defined()) return e;
-  switch (e->kind) {
-    case ExprKind::kIntImm:
-      return Visit(e.As<IntImmNode>());
-    case ExprKind::kFloatImm:
-      return Visit(e.As<FloatImmNode>());
-    case ExprKind::kVar:
-      return Visit(e.As<VarNode>());
-    case ExprKind::kBinary:
-      return Visit(e.As<BinaryNode>());
-    case ExprKind::kUnary:
-      return Visit(e.As<UnaryNode>());
-    case ExprKind::kSelect:
-      return Visit(e.As<SelectNode>());
-    case ExprKind::kCast:
-      return Visit(e.As<CastNode>());
-    case ExprKind::kMath:
-      return Visit(e.As<MathNode>());
-    case ExprKind::kCall:
-      return Visit(e.As<CallNode>());
-    case ExprKind::kLoad:
-      return Visit(e.As<LoadNode>());
-  }
-  UnknownKind("expr");
+  return DispatchExpr(e, [this](const auto* node) { return Visit(node); });
 }
 
 Stmt IRMutator::MutateStmt(const Stmt& s) {
   if (!s.defined()) return s;
-  switch (s->kind) {
-    case StmtKind::kKernel:
-      return Visit(s.As<KernelNode>());
-    case StmtKind::kFor:
-      return Visit(s.As<ForNode>());
-    case StmtKind::kIfThenElse:
-      return Visit(s.As<IfThenElseNode>());
-    case StmtKind::kStore:
-      return Visit(s.As<StoreNode>());
-    case StmtKind::kSeq:
-      return Visit(s.As<SeqNode>());
-    case StmtKind::kAllocate:
-      return Visit(s.As<AllocateNode>());
-    case StmtKind::kCopy:
-      return Visit(s.As<CopyNode>());
-    case StmtKind::kGemm:
-      return Visit(s.As<GemmNode>());
-    case StmtKind::kFill:
-      return Visit(s.As<FillNode>());
-    case StmtKind::kReduce:
-      return Visit(s.As<ReduceNode>());
-    case StmtKind::kCumsum:
-      return Visit(s.As<CumsumNode>());
-    case StmtKind::kAtomic:
-      return Visit(s.As<AtomicNode>());
-    case StmtKind::kSyncThreads:
-      return Visit(s.As<SyncThreadsNode>());
-    case StmtKind::kMbarrierInit:
-      return Visit(s.As<MbarrierInitNode>());
-    case StmtKind::kMbarrierArrive:
-      return Visit(s.As<MbarrierArriveNode>());
-    case StmtKind::kMbarrierExpectTx:
-      return Visit(s.As<MbarrierExpectTxNode>());
-    case StmtKind::kMbarrierWaitParity:
-      return Visit(s.As<MbarrierWaitParityNode>());
-    case StmtKind::kAnnotateLayout:
-      return Visit(s.As<AnnotateLayoutNode>());
-    case StmtKind::kUseSwizzle:
-      return Visit(s.As<UseSwizzleNode>());
-    case StmtKind::kPrint:
-      return Visit(s.As<PrintNode>());
-    case StmtKind::kEvaluate:
-      return Visit(s.As<EvaluateNode>());
-  }
-  UnknownKind("stmt");
+  return DispatchStmt(s, [this](const auto* node) { return Visit(node); });
 }
 
 std::vector<Expr> IRMutator::MutateExprs(const std::vector<Expr>& v,

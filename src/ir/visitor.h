@@ -28,6 +28,34 @@
 
 namespace tessel::ir {
 
+[[noreturn]] void UnknownNodeKind(const char* what);  // a corrupt node
+
+// Calls f with the node of e (or s) as its own class: one switch over the
+// kinds of src/ir/node_kinds.h for every walker.
+template <typename F>
+decltype(auto) DispatchExpr(const Expr& e, F&& f) {
+  switch (e->kind) {
+#define TESSEL_IR_CASE(K, N) \
+  case ExprKind::k##K:       \
+    return f(e.As<N>());
+    TESSEL_IR_EXPR_NODES(TESSEL_IR_CASE)
+#undef TESSEL_IR_CASE
+  }
+  UnknownNodeKind("expr");
+}
+
+template <typename F>
+decltype(auto) DispatchStmt(const Stmt& s, F&& f) {
+  switch (s->kind) {
+#define TESSEL_IR_CASE(K, N, name) \
+  case StmtKind::k##K:             \
+    return f(s.As<N>());
+    TESSEL_IR_STMT_NODES(TESSEL_IR_CASE)
+#undef TESSEL_IR_CASE
+  }
+  UnknownNodeKind("stmt");
+}
+
 class IRVisitor {
  public:
   virtual ~IRVisitor() = default;

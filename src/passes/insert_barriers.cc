@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "src/ir/arith/interval.h"
 #include "src/ir/visitor.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
@@ -30,24 +31,6 @@ bool IsSharedLike(const ir::BufferNode* b) {
 ir::Expr FirstIndex(const ir::Region& r) {
   if (r.rank() >= 2 && ir::IsConstInt(r.extent[0], 1)) return r.start[0];
   return ir::Expr();
-}
-
-// Whether two first indices provably name different elements.
-bool Disjoint(const ir::Expr& a, const ir::Expr& b) {
-  if (!a.defined() || !b.defined()) return false;
-  const auto* ma = a.As<ir::BinaryNode>();
-  const auto* mb = b.As<ir::BinaryNode>();
-  if (ma && mb && ma->op == ir::BinaryOp::kMod &&
-      mb->op == ir::BinaryOp::kMod) {
-    auto sa = ir::AsConstInt(ma->b), sb = ir::AsConstInt(mb->b);
-    if (sa && sb && *sa == *sb && *sa > 0) {
-      auto d = ir::ConstDifference(ma->a, mb->a);
-      return d && ir::FloorMod(*d, *sa) != 0;
-    }
-    return false;
-  }
-  auto d = ir::ConstDifference(a, b);
-  return d && *d != 0;
 }
 
 class Planner {
@@ -187,7 +170,7 @@ class Planner {
     if (!a.write && !b.write) return false;
     if (a.atomic && b.atomic) return false;
     if (a.buffer != b.buffer) return state_.smem.MayAlias(a.buffer, b.buffer);
-    return !Disjoint(a.first, b.first);
+    return !ir::arith::ProvablyDistinct(a.first, b.first);
   }
   bool Conflicts(const Accesses& before, const Accesses& after) const {
     for (const Access& a : before)

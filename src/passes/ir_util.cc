@@ -45,40 +45,6 @@ class BufferSubst : public ir::IRMutator {
   const BufferMap& map_;
 };
 
-class VarFinder : public ir::IRVisitor {
- public:
-  explicit VarFinder(const ir::VarNode* v) : v_(v) {}
-  void Visit(const ir::VarNode* op) override { found |= op == v_; }
-  bool found = false;
-
- private:
-  const ir::VarNode* v_;
-};
-
-class BufferFinder : public ir::IRVisitor {
- public:
-  explicit BufferFinder(const ir::BufferNode* b) : b_(b) {}
-  void VisitBuffer(const ir::Buffer& b) override { found |= b.get() == b_; }
-  bool found = false;
-
- private:
-  const ir::BufferNode* b_;
-};
-
-class StmtWalker : public ir::IRVisitor {
- public:
-  explicit StmtWalker(const std::function<void(const ir::Stmt&)>& fn)
-      : fn_(fn) {}
-  void VisitStmt(const ir::Stmt& s) override {
-    if (!s.defined()) return;
-    fn_(s);
-    IRVisitor::VisitStmt(s);
-  }
-
- private:
-  const std::function<void(const ir::Stmt&)>& fn_;
-};
-
 }  // namespace
 
 ir::Expr Substitute(const ir::Expr& e, const VarMap& map) {
@@ -93,103 +59,6 @@ ir::Stmt Substitute(const ir::Stmt& s, const VarMap& map) {
 ir::Stmt ReplaceBuffers(const ir::Stmt& s, const BufferMap& map) {
   if (map.empty()) return s;
   return BufferSubst(map).MutateStmt(s);
-}
-
-int64_t KnownDivisor(const ir::Expr& e) {
-  if (auto c = ir::AsConstInt(e))
-    return *c == 0 ? (int64_t{1} << 30) : std::abs(*c);
-  if (const auto* b = e.As<ir::BinaryNode>()) {
-    switch (b->op) {
-      case ir::BinaryOp::kAdd:
-      case ir::BinaryOp::kSub:
-        return std::gcd(KnownDivisor(b->a), KnownDivisor(b->b));
-      case ir::BinaryOp::kMul:
-        return std::min<int64_t>(KnownDivisor(b->a) * KnownDivisor(b->b),
-                                 int64_t{1} << 30);
-      case ir::BinaryOp::kShl:
-        if (auto c = ir::AsConstInt(b->b)) return KnownDivisor(b->a) << *c;
-        return 1;
-      case ir::BinaryOp::kMod:
-        if (auto c = ir::AsConstInt(b->b))
-          return std::gcd(KnownDivisor(b->a), *c);
-        return 1;
-      default:
-        return 1;
-    }
-  }
-  if (const auto* c = e.As<ir::CastNode>()) return KnownDivisor(c->value);
-  return 1;
-}
-
-bool ProvablyNonNegative(const ir::Expr& e) {
-  if (auto c = ir::AsConstInt(e)) return *c >= 0;
-  if (e.As<ir::VarNode>()) return true;
-  if (const auto* c = e.As<ir::CallNode>()) return c->name == "thread_idx";
-  if (const auto* c = e.As<ir::CastNode>())
-    return ProvablyNonNegative(c->value);
-  if (const auto* b = e.As<ir::BinaryNode>()) {
-    switch (b->op) {
-      case ir::BinaryOp::kAdd:
-      case ir::BinaryOp::kMul:
-      case ir::BinaryOp::kDiv:
-      case ir::BinaryOp::kMod:
-      case ir::BinaryOp::kMin:
-      case ir::BinaryOp::kCeilDiv:
-      case ir::BinaryOp::kShr:
-      case ir::BinaryOp::kBitAnd:
-      case ir::BinaryOp::kBitXor:
-      case ir::BinaryOp::kBitOr:
-        return ProvablyNonNegative(b->a) && ProvablyNonNegative(b->b);
-      case ir::BinaryOp::kMax:
-        return ProvablyNonNegative(b->a) || ProvablyNonNegative(b->b);
-      default:
-        return false;
-    }
-  }
-  return false;
-}
-
-bool UsesVar(const ir::Expr& e, const ir::VarNode* var) {
-  VarFinder f(var);
-  f.VisitExpr(e);
-  return f.found;
-}
-bool UsesVar(const ir::Stmt& s, const ir::VarNode* var) {
-  VarFinder f(var);
-  f.VisitStmt(s);
-  return f.found;
-}
-bool SameExpr(const ir::Expr& a, const ir::Expr& b) {
-  if (a.get() == b.get()) return true;
-  if (!a.defined() || !b.defined() || a->kind != b->kind ||
-      a.dtype() != b.dtype()) {
-    return false;
-  }
-  if (const auto* x = a.As<ir::IntImmNode>())
-    return x->value == b.As<ir::IntImmNode>()->value;
-  if (const auto* x = a.As<ir::BinaryNode>()) {
-    const auto* y = b.As<ir::BinaryNode>();
-    return x->op == y->op && SameExpr(x->a, y->a) && SameExpr(x->b, y->b);
-  }
-  if (const auto* x = a.As<ir::UnaryNode>()) {
-    const auto* y = b.As<ir::UnaryNode>();
-    return x->op == y->op && SameExpr(x->a, y->a);
-  }
-  if (const auto* x = a.As<ir::CastNode>())
-    return SameExpr(x->value, b.As<ir::CastNode>()->value);
-  if (const auto* x = a.As<ir::SelectNode>()) {
-    const auto* y = b.As<ir::SelectNode>();
-    return SameExpr(x->cond, y->cond) &&
-           SameExpr(x->true_value, y->true_value) &&
-           SameExpr(x->false_value, y->false_value);
-  }
-  return false;  // variables: only by identity, handled above
-}
-
-bool UsesBuffer(const ir::Stmt& s, const ir::BufferNode* buffer) {
-  BufferFinder f(buffer);
-  f.VisitStmt(s);
-  return f.found;
 }
 
 ir::Expr FlatIndex(const std::vector<ir::Expr>& shape,
@@ -256,12 +125,6 @@ ir::Stmt MakeIf(ir::Expr cond, ir::Stmt then_case, ir::Stmt else_case) {
   return ir::MakeStmt<ir::IfThenElseNode>(std::move(cond), std::move(then_case),
                                           std::move(else_case),
                                           ir::SourceLoc());
-}
-
-void ForEachStmt(const ir::Stmt& s,
-                 const std::function<void(const ir::Stmt&)>& fn) {
-  StmtWalker w(fn);
-  w.VisitStmt(s);
 }
 
 }  // namespace tessel::passes

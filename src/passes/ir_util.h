@@ -1,9 +1,8 @@
-// Small IR helpers the passes share: substitution, a divisibility and sign
-// analysis of index expressions, row-major flattening, and statement
-// builders.
+// Small IR helpers the passes share: substitution, row-major flattening,
+// region indexing and statement builders.
 //
 //   ir::Stmt s2 = passes::Substitute(s, {{k.get(), k + 1}});
-//   int64_t d = passes::KnownDivisor(by * 128 + tx * 8);   // 8
+//   int64_t d = ir::arith::KnownDivisor(by * 128 + tx * 8);   // 8
 //   ir::Expr off = passes::FlatIndex(shape, {i, j});       // i * N + j
 #ifndef TESSEL_SRC_PASSES_IR_UTIL_H_
 #define TESSEL_SRC_PASSES_IR_UTIL_H_
@@ -14,10 +13,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/ir/arith/bounds.h"
+#include "src/ir/arith/divisibility.h"
 #include "src/ir/buffer.h"
 #include "src/ir/expr.h"
 #include "src/ir/op.h"
 #include "src/ir/stmt.h"
+#include "src/ir/walk.h"
 
 namespace tessel::passes {
 
@@ -31,24 +33,13 @@ ir::Stmt Substitute(const ir::Stmt& s, const VarMap& map);
 using BufferMap = std::unordered_map<const ir::BufferNode*, ir::Buffer>;
 ir::Stmt ReplaceBuffers(const ir::Stmt& s, const BufferMap& map);
 
-// The largest power-of-two-times-constant that provably divides e (1 when
-// nothing is known). Variables count as 1.
-int64_t KnownDivisor(const ir::Expr& e);
-
-// Whether e is provably >= 0, given that every variable is (block and thread
-// indices, loop variables of loops starting at >= 0, sizes).
-bool ProvablyNonNegative(const ir::Expr& e);
-
-// Whether two index expressions are the same tree: constants by value,
-// variables by identity. Conservative: false for kinds it does not compare
-// (loads, calls, math).
-bool SameExpr(const ir::Expr& a, const ir::Expr& b);
-
-// Whether e mentions the variable.
-bool UsesVar(const ir::Expr& e, const ir::VarNode* var);
-bool UsesVar(const ir::Stmt& s, const ir::VarNode* var);
-// Whether the statement names the buffer anywhere.
-bool UsesBuffer(const ir::Stmt& s, const ir::BufferNode* buffer);
+// Moved to src/ir (codegen and the runtime ask them too); the passes keep
+// their names.
+using ir::ForEachStmt;
+using ir::UsesBuffer;
+using ir::UsesVar;
+using ir::arith::KnownDivisor;
+using ir::arith::ProvablyNonNegative;
 
 // Row-major linear index of `indices` in a tensor of `shape`.
 ir::Expr FlatIndex(const std::vector<ir::Expr>& shape,
@@ -73,10 +64,6 @@ std::optional<std::vector<int64_t>> ConstSqueezedExtents(const ir::Region& r);
 ir::Stmt MakeFor(const ir::Var& var, ir::Expr min, ir::Expr extent,
                  ir::ForKind kind, ir::Stmt body);
 ir::Stmt MakeIf(ir::Expr cond, ir::Stmt then_case, ir::Stmt else_case = {});
-
-// Walks every statement (pre-order).
-void ForEachStmt(const ir::Stmt& s,
-                 const std::function<void(const ir::Stmt&)>& fn);
 
 }  // namespace tessel::passes
 

@@ -3,7 +3,8 @@
 // the facts the runtime must check at launch. Passes read and update it; each
 // is still one IR -> IR step on state.program.
 //
-//   passes::LoweringState state = passes::LoweringState::Make(program, opts);
+//   passes::LoweringState state{.program = program, .target = target,
+//                               .config = config};
 //   RETURN_IF_ERROR(passes::RunPipeline(state));
 //   codegen::EmitCuda(state);
 #ifndef TESSEL_SRC_PASSES_LOWERING_STATE_H_
@@ -17,7 +18,7 @@
 
 #include "src/ir/program.h"
 #include "src/passes/fragment_layout.h"
-#include "tessel/compile.h"
+#include "tessel/target.h"
 
 namespace tessel::passes {
 

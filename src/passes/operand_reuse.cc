@@ -5,6 +5,12 @@
 namespace tessel::passes {
 namespace {
 
+// The same index for sure: the same tree, and reading no memory (two loads
+// of one element may straddle a store).
+bool SameIndex(const ir::Expr& a, const ir::Expr& b) {
+  return ir::ExprDeepEqual(a, b) && !ir::ReadsMemory(a);
+}
+
 bool SameKey(const OperandKey& a, const OperandKey& b) {
   if (a.region.buffer.get() != b.region.buffer.get() ||
       a.transpose != b.transpose || a.tiling != b.tiling ||
@@ -12,8 +18,8 @@ bool SameKey(const OperandKey& a, const OperandKey& b) {
     return false;
   }
   for (int d = 0; d < a.region.rank(); ++d) {
-    if (!SameExpr(a.region.start[d], b.region.start[d]) ||
-        !SameExpr(a.region.extent[d], b.region.extent[d])) {
+    if (!SameIndex(a.region.start[d], b.region.start[d]) ||
+        !SameIndex(a.region.extent[d], b.region.extent[d])) {
       return false;
     }
   }

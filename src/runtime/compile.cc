@@ -3,7 +3,7 @@
 #include "jit/kernel_cache.h"
 #include "src/codegen/cuda_codegen.h"
 #include "src/ir/printer.h"
-#include "src/passes/ir_util.h"
+#include "src/ir/walk.h"
 #include "src/runtime/cpu_kernel.h"
 #include "src/runtime/kernel_impl.h"
 #include "src/runtime/lower.h"
@@ -54,7 +54,7 @@ absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
   impl->params = program.params;
   impl->dims = program.dims;
   ir::Stmt body = program.body;
-  passes::ForEachStmt(body, [&](const ir::Stmt& s) {
+  ir::ForEachStmt(body, [&](const ir::Stmt& s) {
     if (const auto* k = s.As<ir::KernelNode>()) impl->grid = k->grid;
   });
   impl->alignment = state.alignment;

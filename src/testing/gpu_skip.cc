@@ -2,22 +2,12 @@
 #include <cstdlib>
 #include <string>
 
-#include "jit/context.h"
-#include "jit/driver_api.h"
+#include "tessel/device.h"
 #include "tessel/testing.h"
 
 namespace tessel::testing {
 
-std::string GpuUnavailableReason() {
-  if (absl::StatusOr<const jit::DriverApi*> api = jit::Driver(); !api.ok()) {
-    return std::string(api.status().message());
-  }
-  if (absl::StatusOr<CUcontext> context = jit::PrimaryContext(0);
-      !context.ok()) {
-    return std::string(context.status().message());
-  }
-  return "";
-}
+std::string GpuUnavailableReason() { return ::tessel::GpuUnavailableReason(); }
 
 bool GpuRequired() {
   const char* env = std::getenv("TESSEL_REQUIRE_GPU");

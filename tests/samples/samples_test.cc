@@ -197,6 +197,24 @@ TEST(Flags, UnknownAndMalformed) {
   EXPECT_FALSE(Flags::Parse(2, const_cast<char**>(bad)).ok());
 }
 
+TEST(Flags, IntsOverrideOnlyTheFlagsGiven) {
+  Flags f = Flags::FromMap({{"block-m", "64"}, {"stages", "2"}});
+  int block_m = 128, block_n = 256, stages = 3;
+  ASSERT_TRUE(
+      f.Ints(
+           {{"block-m", &block_m}, {"block-n", &block_n}, {"stages", &stages}})
+          .ok());
+  EXPECT_EQ(block_m, 64);
+  EXPECT_EQ(block_n, 256);  // not given: the default stays
+  EXPECT_EQ(stages, 2);
+  EXPECT_TRUE(f.CheckAllUsed().ok());
+  Flags bad = Flags::FromMap({{"threads", "many"}});
+  int threads = 128;
+  EXPECT_THAT(bad.Ints({{"threads", &threads}}).message(),
+              HasSubstr("--threads"));
+  EXPECT_EQ(threads, 128);
+}
+
 TEST(Registry, EverySampleIsRegisteredAndBuilds) {
   const KernelRegistry& r = KernelRegistry::Global();
   const std::pair<const char*, nlohmann::json> kernels[] = {

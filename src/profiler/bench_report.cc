@@ -1,11 +1,10 @@
-#include "bench/bench_report.h"
+#include "tessel/bench_report.h"
 
 #include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
-#include "jit/context.h"
-#include "jit/driver_api.h"
+#include "tessel/device.h"
 #include "tessel/version.h"
 
 namespace tessel::bench {
@@ -67,28 +66,13 @@ absl::Status BenchReport::Write(const std::string& path) const {
 }
 
 nlohmann::json DeviceJson() {
-  absl::StatusOr<const jit::DriverApi*> api = jit::Driver();
-  if (!api.ok()) return {{"error", std::string(api.status().message())}};
-  absl::StatusOr<CUcontext> context = jit::PrimaryContext(0);
-  if (!context.ok())
-    return {{"error", std::string(context.status().message())}};
+  absl::StatusOr<DeviceInfo> info = GetDeviceInfo();
+  if (!info.ok()) return {{"error", std::string(info.status().message())}};
   nlohmann::json j;
-  if (absl::StatusOr<CUdevice> device = jit::ContextDevice(**api, *context);
-      device.ok()) {
-    char name[256] = {};
-    if ((*api)->cuDeviceGetName(name, sizeof(name), *device) == CUDA_SUCCESS) {
-      j["name"] = name;
-    }
-  }
-  if (absl::StatusOr<std::string> arch = jit::DetectArch(); arch.ok()) {
-    j["arch"] = *arch;
-  }
-  if (absl::StatusOr<int> sms =
-          jit::DeviceAttribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-      sms.ok()) {
-    j["sms"] = *sms;
-  }
-  j["driver_version"] = (*api)->driver_version;
+  if (!info->name.empty()) j["name"] = info->name;
+  if (!info->arch.empty()) j["arch"] = info->arch;
+  if (info->multiprocessors > 0) j["sms"] = info->multiprocessors;
+  j["driver_version"] = info->driver_version;
   return j;
 }
 

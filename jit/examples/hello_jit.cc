@@ -1,4 +1,5 @@
-// hello_jit: a hand-written kernel through tessel's JIT.
+// hello_jit: a hand-written kernel through tessel's JIT (jit/ alone: no tile
+// IR, no compile()).
 //
 //   hello_jit [--arch sm_90a]
 //

@@ -1,14 +1,16 @@
 // The JSON every tessel benchmark binary writes, so that bench/run_all.py can
 // merge them and chart tessel against its peers (schema: docs/benchmarks.md).
 //
+// clang-format off
 //   BenchReport report("cublas_gemm");
 //   report.Add({.kernel = "gemm", .impl = "cublas", .variant = "NN",
-//               .dtype = "f16", .shape = {{"M", 4096}, {"N", 4096},
-//               {"K", 4096}}, .size = "4096^3", .flops = 2.0 * 4096 * 4096 *
-//               4096}, bench_result);
+//               .dtype = "f16", .shape = {{"M", 4096}, {"N", 4096}, {"K", 4096}},
+//               .size = "4096^3", .flops = 2.0 * 4096 * 4096 * 4096},
+//              bench_result);
 //   return report.Write(out_path);   // stdout when empty
-#ifndef TESSEL_BENCH_BENCH_REPORT_H_
-#define TESSEL_BENCH_BENCH_REPORT_H_
+// clang-format on
+#ifndef TESSEL_BENCH_REPORT_H_
+#define TESSEL_BENCH_REPORT_H_
 
 #include <cstdint>
 #include <string>
@@ -65,4 +67,4 @@ nlohmann::json DeviceJson();
 
 }  // namespace tessel::bench
 
-#endif  // TESSEL_BENCH_BENCH_REPORT_H_
+#endif  // TESSEL_BENCH_REPORT_H_

@@ -1,0 +1,65 @@
+// What compile() generates code for (Target) and the scheduler's switches
+// (PassConfig): plain data, below the runtime, so that the passes and the
+// codegen read them without seeing compile() (include/tessel/compile.h).
+//
+//   tessel::Target t = tessel::Target::sm90a();   // t.sm() == 90
+//   tessel::PassConfig c{.disable_async_copy = true};
+#ifndef TESSEL_TARGET_H_
+#define TESSEL_TARGET_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace tessel {
+
+// What the code is generated for.
+class Target {
+ public:
+  enum class Kind { kCuda, kCpu };
+
+  // The arch of device 0 ("sm_90a" on an H200). Without a GPU the target
+  // carries the Unavailable status, which compile() returns.
+  static Target detect();
+  static Target sm80();
+  static Target sm90a();
+  // Any "sm_XY[a]" arch.
+  static Target cuda(std::string arch);
+  // The CPU interpreter: launch() runs the program on host memory, with
+  // the interpreter's exact numerics and its user-bug checks.
+  static Target cpu();
+
+  Kind kind() const { return kind_; }
+  const std::string& arch() const { return arch_; }
+  int sm() const { return sm_; }  // 80, 90, ...
+  // The most shared memory one block may use (opt-in limit), in bytes.
+  int max_shared_bytes() const { return max_shared_bytes_; }
+  const absl::Status& status() const { return status_; }
+  std::string ToString() const;
+
+ private:
+  Kind kind_ = Kind::kCuda;
+  std::string arch_;
+  int sm_ = 0;
+  int max_shared_bytes_ = 0;
+  absl::Status status_;
+};
+
+// Switches of the scheduler, as TileLang's pass configs. Part of the cache
+// key (it changes the generated source).
+struct PassConfig {
+  bool disable_tma_lower = false;         // accepted; no TMA path yet
+  bool disable_warp_specialized = false;  // accepted; no warp specialization
+  bool disable_async_copy = false;        // no cp.async: plain loads/stores
+  bool disable_thread_sync = false;       // no barrier insertion (tests only)
+  bool disable_wgmma = false;  // sm_90a: mma.sync instead of wgmma.mma_async
+  // A folder: the IR after every pass is written there (also
+  // $TESSEL_DUMP_IR).
+  std::string dump_ir;
+
+  std::string ToString() const;  // "async_copy=1 thread_sync=1 ..."
+};
+
+}  // namespace tessel
+
+#endif  // TESSEL_TARGET_H_

@@ -1,0 +1,21 @@
+// Index expressions as linear forms (sums of constant multiples of terms),
+// to tell whether two differ by a constant.
+//
+//   ir::ConstDifference((i + 1) * 64, i * 64);   // 64
+#ifndef TESSEL_SRC_IR_ARITH_LINEAR_H_
+#define TESSEL_SRC_IR_ARITH_LINEAR_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "src/ir/expr.h"
+
+namespace tessel::ir {
+
+// a - b when it is a constant, found by comparing the linear forms of a and
+// b; terms compare with ExprDeepEqual. nullopt for floats.
+std::optional<int64_t> ConstDifference(const Expr& a, const Expr& b);
+
+}  // namespace tessel::ir
+
+#endif  // TESSEL_SRC_IR_ARITH_LINEAR_H_

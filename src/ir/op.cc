@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -87,7 +89,8 @@ std::optional<Expr> FoldIntBinary(BinaryOp op, DataType t, int64_t a,
       return make(FloorMod(a, b));
     case BinaryOp::kCeilDiv:
       if (b == 0) return std::nullopt;
-      return make(-FloorDiv(-a, b));
+      // -x wraps as the interpreter's does (no signed overflow here).
+      return make(WrappingSub(0, FloorDiv(WrappingSub(0, a), b)));
     case BinaryOp::kMin:
       return make(std::min(a, b));
     case BinaryOp::kMax:
@@ -463,7 +466,7 @@ absl::Status CheckBinary(BinaryOp op, const Expr& a, const Expr& b) {
         "operator ", BinaryOpName(op), " on an undefined expression"));
   }
   DataType t = PromoteTypes(a, b);
-  auto bad = [&](const char* why) {
+  auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
         absl::StrCat("operator ", BinaryOpName(op), " on ",
                      std::string(dtype_name(a.dtype())), " and ",
@@ -478,6 +481,21 @@ absl::Status CheckBinary(BinaryOp op, const Expr& a, const Expr& b) {
     return bad("takes integers");
   }
   if (op == BinaryOp::kPow && !is_float(t)) return bad("pow takes floats");
+  // The one signed quotient that does not fit its type: folding would wrap
+  // it, the GPU's division is undefined there.
+  if ((op == BinaryOp::kDiv || op == BinaryOp::kMod ||
+       op == BinaryOp::kCeilDiv) &&
+      is_signed_int(t)) {
+    std::optional<int64_t> ca = AsConstInt(Cast(t, a));
+    std::optional<int64_t> cb = AsConstInt(Cast(t, b));
+    const int64_t lowest = dtype_bits(t) >= 64
+                               ? std::numeric_limits<int64_t>::min()
+                               : -(int64_t{1} << (dtype_bits(t) - 1));
+    if (ca && cb && *ca == lowest && *cb == -1) {
+      return bad(absl::StrCat(lowest, " ", BinaryOpName(op),
+                              " -1 overflows (undefined on the GPU)"));
+    }
+  }
   if (!IsLogical(op) && !IsBitwise(op) && !IsComparison(op) &&
       t == DataType::kBool) {
     return bad("arithmetic on bool (cast first)");

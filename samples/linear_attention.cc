@@ -309,11 +309,22 @@ absl::StatusOr<LinearAttentionConfig> ReadConfig(const KernelParams& params) {
 }
 
 // A registry factory: the JSON params read into a config, then `Build`.
+// Without an explicit num_stages the pipeline is as deep as the default (2)
+// where the tiles fit the target's shared memory and shallower where they
+// do not (the D = 128 backward on sm_80).
 template <absl::StatusOr<Program> (*Build)(const LinearAttentionConfig&)>
-absl::StatusOr<Program> MakeFromJson(const nlohmann::json& json) {
+absl::StatusOr<Program> MakeFromJson(const nlohmann::json& json,
+                                     const Target& target) {
   SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
                            ReadConfig(KernelParams(json)));
-  return Build(c);
+  const bool stages_given = json.contains("num_stages");
+  for (;; --c.num_stages) {
+    SAMPLES_ASSIGN_OR_RETURN(Program program, Build(c));
+    if (stages_given || c.num_stages <= 1 ||
+        CheckSharedMemoryFits(program, target).ok()) {
+      return program;
+    }
+  }
 }
 
 // ------------------------------------------------------------ references

@@ -3,16 +3,21 @@
 //
 //   ASSIGN_OR_RETURN(tessel::tools::Manifest manifest,
 //                    tessel::tools::LoadManifest("samples/kernels.json"));
-//   ASSIGN_OR_RETURN(std::vector<tessel::Program> programs,
+//   ASSIGN_OR_RETURN(tessel::tools::ManifestPrograms programs,
 //                    tessel::tools::BuildManifestPrograms(
-//                        manifest, tessel::KernelRegistry::Global()));
+//                        manifest, tessel::KernelRegistry::Global(),
+//                        {"sm_90a", "sm_80"}));
+//   programs[3].at("sm_80");   // entry 3's program, its tiles sized for sm_80
 //
 // Every error names the JSON path it is about ("kernels[3].params.M:
 // expected an integer, got \"4096\" (string)"); all errors of a file are
-// reported at once, one per line.
+// reported at once, one per line. Hostile text is an error, never a crash:
+// nesting deeper than 64, duplicate keys, numbers no double holds, archs the
+// toolkit cannot compile for, files over 64 MiB and directories.
 #ifndef TESSEL_TOOLS_MANIFEST_H_
 #define TESSEL_TOOLS_MANIFEST_H_
 
+#include <map>
 #include <string>
 #include <vector>
 #include "absl/strings/string_view.h"
@@ -25,6 +30,7 @@
 namespace tessel::tools {
 
 inline constexpr int kManifestVersion = 1;
+inline constexpr size_t kMaxManifestBytes = size_t{64} << 20;
 
 struct ManifestEntry {
   int index = 0;  // position in "kernels"
@@ -53,15 +59,25 @@ struct Manifest {
 const std::vector<std::string>& ManifestTopLevelFields();
 const std::vector<std::string>& ManifestEntryFields();
 
+// OK for an arch tessel can compile for here: "sm_<NN>[a|f]", at least sm_80
+// (tessel's CUDA path) and one this NVRTC supports.
+absl::Status CheckSupportedArch(absl::string_view arch);
+
 // `origin` names the text in syntax errors ("kernels.json:3:14: ...").
 absl::StatusOr<Manifest> ParseManifest(absl::string_view text,
                                        absl::string_view origin = "manifest");
 absl::StatusOr<Manifest> LoadManifest(const std::string& path);
 
-// Builds every entry's Program with the registry's factories: unknown names
-// (listing the registered ones) and bad parameters, with their paths.
-absl::StatusOr<std::vector<Program>> BuildManifestPrograms(
-    const Manifest& manifest, const KernelRegistry& registry);
+// Each entry's Program for each arch it is built for (the factory sizes its
+// tiles per target), by arch: programs[i].at("sm_80").
+using ManifestPrograms = std::vector<std::map<std::string, Program>>;
+
+// Builds every entry for each of `archs` that the entry allows, with the
+// registry's factories: unknown names (listing the registered ones) and bad
+// parameters, with their paths (and the arch, when only one arch fails).
+absl::StatusOr<ManifestPrograms> BuildManifestPrograms(
+    const Manifest& manifest, const KernelRegistry& registry,
+    const std::vector<std::string>& archs);
 
 }  // namespace tessel::tools
 

@@ -190,10 +190,9 @@ absl::Status ValidateOptions(const WarmupOptions& options) {
         "no arch given: pass --arch sm_90a (or a list: sm_90a,sm_80)");
   }
   for (const std::string& arch : options.archs) {
-    absl::StatusOr<std::string> resolved = jit::ResolveArch({.arch = arch});
-    if (!resolved.ok()) {
+    if (absl::Status s = CheckSupportedArch(arch); !s.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--arch ", arch, ": ", resolved.status().message()));
+          absl::StrCat("--arch ", arch, ": ", s.message()));
     }
   }
   if (options.jobs < 1) {
@@ -236,7 +235,7 @@ int WarmupReport::Count(JobOutcome outcome) const {
 }
 
 std::vector<WarmupJob> PlanJobs(const Manifest& manifest,
-                                const std::vector<Program>& programs,
+                                const ManifestPrograms& programs,
                                 const std::vector<std::string>& archs) {
   std::vector<WarmupJob> jobs;
   for (size_t i = 0; i < manifest.kernels.size() && i < programs.size(); ++i) {
@@ -247,14 +246,17 @@ std::vector<WarmupJob> PlanJobs(const Manifest& manifest,
               entry.archs.end()) {
         continue;
       }
-      jobs.push_back(WarmupJob{&entry, &programs[i], arch});
+      auto program = programs[i].find(arch);
+      const Program* built =
+          program == programs[i].end() ? nullptr : &program->second;
+      jobs.push_back(WarmupJob{&entry, built, arch});
     }
   }
   return jobs;
 }
 
 absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
-                                       const std::vector<Program>& programs,
+                                       const ManifestPrograms& programs,
                                        const WarmupOptions& options,
                                        WarmupProgress* progress) {
   if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
@@ -279,6 +281,13 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
   const jit::CacheDirectory directory(disk.dir);
   const std::vector<WarmupJob> jobs =
       PlanJobs(manifest, programs, options.archs);
+  for (const WarmupJob& job : jobs) {
+    if (job.program == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RunWarmup: ", job.entry->Path(), " was not built for ",
+                       job.arch, " (BuildManifestPrograms with every --arch)"));
+    }
+  }
 
   WarmupReport report;
   report.jobs = options.jobs;

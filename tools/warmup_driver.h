@@ -4,6 +4,7 @@
 //   tessel::tools::WarmupOptions options;
 //   options.archs = {"sm_90a", "sm_80"};
 //   options.jobs = 8;
+//   // programs: BuildManifestPrograms(manifest, registry, options.archs)
 //   ASSIGN_OR_RETURN(tessel::tools::WarmupReport report,
 //                    tessel::tools::RunWarmup(manifest, programs, options));
 //   std::cout << tessel::tools::FormatSummary(report);
@@ -97,16 +98,18 @@ struct WarmupOptions {
 };
 
 // The jobs of a manifest: each entry on each arch of `archs` that the entry
-// allows, in manifest order.
+// allows, in manifest order, with the entry's program for that arch
+// (nullptr when `programs` has none).
 std::vector<WarmupJob> PlanJobs(const Manifest& manifest,
-                                const std::vector<Program>& programs,
+                                const ManifestPrograms& programs,
                                 const std::vector<std::string>& archs);
 
-// InvalidArgument for bad options (no arch, jobs < 1), FailedPrecondition
+// InvalidArgument for bad options (no arch, an arch the toolkit cannot
+// compile for, jobs < 1, a job whose program was not built), FailedPrecondition
 // when the cache folder cannot be used. Failed jobs are in the report, not
 // in the status.
 absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
-                                       const std::vector<Program>& programs,
+                                       const ManifestPrograms& programs,
                                        const WarmupOptions& options,
                                        WarmupProgress* progress = nullptr);
 

@@ -160,8 +160,15 @@ int WarmupMainWithConfig(int argc, char** argv,
                  std::string(manifest.status().message()).c_str());
     return 2;
   }
-  absl::StatusOr<std::vector<Program>> programs =
-      BuildManifestPrograms(*manifest, *config.registry);
+  for (const std::string& arch : flags->archs) {
+    if (absl::Status s = CheckSupportedArch(arch); !s.ok()) {
+      std::fprintf(stderr, "tessel-warmup: --arch %s: %s\n", arch.c_str(),
+                   std::string(s.message()).c_str());
+      return 2;
+    }
+  }
+  absl::StatusOr<ManifestPrograms> programs =
+      BuildManifestPrograms(*manifest, *config.registry, flags->archs);
   if (!programs.ok()) {
     std::fprintf(stderr, "tessel-warmup: %s: %s\n", flags->manifest.c_str(),
                  std::string(programs.status().message()).c_str());

@@ -45,6 +45,14 @@ struct CompileOptions {
   bool isolated = false;
 };
 
+// OK when `program`'s shared memory, as the scheduler plans it for `target`,
+// fits the target's per-block limit; else ResourceExhausted listing the
+// tiles. Runs the passes up to the planner (milliseconds, no NVRTC), so a
+// factory can take fewer stages where an arch has less shared memory. Other
+// lowering errors are left to compile(); the CPU target always fits.
+absl::Status CheckSharedMemoryFits(const Program& program,
+                                   const Target& target);
+
 absl::StatusOr<CompiledKernel> compile(const Program& program,
                                        const CompileOptions& options = {});
 // The same from the tile IR (tessel's own stages and tests).

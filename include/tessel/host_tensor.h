@@ -33,6 +33,12 @@ namespace tessel {
 class HostTensor {
  public:
   HostTensor() = default;  // an empty f32 tensor of shape {0}
+  HostTensor(const HostTensor&) = default;
+  HostTensor& operator=(const HostTensor&) = default;
+  // A moved-from tensor is the empty one above (its shape and element count
+  // stay consistent with its bytes).
+  HostTensor(HostTensor&& other) noexcept;
+  HostTensor& operator=(HostTensor&& other) noexcept;
   HostTensor(DataType dtype, std::vector<int64_t> shape);
 
   // Checked construction from untrusted shapes / values; values.size() must

@@ -25,6 +25,15 @@ struct Access;
 class Program {
  public:
   Program();  // an empty program named ""
+  // A move copies the handle: a moved-from Program is still the program
+  // (the IR is immutable and shared), never a null one.
+  Program(const Program&) = default;
+  Program& operator=(const Program&) = default;
+  Program(Program&& other) noexcept : impl_(other.impl_) {}
+  Program& operator=(Program&& other) noexcept {
+    impl_ = other.impl_;
+    return *this;
+  }
 
   const std::string& name() const;
   // The printed IR; with locations, each op's line ends with "# file.cc:line".

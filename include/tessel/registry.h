@@ -14,6 +14,16 @@
 //   absl::StatusOr<tessel::Program> p =
 //       tessel::KernelRegistry::Global().Build("gemm", {{"M", 4096}});
 //
+// A factory may also take the target it builds for, so that its default
+// tiles fit that arch (fewer stages where shared memory is smaller):
+//   absl::StatusOr<tessel::Program> MakeGemm(const nlohmann::json& json,
+//                                            const tessel::Target& target) {
+//     ... for (stages = 3; ; --stages) { build; if CheckSharedMemoryFits
+//     (program, target).ok() or stages == 1: return program; } ...
+//   }
+//   registry.Build("gemm", params, tessel::Target::sm80());
+// Build() without a target builds for Target::sm90a().
+//
 // Errors name the JSON path from "params" ("params.M: expected an integer,
 // got \"4096\""); a caller that knows where params sit prefixes its own path
 // ("kernels[3]."). An unknown name lists the registered ones.
@@ -40,12 +50,17 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json_fwd.hpp"
+#include "tessel/compile.h"
 #include "tessel/dtype.h"
 #include "tessel/program.h"
 
 namespace tessel {
 
-using KernelFactory =
+// Builds for `target` (its arch and shared memory per block).
+using KernelFactory = std::function<absl::StatusOr<Program>(
+    const nlohmann::json& params, const Target& target)>;
+// The same for every target.
+using PlainKernelFactory =
     std::function<absl::StatusOr<Program>(const nlohmann::json& params)>;
 
 class KernelRegistry {
@@ -60,13 +75,19 @@ class KernelRegistry {
   // AlreadyExists for a second factory under one name; InvalidArgument for a
   // name that is not [A-Za-z0-9_.:-]+.
   absl::Status Register(std::string name, KernelFactory factory);
+  absl::Status Register(std::string name, PlainKernelFactory factory);
 
   bool Contains(absl::string_view name) const;
   // Sorted.
   std::vector<std::string> Names() const;
 
-  // Runs the factory. `params` must be a JSON object (null counts as {}).
-  // NotFound for an unknown name, listing the registered ones.
+  // Runs the factory for `target`. `params` must be a JSON object (null
+  // counts as {}). NotFound for an unknown name, listing the registered ones;
+  // the target's status when it has one (an invalid arch).
+  absl::StatusOr<Program> Build(absl::string_view name,
+                                const nlohmann::json& params,
+                                const Target& target) const;
+  // For Target::sm90a().
   absl::StatusOr<Program> Build(absl::string_view name,
                                 const nlohmann::json& params) const;
 
@@ -128,6 +149,7 @@ namespace internal {
 // Registers into KernelRegistry::Global(); aborts on a duplicate or invalid
 // name (a build mistake, found at the program's start).
 bool RegisterKernelOrDie(const char* name, KernelFactory factory);
+bool RegisterKernelOrDie(const char* name, PlainKernelFactory factory);
 }  // namespace internal
 
 }  // namespace tessel
@@ -136,7 +158,8 @@ bool RegisterKernelOrDie(const char* name, KernelFactory factory);
 #define TESSEL_REGISTRY_CONCAT_(a, b) TESSEL_REGISTRY_CONCAT_INNER_(a, b)
 
 // Registers `factory` (anything callable as
-// absl::StatusOr<tessel::Program>(const nlohmann::json&)) under the
+// absl::StatusOr<tessel::Program>(const nlohmann::json&) or
+// (const nlohmann::json&, const tessel::Target&)) under the
 // identifier `name`, at namespace scope, once per program.
 #define TESSEL_REGISTER_KERNEL(name, factory)                 \
   [[maybe_unused]] static const bool TESSEL_REGISTRY_CONCAT_( \

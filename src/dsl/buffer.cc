@@ -10,11 +10,17 @@ namespace tessel {
 
 using dsl::Access;
 
-const std::string& Buffer::name() const { return node_->name; }
-DataType Buffer::dtype() const { return node_->dtype; }
-int Buffer::rank() const { return node_->rank(); }
+// An undefined Buffer (default-constructed or moved-from) answers with
+// empty values; ops given one record an error.
+const std::string& Buffer::name() const {
+  static const auto* empty = new std::string();
+  return node_ ? node_->name : *empty;
+}
+DataType Buffer::dtype() const { return node_ ? node_->dtype : DataType::kF32; }
+int Buffer::rank() const { return node_ ? node_->rank() : 0; }
 std::vector<Expr> Buffer::shape() const {
   std::vector<Expr> out;
+  if (!node_) return out;
   for (const ir::Expr& d : node_->shape) out.push_back(Access::FromIr(d));
   return out;
 }

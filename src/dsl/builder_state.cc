@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "src/dsl/depth_limit.h"
 #include "src/ir/op.h"
 #include "src/ir/printer.h"
 #include "src/ir/verifier.h"
@@ -258,6 +259,12 @@ absl::StatusOr<ir::Program> BuilderState::Finish(const ir::SourceLoc& loc) {
   for (const ir::Var& v : dims_) {
     program.dims.push_back(v);
   }
+  program.body = kernel_;
+  // Before any walk that recurses (the verifier's, the printer's, ...).
+  if (absl::Status s = CheckDepth(program, loc_); !s.ok()) {
+    status_ = s;
+    return status_;
+  }
   for (const ir::Var& v : dims_) {
     if (!MentionsVar(program, v)) {
       Error(loc_, "dim",
@@ -267,7 +274,6 @@ absl::StatusOr<ir::Program> BuilderState::Finish(const ir::SourceLoc& loc) {
       return status_;
     }
   }
-  program.body = kernel_;
   if (absl::Status s = ir::Verify(program); !s.ok()) {
     status_ = s;
     return status_;

@@ -399,6 +399,23 @@ void annotate_layout(const Buffer& buffer, LayoutSpec layout,
     state->Error(loc, "annotate_layout", "use of an undefined buffer");
     return;
   }
+  // The XOR swizzles the layout pass and codegen know (0 = let them pick).
+  const int bytes = layout.swizzle_bytes;
+  if (bytes != 0 && bytes != 32 && bytes != 64 && bytes != 128) {
+    state->Error(loc, "annotate_layout",
+                 absl::StrCat("swizzle_bytes = ", bytes,
+                              " is not a swizzle: use 0 (chosen by the layout "
+                              "pass), 32, 64 or 128"));
+    return;
+  }
+  if (!layout.swizzled && bytes != 0) {
+    state->Error(loc, "annotate_layout",
+                 absl::StrCat("swizzle_bytes = ", bytes,
+                              " on a row-major layout: use "
+                              "make_swizzled_layout(buffer, ",
+                              bytes, ")"));
+    return;
+  }
   ir::Layout l;
   l.kind = layout.swizzled ? ir::Layout::Kind::kSwizzled
                            : ir::Layout::Kind::kDefault;

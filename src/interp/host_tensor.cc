@@ -74,6 +74,30 @@ absl::StatusOr<HostTensor> HostTensor::FromDoubles(
   return t;
 }
 
+HostTensor::HostTensor(HostTensor&& other) noexcept
+    : dtype_(other.dtype_),
+      shape_(std::move(other.shape_)),
+      num_elements_(other.num_elements_),
+      bytes_(std::move(other.bytes_)),
+      status_(std::move(other.status_)) {
+  other = HostTensor();
+}
+
+HostTensor& HostTensor::operator=(HostTensor&& other) noexcept {
+  if (this == &other) return *this;
+  dtype_ = other.dtype_;
+  shape_ = std::move(other.shape_);
+  num_elements_ = other.num_elements_;
+  bytes_ = std::move(other.bytes_);
+  status_ = std::move(other.status_);
+  other.dtype_ = DataType::kF32;
+  other.shape_ = {0};
+  other.num_elements_ = 0;
+  other.bytes_.clear();
+  other.status_ = absl::OkStatus();
+  return *this;
+}
+
 std::byte* HostTensor::ElementPtr(int64_t i) {
   if (i < 0 || i >= num_elements_) {
     Die(absl::StrCat("flat index ", i, " out of range for ", type_string()));

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -212,7 +214,7 @@ absl::Status CheckBinary(BinaryOp op, const Expr& a, const Expr& b) {
         "operator ", BinaryOpName(op), " on an undefined expression"));
   }
   DataType t = PromoteTypes(a, b);
-  auto bad = [&](const char* why) {
+  auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
         absl::StrCat("operator ", BinaryOpName(op), " on ",
                      std::string(dtype_name(a.dtype())), " and ",
@@ -227,6 +229,21 @@ absl::Status CheckBinary(BinaryOp op, const Expr& a, const Expr& b) {
     return bad("takes integers");
   }
   if (op == BinaryOp::kPow && !is_float(t)) return bad("pow takes floats");
+  // The one signed quotient that does not fit its type: folding would wrap
+  // it, the GPU's division is undefined there.
+  if ((op == BinaryOp::kDiv || op == BinaryOp::kMod ||
+       op == BinaryOp::kCeilDiv) &&
+      is_signed_int(t)) {
+    std::optional<int64_t> ca = AsConstInt(Cast(t, a));
+    std::optional<int64_t> cb = AsConstInt(Cast(t, b));
+    const int64_t lowest = dtype_bits(t) >= 64
+                               ? std::numeric_limits<int64_t>::min()
+                               : -(int64_t{1} << (dtype_bits(t) - 1));
+    if (ca && cb && *ca == lowest && *cb == -1) {
+      return bad(absl::StrCat(lowest, " ", BinaryOpName(op),
+                              " -1 overflows (undefined on the GPU)"));
+    }
+  }
   if (!IsLogical(op) && !IsBitwise(op) && !IsComparison(op) &&
       t == DataType::kBool) {
     return bad("arithmetic on bool (cast first)");

@@ -46,6 +46,16 @@ absl::Status KernelRegistry::Register(std::string name, KernelFactory factory) {
   return absl::OkStatus();
 }
 
+absl::Status KernelRegistry::Register(std::string name,
+                                      PlainKernelFactory factory) {
+  if (!factory) return Register(std::move(name), KernelFactory());
+  return Register(std::move(name),
+                  [factory = std::move(factory)](const nlohmann::json& params,
+                                                 const Target&) {
+                    return factory(params);
+                  });
+}
+
 bool KernelRegistry::Contains(absl::string_view name) const {
   absl::MutexLock lock(&mu_);
   return factories_.find(name) != factories_.end();
@@ -61,6 +71,12 @@ std::vector<std::string> KernelRegistry::Names() const {
 
 absl::StatusOr<Program> KernelRegistry::Build(
     absl::string_view name, const nlohmann::json& params) const {
+  return Build(name, params, Target::sm90a());
+}
+
+absl::StatusOr<Program> KernelRegistry::Build(absl::string_view name,
+                                              const nlohmann::json& params,
+                                              const Target& target) const {
   KernelFactory factory;
   {
     absl::MutexLock lock(&mu_);
@@ -78,22 +94,34 @@ absl::StatusOr<Program> KernelRegistry::Build(
     return absl::InvalidArgumentError(
         absl::StrCat("params: expected an object, got ", params.type_name()));
   }
+  if (!target.status().ok()) return target.status();
   // The factory runs outside the lock: it may itself look kernels up.
   static const nlohmann::json kEmpty = nlohmann::json::object();
-  return factory(params.is_null() ? kEmpty : params);
+  return factory(params.is_null() ? kEmpty : params, target);
 }
 
 namespace internal {
+namespace {
 
-bool RegisterKernelOrDie(const char* name, KernelFactory factory) {
-  absl::Status status =
-      KernelRegistry::Global().Register(name, std::move(factory));
+bool DieUnlessOk(const absl::Status& status) {
   if (!status.ok()) {
     std::fprintf(stderr, "tessel: TESSEL_REGISTER_KERNEL: %s\n",
                  std::string(status.message()).c_str());
     std::abort();
   }
   return true;
+}
+
+}  // namespace
+
+bool RegisterKernelOrDie(const char* name, KernelFactory factory) {
+  return DieUnlessOk(
+      KernelRegistry::Global().Register(name, std::move(factory)));
+}
+
+bool RegisterKernelOrDie(const char* name, PlainKernelFactory factory) {
+  return DieUnlessOk(
+      KernelRegistry::Global().Register(name, std::move(factory)));
 }
 
 }  // namespace internal

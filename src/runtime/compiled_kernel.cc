@@ -16,7 +16,11 @@ std::string TensorView::ToString() const {
 
 absl::Status CompiledKernel::launch(const std::vector<TensorView>& tensors,
                                     CUstream_st* stream) const {
-  if (!impl_) return absl::FailedPreconditionError("launch: empty kernel");
+  if (!impl_) {
+    return absl::FailedPreconditionError(
+        "launch: empty kernel (default-constructed or moved-from; assign it "
+        "the result of tessel::compile())");
+  }
   const runtime::KernelImpl& k = *impl_;
   if (k.interpreter) return runtime::LaunchOnCpu(k, tensors, stream);
   absl::StatusOr<runtime::SizeBindings> sizes =
@@ -48,22 +52,39 @@ absl::Status CompiledKernel::launch(const std::vector<TensorView>& tensors,
   return loaded->Launch(config, args);
 }
 
-const std::string& CompiledKernel::name() const { return impl_->name; }
-const std::string& CompiledKernel::source() const { return impl_->source; }
-const std::string& CompiledKernel::entry() const { return impl_->entry; }
-const std::string& CompiledKernel::lowered_ir() const {
-  return impl_->lowered_ir;
+// A default-constructed or moved-from kernel has no impl_: its accessors give
+// empty values (launch() says why it cannot run), never a crash.
+namespace {
+const std::string& Empty() {
+  static const auto* empty = new std::string();
+  return *empty;
 }
-const std::string& CompiledKernel::arch() const { return impl_->arch; }
-int CompiledKernel::threads() const { return impl_->threads; }
+}  // namespace
+
+const std::string& CompiledKernel::name() const {
+  return impl_ ? impl_->name : Empty();
+}
+const std::string& CompiledKernel::source() const {
+  return impl_ ? impl_->source : Empty();
+}
+const std::string& CompiledKernel::entry() const {
+  return impl_ ? impl_->entry : Empty();
+}
+const std::string& CompiledKernel::lowered_ir() const {
+  return impl_ ? impl_->lowered_ir : Empty();
+}
+const std::string& CompiledKernel::arch() const {
+  return impl_ ? impl_->arch : Empty();
+}
+int CompiledKernel::threads() const { return impl_ ? impl_->threads : 0; }
 int CompiledKernel::shared_memory_bytes() const {
-  return static_cast<int>(impl_->dynamic_smem_bytes);
+  return impl_ ? static_cast<int>(impl_->dynamic_smem_bytes) : 0;
 }
 size_t CompiledKernel::cubin_bytes() const {
-  return impl_->cubin.cubin ? impl_->cubin.cubin->image.size() : 0;
+  return impl_ && impl_->cubin.cubin ? impl_->cubin.cubin->image.size() : 0;
 }
 const char* CompiledKernel::cache_origin() const {
-  if (impl_->interpreter != nullptr) return "none";
+  if (!impl_ || impl_->interpreter != nullptr) return "none";
   return jit::CubinOriginName(impl_->cubin.origin);
 }
 

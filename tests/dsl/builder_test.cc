@@ -1,9 +1,12 @@
 // The DSL records what the user wrote: each construct checked in print form.
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "src/ir/program.h"
 #include "src/ir/stmt.h"
 #include "tessel/tessel.h"
@@ -193,6 +196,81 @@ TEST(BuilderTest, ConstantsFoldAsTheyAreBuilt) {
   EXPECT_EQ((-T::infinity(T::f32)).to_string(), "-T.infinity(f32)");
   EXPECT_EQ(T::max_value(T::f16).to_string(), "T.f16(65504.0)");
   EXPECT_EQ(T::min_value(T::i8).to_string(), "T.i8(-128)");
+}
+
+// INT32_MIN / -1 used to fold silently to INT32_MIN (undefined on the GPU).
+TEST(BuilderTest, SignedQuotientOverflowIsAnErrorAtTheNextOp) {
+  const T::Expr lowest = std::numeric_limits<int32_t>::min();
+  for (int op = 0; op < 3; ++op) {
+    T::ProgramBuilder p("k");
+    auto x = p.tensor("x", {4}, T::i32);
+    {
+      T::Kernel kernel(1);
+      T::Expr q = op == 0   ? lowest / -1
+                  : op == 1 ? lowest % -1
+                            : T::ceildiv(lowest, -1);
+      const int line = __LINE__ + 1;
+      for (auto i : T::Parallel(4)) x(i) = q;
+      absl::StatusOr<Program> prog = p.finish();
+      EXPECT_EQ(prog.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(prog.status().message(),
+                  HasSubstr(absl::StrCat("builder_test.cc:", line)));
+      EXPECT_THAT(prog.status().message(), HasSubstr("-2147483648 "));
+      EXPECT_THAT(prog.status().message(), HasSubstr(" -1 overflows"));
+    }
+  }
+  // The same in i64, and quotients that fit still fold.
+  const T::Expr lowest64 = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ((lowest64 / 1).to_string(), lowest64.to_string());
+  EXPECT_EQ((lowest / 2).to_string(), "-1073741824");
+  EXPECT_EQ(T::ceildiv(lowest64, 2).dtype(), T::i64);
+  T::ProgramBuilder p("k64");
+  auto y = p.tensor("y", {4}, T::i64);
+  {
+    T::Kernel kernel(1);
+    for (auto i : T::Parallel(4)) y(i) = lowest64 / -1;
+  }
+  EXPECT_THAT(p.finish().status().message(),
+              HasSubstr("-9223372036854775808 / -1 overflows"));
+}
+
+// swizzle_bytes = 7 used to be accepted.
+TEST(BuilderTest, SwizzleBytesMustBeASwizzle) {
+  for (int bytes : {7, 16, 256, -32}) {
+    T::ProgramBuilder p("k");
+    {
+      T::Kernel kernel(1);
+      auto s = T::alloc_shared({64, 64}, T::f16, "s");
+      const int line = __LINE__ + 1;
+      T::annotate_layout(s, T::make_swizzled_layout(s, bytes));
+      absl::StatusOr<Program> prog = p.finish();
+      EXPECT_EQ(prog.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(prog.status().message(),
+                  HasSubstr(absl::StrCat("builder_test.cc:", line,
+                                         ": annotate_layout: swizzle_bytes = ",
+                                         bytes, " is not a swizzle")));
+    }
+  }
+  for (int bytes : {0, 32, 64, 128}) {
+    T::ProgramBuilder p("k");
+    auto x = p.tensor("x", {64, 64}, T::f16);
+    {
+      T::Kernel kernel(1);
+      auto s = T::alloc_shared({64, 64}, T::f16, "s");
+      T::annotate_layout(s, T::make_swizzled_layout(s, bytes));
+      T::copy(x, s);
+    }
+    EXPECT_TRUE(p.finish().ok()) << bytes;
+  }
+  T::ProgramBuilder p("k");
+  {
+    T::Kernel kernel(1);
+    auto s = T::alloc_shared({64, 64}, T::f16, "s");
+    T::annotate_layout(s,
+                       T::LayoutSpec{.swizzled = false, .swizzle_bytes = 64});
+  }
+  EXPECT_THAT(p.finish().status().message(),
+              HasSubstr("on a row-major layout"));
 }
 
 TEST(BuilderTest, NoBuilderMeansNothingIsRecordedAndNothingCrashes) {

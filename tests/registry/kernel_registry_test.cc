@@ -1,5 +1,6 @@
 #include "tessel/registry.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -37,6 +38,46 @@ TEST(KernelRegistryTest, BuildsARegisteredKernelFromJson) {
   absl::StatusOr<Program> other = registry.Build("scale", {{"N", 2048}});
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(*p == *other);
+}
+
+// A factory that takes the target sizes its tiles for it; Build() without
+// one builds for sm_90a, and an invalid target is its Status.
+TEST(KernelRegistryTest, FactoriesGetTheTarget) {
+  KernelRegistry registry;
+  ASSERT_TRUE(registry
+                  .Register("per_arch",
+                            [](const json& j, const Target& target)
+                                -> absl::StatusOr<Program> {
+                              return testing::ScaleProgram(
+                                  absl::StrCat("scale_", target.arch()),
+                                  target.sm() >= 90 ? 256 : 128, 1);
+                            })
+                  .ok());
+  absl::StatusOr<Program> p80 = registry.Build("per_arch", {}, Target::sm80());
+  ASSERT_TRUE(p80.ok()) << p80.status();
+  EXPECT_EQ(p80->name(), "scale_sm_80");
+  absl::StatusOr<Program> p90 = registry.Build("per_arch", {});
+  ASSERT_TRUE(p90.ok()) << p90.status();
+  EXPECT_EQ(p90->name(), "scale_sm_90a");
+  EXPECT_THAT(
+      registry.Build("per_arch", {}, Target::cuda("hopper")).status().message(),
+      HasSubstr("\"hopper\" is not an sm_XY arch"));
+  // A plain factory builds the same for every target.
+  ASSERT_TRUE(registry.Register("scale", MakeScale).ok());
+  absl::StatusOr<Program> a =
+      registry.Build("scale", {{"N", 64}}, Target::sm80());
+  absl::StatusOr<Program> b = registry.Build("scale", {{"N", 64}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(*a == *b);
+}
+
+// What a factory uses to fall back to fewer stages: the planner's verdict.
+TEST(KernelRegistryTest, CheckSharedMemoryFitsAsksThePlanner) {
+  absl::StatusOr<Program> p = testing::ScaleProgram("scale", 1024, 2);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(CheckSharedMemoryFits(*p, Target::sm80()).ok());
+  EXPECT_TRUE(CheckSharedMemoryFits(*p, Target::cpu()).ok());
+  EXPECT_FALSE(CheckSharedMemoryFits(*p, Target::cuda("x")).ok());
 }
 
 TEST(KernelRegistryTest, UnknownNameListsTheRegisteredOnes) {

@@ -23,28 +23,33 @@ int main(int argc, char** argv) {
   absl::StatusOr<tessel::tools::Manifest> manifest =
       tessel::tools::LoadManifest(argv[1]);
   if (!manifest.ok()) return 2;
-  absl::StatusOr<std::vector<tessel::Program>> programs =
-      tessel::tools::BuildManifestPrograms(*manifest,
-                                           tessel::KernelRegistry::Global());
+  absl::StatusOr<tessel::tools::ManifestPrograms> programs =
+      tessel::tools::BuildManifestPrograms(
+          *manifest, tessel::KernelRegistry::Global(), {argv[2]});
   if (!programs.ok()) return 2;
-  int failed = 0;
+  int failed = 0, kernels = 0;
   for (size_t i = 0; i < programs->size(); ++i) {
     const tessel::tools::ManifestEntry& entry = manifest->kernels[i];
-    absl::StatusOr<tessel::CompiledKernel> kernel = tessel::compile(
-        (*programs)[i].ir(), {.target = tessel::Target::cuda(argv[2]),
-                              .fast_math = entry.fast_math,
-                              .lineinfo = entry.lineinfo});
-    if (!kernel.ok()) {
-      std::fprintf(stderr, "%s: %s\n", entry.Path().c_str(),
-                   kernel.status().ToString().c_str());
-      ++failed;
+    for (const auto& [arch, program] : (*programs)[i]) {
+      ++kernels;
+      absl::StatusOr<tessel::CompiledKernel> kernel =
+          tessel::compile(program.ir(), {.target = tessel::Target::cuda(arch),
+                                         .fast_math = entry.fast_math,
+                                         .lineinfo = entry.lineinfo});
+      if (!kernel.ok()) {
+        std::fprintf(stderr, "%s: %s\n", entry.Path().c_str(),
+                     kernel.status().ToString().c_str());
+        ++failed;
+      }
     }
   }
   const tessel::jit::JitCounters c = tessel::jit::GetJitCounters();
-  nlohmann::json out = {
-      {"kernels", programs->size()},        {"failed", failed},
-      {"nvrtc_compiles", c.nvrtc_compiles}, {"disk_hits", c.disk_hits},
-      {"memory_hits", c.memory_hits},       {"misses", c.misses}};
+  nlohmann::json out = {{"kernels", kernels},
+                        {"failed", failed},
+                        {"nvrtc_compiles", c.nvrtc_compiles},
+                        {"disk_hits", c.disk_hits},
+                        {"memory_hits", c.memory_hits},
+                        {"misses", c.misses}};
   std::printf("%s\n", out.dump().c_str());
   return failed == 0 ? 0 : 1;
 }

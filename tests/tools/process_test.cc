@@ -123,6 +123,41 @@ TEST(WarmupProcessTest, ManifestErrorsExitTwoNamingThePath) {
   EXPECT_THAT(r.output, HasSubstr("--jobs zero: expected an integer"));
 }
 
+// Each used to crash (134, 139) or warm nothing with exit 0.
+TEST(WarmupProcessTest, HostileManifestsExitTwoNamingWhere) {
+  TempDir scratch, cache;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"kernels": [{"name": "seed_gemm", "params": {"M": 1e309}}]})",
+       "kernels[0].params.M: number 1e309 is out of range"},
+      {std::string(200000, '[') + std::string(200000, ']'),
+       "nested deeper than 64 levels"},
+      {R"({"kernels": [{"name": "seed_gemm", "archs": ["sm_12"]}]})",
+       "kernels[0].archs[0]: sm_12 is older than sm_80"},
+      {R"({"kernels": [{"name": "seed_gemm"}], "kernels": []})",
+       "kernels: duplicate key"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string path = scratch / ("hostile" + std::to_string(i));
+    WriteFile(path, cases[i].first);
+    RunResult r = RunCommand({TESSEL_WARMUP_BIN, "--manifest", path, "--arch",
+                              "sm_80", "--cache-dir", cache.path()},
+                             scratch);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(cases[i].second));
+  }
+  RunResult r = RunCommand({TESSEL_WARMUP_BIN, "--manifest", scratch.path(),
+                            "--arch", "sm_80", "--cache-dir", cache.path()},
+                           scratch);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("is a directory, not a JSON file"));
+  r = RunCommand({TESSEL_WARMUP_BIN, "--manifest", SmallManifest(), "--arch",
+                  "sm_12", "--cache-dir", cache.path()},
+                 scratch);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--arch sm_12: sm_12 is older than sm_80"));
+  EXPECT_THAT(testing::FilesUnder(cache.path()), IsEmpty());
+}
+
 TEST(WarmupProcessTest, DryRunExitCodeAndProgressBar) {
   TempDir scratch, cache;
   RunResult dry = Warmup(scratch, cache.path(), {"--dry-run"});

@@ -30,8 +30,8 @@ class WarmupTest : public ::testing::Test {
         LoadManifest(SourcePath("tests/tools/testdata/small.json"));
     ASSERT_TRUE(m.ok()) << m.status();
     manifest_ = *std::move(m);
-    absl::StatusOr<std::vector<Program>> p =
-        BuildManifestPrograms(manifest_, KernelRegistry::Global());
+    absl::StatusOr<ManifestPrograms> p = BuildManifestPrograms(
+        manifest_, KernelRegistry::Global(), {"sm_80", "sm_90a"});
     ASSERT_TRUE(p.ok()) << p.status();
     programs_ = *std::move(p);
     options_.archs = {"sm_80"};
@@ -49,7 +49,7 @@ class WarmupTest : public ::testing::Test {
   // The key the codegen gives job i of the small manifest on `arch`.
   std::string KeyOf(int i, const std::string& arch) {
     absl::StatusOr<LoweredKernel> lowered =
-        LowerWithCodegen(programs_[i], {.arch = arch});
+        LowerWithCodegen(programs_[i].at(arch), {.arch = arch});
     EXPECT_TRUE(lowered.ok()) << lowered.status();
     absl::StatusOr<std::string> key =
         jit::ComputeCacheKey(lowered->source, lowered->options);
@@ -59,7 +59,7 @@ class WarmupTest : public ::testing::Test {
 
   TempDir cache_;
   Manifest manifest_;
-  std::vector<Program> programs_;
+  ManifestPrograms programs_;
   WarmupOptions options_;
 };
 

@@ -48,7 +48,8 @@ std::optional<Expr> FoldIntBinary(BinaryOp op, DataType t, int64_t a,
       return make(FloorMod(a, b));
     case BinaryOp::kCeilDiv:
       if (b == 0) return std::nullopt;
-      return make(-FloorDiv(-a, b));
+      // -x wraps as the interpreter's does (no signed overflow here).
+      return make(WrappingSub(0, FloorDiv(WrappingSub(0, a), b)));
     case BinaryOp::kMin:
       return make(std::min(a, b));
     case BinaryOp::kMax:

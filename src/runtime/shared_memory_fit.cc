@@ -1,0 +1,22 @@
+// CheckSharedMemoryFits: the scheduler's own shared memory plan, for
+// factories that size their tiles per target.
+#include "src/passes/pipeline.h"
+#include "tessel/compile.h"
+
+namespace tessel {
+
+absl::Status CheckSharedMemoryFits(const Program& program,
+                                   const Target& target) {
+  if (target.kind() == Target::Kind::kCpu) return absl::OkStatus();
+  if (!target.status().ok()) return target.status();
+  passes::LoweringState state;
+  state.program = program.ir();
+  state.target = target;
+  // The passes up to the planner: it returns ResourceExhausted over the
+  // target's limit; later passes and the codegen do not change the bytes.
+  absl::Status status = passes::RunPipeline(state, "plan_shared_memory");
+  if (status.code() == absl::StatusCode::kResourceExhausted) return status;
+  return absl::OkStatus();
+}
+
+}  // namespace tessel

@@ -50,6 +50,13 @@ class Expr {
   Expr() = default;
   explicit Expr(std::shared_ptr<const ExprNode> node)
       : node_(std::move(node)) {}
+  // The last handle to a node frees it, and its operands, without recursing:
+  // an expression a hostile program nests 100,000 deep is freed in a loop.
+  Expr(const Expr&) = default;
+  Expr(Expr&&) noexcept = default;
+  Expr& operator=(const Expr& other);
+  Expr& operator=(Expr&& other) noexcept;
+  ~Expr();
   // Constants: ints are i32, doubles f32 (the DSL's literal rules).
   Expr(int value);      // NOLINT: implicit, like a literal
   Expr(int64_t value);  // NOLINT: i64 constant

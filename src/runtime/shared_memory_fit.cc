@@ -2,6 +2,7 @@
 // factories that size their tiles per target.
 #include "src/passes/pipeline.h"
 #include "tessel/compile.h"
+#include "tessel/program.h"
 
 namespace tessel {
 

@@ -196,5 +196,23 @@ TEST(ExprTest, SimplificationPreservesValues) {
   }
 }
 
+// The last handle to a million-deep chain frees it without recursing (a
+// recursive release overflows the stack long before that, ASan's first).
+TEST(ExprTest, FreesDeepChainsWithoutRecursing) {
+  Var x("x");
+  for (int round = 0; round < 2; ++round) {
+    Expr e = x;
+    for (int i = 0; i < 1000000; ++i) e = e * x;  // no folding: a chain
+    if (round == 0) {
+      Expr copy = e;
+      e = Expr();  // the copy still holds the chain
+      ASSERT_TRUE(copy.defined());
+    }  // round 0: the copy frees it; round 1: `e` does
+  }
+  Expr shared = x * x;
+  { Expr a = shared + 1, b = shared + 2; }
+  EXPECT_TRUE(shared.As<BinaryNode>() != nullptr);  // still alive
+}
+
 }  // namespace
 }  // namespace tessel::ir

@@ -5,12 +5,15 @@
 //
 //   tessel_dump_generated_cuda MANIFEST OUT_DIR sm_80 sm_90a
 //
-// A kernel that fails to lower gets its file all the same, holding the
-// status text, and the dump goes on. The prelude headers are written once
-// under OUT_DIR/headers/. Run through tools/dump_generated_cuda.sh.
+// Manifest kernels are built for each arch, as tessel-warmup builds them
+// (their factories may pick tiles per target). A kernel that fails to lower
+// gets its file all the same, holding the status text, and the dump goes on.
+// The prelude headers are written once under OUT_DIR/headers/. Run through
+// tools/dump_generated_cuda.sh.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,11 +33,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using ProgramOf =
+    std::function<absl::StatusOr<tessel::ir::Program>(const std::string& arch)>;
+
 struct Named {
-  std::string name;  // the file name's stem: letters, digits, '_', '.'
-  absl::StatusOr<tessel::ir::Program> program;
+  std::string name;   // the file name's stem: letters, digits, '_', '.'
+  ProgramOf program;  // built per arch, as tessel-warmup builds them
   tessel::CompileOptions options;
 };
+
+ProgramOf Fixed(absl::StatusOr<tessel::ir::Program> program) {
+  return [program](const std::string&) { return program; };
+}
 
 absl::StatusOr<tessel::ir::Program> IrOf(
     absl::StatusOr<tessel::Program> program) {
@@ -46,7 +56,7 @@ std::vector<Named> TestPrograms() {
   namespace t = tessel::testing;
   std::vector<Named> out;
   auto add = [&](std::string name, tessel::ir::Program p) {
-    out.push_back({"prog_" + name, std::move(p), {}});
+    out.push_back({"prog_" + name, Fixed(std::move(p)), {}});
   };
   add("gemm", t::Gemm({}));
   add("gemm_bf16_panel",
@@ -69,13 +79,14 @@ std::vector<Named> TestPrograms() {
 
 std::string Dump(const Named& k, const std::string& arch,
                  std::map<std::string, std::string>& headers) {
-  if (!k.program.ok()) {
-    return absl::StrCat("build failed: ", k.program.status().ToString(), "\n");
+  absl::StatusOr<tessel::ir::Program> program = k.program(arch);
+  if (!program.ok()) {
+    return absl::StrCat("build failed: ", program.status().ToString(), "\n");
   }
   tessel::CompileOptions options = k.options;
   options.target = tessel::Target::cuda(arch);
   absl::StatusOr<tessel::runtime::Lowered> lowered =
-      tessel::runtime::Lower(*k.program, options);
+      tessel::runtime::Lower(*program, options);
   if (!lowered.ok()) {
     return absl::StrCat("lowering failed: ", lowered.status().ToString(), "\n");
   }
@@ -113,13 +124,15 @@ int main(int argc, char** argv) {
     tessel::CompileOptions options;
     options.fast_math = e.fast_math;
     options.lineinfo = e.lineinfo;
+    ProgramOf build = [e](const std::string& arch) {
+      return IrOf(tessel::KernelRegistry::Global().Build(
+          e.name, e.params, tessel::Target::cuda(arch)));
+    };
     kernels.push_back(
-        {absl::StrCat("manifest_", e.index, "_", e.name),
-         IrOf(tessel::KernelRegistry::Global().Build(e.name, e.params)),
-         options});
+        {absl::StrCat("manifest_", e.index, "_", e.name), build, options});
   }
   for (const tessel::seed_test::SeedCase& c : tessel::seed_test::SeedCases()) {
-    kernels.push_back({"seed_" + c.name, IrOf(c.make()), {}});
+    kernels.push_back({"seed_" + c.name, Fixed(IrOf(c.make())), {}});
   }
   for (Named& k : TestPrograms()) kernels.push_back(std::move(k));
 

@@ -282,11 +282,14 @@ void launch(const Config& c, const CUtensorMap& a, const CUtensorMap& b,
 #define CASE(NN, P, S)                                  \
   if (c.nn == NN && c.persistent == P && c.stages == S) \
     return launch_t<NN, P, S>(a, b, C, M, N, K, lbo, sbo, sms, st);
-  CASE(false, false, 4)
-  CASE(false, true, 4) CASE(true, false, 4) CASE(true, true, 4)
-      CASE(false, true, 3) CASE(true, true, 3)
+  CASE(false, false, 4);
+  CASE(false, true, 4);
+  CASE(true, false, 4);
+  CASE(true, true, 4);
+  CASE(false, true, 3);
+  CASE(true, true, 3);
 #undef CASE
-          std::printf("no such config\n");
+  std::printf("no such config\n");
   std::exit(1);
 }
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/interp/numeric.h"
 
 namespace tessel::interp {
 namespace {
@@ -494,10 +495,10 @@ void ApplyAtomic(BufferInstance& dst, int64_t index, ir::AtomicOp op,
       v = old + value;
       break;
     case ir::AtomicOp::kMax:
-      v = std::fmax(old, value);
+      v = MaxNum(old, value);
       break;
     case ir::AtomicOp::kMin:
-      v = std::fmin(old, value);
+      v = MinNum(old, value);
       break;
   }
   dst.Set(index, v);  // one rounding to dst's dtype, as the hardware's RMW

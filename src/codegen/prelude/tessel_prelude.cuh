@@ -11,6 +11,7 @@
 #include "atomics.cuh"
 #include "convert.cuh"
 #include "copy_async.cuh"
+#include "float_minmax.cuh"
 #include "floor_div.cuh"
 #include "ldmatrix.cuh"
 #include "math.cuh"

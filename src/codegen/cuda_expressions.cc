@@ -119,10 +119,12 @@ std::string Printer::Binary(const ir::BinaryNode& b) {
       if (!ints) return absl::StrCat("fmodf(", x, ", ", y, ")");
       if (!simple_div()) return absl::StrCat("tl::floormod(", x, ", ", y, ")");
       return absl::StrCat("(", x, " % ", y, ")");
+    // Floats: the prelude's order for every float type (CUDA's min / max
+    // have no f16 / bf16 overloads, and ambiguous conversions).
     case BinaryOp::kMin:
-      return absl::StrCat("min(", x, ", ", y, ")");
+      return absl::StrCat(ints ? "min(" : "tl::min(", x, ", ", y, ")");
     case BinaryOp::kMax:
-      return absl::StrCat("max(", x, ", ", y, ")");
+      return absl::StrCat(ints ? "max(" : "tl::max(", x, ", ", y, ")");
     case BinaryOp::kCeilDiv:
       if (simple_div())
         return absl::StrCat("((", x, " + ", y, " - 1) / ", y, ")");

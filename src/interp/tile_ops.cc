@@ -181,9 +181,9 @@ bool Gather(Frame& f, const Site& site, const Box& box, const MatrixView& v,
 double Combine(ir::ReduceKind kind, double acc, double x) {
   switch (ir::ReduceCombiner(kind)) {
     case ir::BinaryOp::kMax:
-      return std::fmax(acc, x);
+      return MaxNum(acc, x);
     case ir::BinaryOp::kMin:
-      return std::fmin(acc, x);
+      return MinNum(acc, x);
     default:
       return acc + x;
   }

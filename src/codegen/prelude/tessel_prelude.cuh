@@ -16,6 +16,7 @@
 #include "ldmatrix.cuh"
 #include "math.cuh"
 #include "mbarrier.cuh"
+#include "minmax.cuh"
 #include "mma.cuh"
 #include "rasterize.cuh"
 #include "reduce.cuh"

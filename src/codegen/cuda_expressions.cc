@@ -34,7 +34,13 @@ std::string Printer::Expr(const ir::Expr& e) {
     case ir::ExprKind::kFloatImm: {
       double v = e.As<ir::FloatImmNode>()->value;
       std::string f;
-      if (std::isinf(v)) {
+      const bool f64 = e.dtype() == DataType::kF64;
+      if (std::isinf(v) && f64) {
+        f = v > 0 ? "__longlong_as_double(0x7ff0000000000000ll)"
+                  : "__longlong_as_double(0xfff0000000000000ull)";
+      } else if (std::isnan(v) && f64) {
+        f = "__longlong_as_double(0x7fffffffffffffffll)";
+      } else if (std::isinf(v)) {
         f = v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
       } else if (std::isnan(v)) {
         f = "__int_as_float(0x7fffffff)";

@@ -11,6 +11,19 @@
 #include "src/passes/intrinsics.h"
 
 namespace tessel::codegen {
+namespace {
+
+// __nv_fp8_e4m3 / __nv_fp8_e5m2 have no arithmetic and only explicit
+// conversions: fp8 values are computed in f32 and rounded once on the way
+// back, as the interpreter rounds each result to the dtype.
+bool IsFp8(DataType t) {
+  return t == DataType::kF8E4M3 || t == DataType::kF8E5M2;
+}
+std::string AsF32(const std::string& x) {
+  return absl::StrCat("static_cast<float>(", x, ")");
+}
+
+}  // namespace
 
 std::string Printer::Expr(const ir::Expr& e) {
   using ir::BinaryOp;
@@ -66,6 +79,10 @@ std::string Printer::Expr(const ir::Expr& e) {
       const char* op = u->op == ir::UnaryOp::kNeg   ? "-"
                        : u->op == ir::UnaryOp::kNot ? "!"
                                                     : "~";
+      if (IsFp8(u->a.dtype())) {
+        return absl::StrCat("static_cast<", CudaType(u->a.dtype()), ">(", op,
+                            AsF32(Expr(u->a)), ")");
+      }
       return absl::StrCat("(", op, Expr(u->a), ")");
     }
     case ir::ExprKind::kSelect: {
@@ -77,7 +94,8 @@ std::string Printer::Expr(const ir::Expr& e) {
       const auto* c = e.As<ir::CastNode>();
       DataType from = c->value.dtype(), to = e.dtype();
       bool half_like = from == DataType::kF16 || from == DataType::kBF16 ||
-                       to == DataType::kF16 || to == DataType::kBF16;
+                       to == DataType::kF16 || to == DataType::kBF16 ||
+                       (IsFp8(from) && IsFp8(to));
       if (half_like && from != DataType::kF32 && to != DataType::kF32) {
         return absl::StrCat("static_cast<", CudaType(to),
                             ">(static_cast<float>(", Expr(c->value), "))");
@@ -111,36 +129,47 @@ std::string Printer::Access(const ir::Buffer& b,
 std::string Printer::Binary(const ir::BinaryNode& b) {
   using ir::BinaryOp;
   std::string x = Expr(b.a), y = Expr(b.b);
+  const bool fp8 = IsFp8(b.a.dtype());
+  if (fp8) {
+    x = AsF32(x);
+    y = AsF32(y);
+  }
   bool ints = !IsFloat(b.a.dtype());
   auto simple_div = [&]() {
     auto c = ir::AsConstInt(b.b);
     return c && *c > 0 && ir::arith::ProvablyNonNegative(b.a);
   };
-  switch (b.op) {
-    case BinaryOp::kDiv:
-      if (ints && !simple_div())
-        return absl::StrCat("tl::floordiv(", x, ", ", y, ")");
-      return absl::StrCat("(", x, " / ", y, ")");
-    case BinaryOp::kMod:
-      if (!ints) return absl::StrCat("fmodf(", x, ", ", y, ")");
-      if (!simple_div()) return absl::StrCat("tl::floormod(", x, ", ", y, ")");
-      return absl::StrCat("(", x, " % ", y, ")");
-    // Floats: the prelude's order for every float type (CUDA's min / max
-    // have no f16 / bf16 overloads, and ambiguous conversions).
-    case BinaryOp::kMin:
-      return absl::StrCat(ints ? "min(" : "tl::min(", x, ", ", y, ")");
-    case BinaryOp::kMax:
-      return absl::StrCat(ints ? "max(" : "tl::max(", x, ", ", y, ")");
-    case BinaryOp::kCeilDiv:
-      if (simple_div())
-        return absl::StrCat("((", x, " + ", y, " - 1) / ", y, ")");
-      return absl::StrCat("(-tl::floordiv(-(", x, "), ", y, "))");
-    case BinaryOp::kPow:
-      return absl::StrCat(b.a.dtype() == DataType::kF64 ? "pow(" : "powf(", x,
-                          ", ", y, ")");
-    default:
-      return absl::StrCat("(", x, " ", ir::BinaryOpName(b.op), " ", y, ")");
-  }
+  auto text = [&]() -> std::string {
+    switch (b.op) {
+      case BinaryOp::kDiv:
+        if (ints && !simple_div())
+          return absl::StrCat("tl::floordiv(", x, ", ", y, ")");
+        return absl::StrCat("(", x, " / ", y, ")");
+      case BinaryOp::kMod:
+        if (!ints) return absl::StrCat("fmodf(", x, ", ", y, ")");
+        if (!simple_div())
+          return absl::StrCat("tl::floormod(", x, ", ", y, ")");
+        return absl::StrCat("(", x, " % ", y, ")");
+      // Floats: the prelude's order for every float type (CUDA's min / max
+      // have no f16 / bf16 overloads, and ambiguous conversions).
+      case BinaryOp::kMin:
+        return absl::StrCat(ints ? "min(" : "tl::min(", x, ", ", y, ")");
+      case BinaryOp::kMax:
+        return absl::StrCat(ints ? "max(" : "tl::max(", x, ", ", y, ")");
+      case BinaryOp::kCeilDiv:
+        if (simple_div())
+          return absl::StrCat("((", x, " + ", y, " - 1) / ", y, ")");
+        return absl::StrCat("(-tl::floordiv(-(", x, "), ", y, "))");
+      case BinaryOp::kPow:
+        return absl::StrCat(b.a.dtype() == DataType::kF64 ? "pow(" : "powf(", x,
+                            ", ", y, ")");
+      default:
+        return absl::StrCat("(", x, " ", ir::BinaryOpName(b.op), " ", y, ")");
+    }
+  };
+  const std::string r = text();
+  if (!fp8 || ir::IsComparison(b.op)) return r;
+  return absl::StrCat("static_cast<", CudaType(b.dtype), ">(", r, ")");
 }
 
 std::string Printer::Math(const ir::MathNode& m) {

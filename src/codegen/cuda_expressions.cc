@@ -135,7 +135,10 @@ std::string Printer::Binary(const ir::BinaryNode& b) {
     y = AsF32(y);
   }
   bool ints = !IsFloat(b.a.dtype());
+  // u32: floor division is C's (and tl::floordiv has no u32 overload).
+  const bool u32 = b.a.dtype() == DataType::kU32;
   auto simple_div = [&]() {
+    if (u32) return true;
     auto c = ir::AsConstInt(b.b);
     return c && *c > 0 && ir::arith::ProvablyNonNegative(b.a);
   };
@@ -157,6 +160,10 @@ std::string Printer::Binary(const ir::BinaryNode& b) {
       case BinaryOp::kMax:
         return absl::StrCat(ints ? "max(" : "tl::max(", x, ", ", y, ")");
       case BinaryOp::kCeilDiv:
+        if (u32) {  // x + y - 1 could wrap
+          return absl::StrCat("(", x, " / ", y, " + (", x, " % ", y,
+                              " != 0u))");
+        }
         if (simple_div())
           return absl::StrCat("((", x, " + ", y, " - 1) / ", y, ")");
         return absl::StrCat("(-tl::floordiv(-(", x, "), ", y, "))");
@@ -176,7 +183,9 @@ std::string Printer::Math(const ir::MathNode& m) {
   DataType t = m.dtype;
   std::string x = Expr(m.a);
   if (!IsFloat(t)) {
-    if (m.op == ir::MathOp::kAbs) return absl::StrCat("abs(", x, ")");
+    // abs of unsigned is the value (abs(unsigned) is ambiguous).
+    if (m.op == ir::MathOp::kAbs && !is_unsigned_int(t))
+      return absl::StrCat("abs(", x, ")");
     return x;
   }
   bool dbl = t == DataType::kF64;

@@ -76,6 +76,13 @@ __device__ __forceinline__ void atomic_add(bf16* addr, bf16 v) {
 __device__ __forceinline__ void atomic_add(int* addr, int v) {
   atomicAdd(addr, v);
 }
+__device__ __forceinline__ void atomic_add(u32* addr, u32 v) {
+  atomicAdd(addr, v);
+}
+// CUDA adds 64-bit integers as unsigned only; two's complement wraps alike.
+__device__ __forceinline__ void atomic_add(i64* addr, i64 v) {
+  atomicAdd(reinterpret_cast<u64*>(addr), static_cast<u64>(v));
+}
 __device__ __forceinline__ void atomic_add(double* addr, double v) {
   atomicAdd(addr, v);
 }

@@ -167,9 +167,15 @@ std::string Printer::Binary(const ir::BinaryNode& b) {
         if (simple_div())
           return absl::StrCat("((", x, " + ", y, " - 1) / ", y, ")");
         return absl::StrCat("(-tl::floordiv(-(", x, "), ", y, "))");
-      case BinaryOp::kPow:
-        return absl::StrCat(b.a.dtype() == DataType::kF64 ? "pow(" : "powf(", x,
-                            ", ", y, ")");
+      case BinaryOp::kPow: {
+        const DataType t = b.a.dtype();
+        if (t == DataType::kF16 || t == DataType::kBF16) {  // back to t
+          return absl::StrCat("static_cast<", CudaType(t), ">(powf(", AsF32(x),
+                              ", ", AsF32(y), "))");
+        }
+        return absl::StrCat(t == DataType::kF64 ? "pow(" : "powf(", x, ", ", y,
+                            ")");
+      }
       default:
         return absl::StrCat("(", x, " ", ir::BinaryOpName(b.op), " ", y, ")");
     }

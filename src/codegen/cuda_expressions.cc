@@ -11,6 +11,19 @@
 #include "src/passes/intrinsics.h"
 
 namespace tessel::codegen {
+namespace {
+
+// __nv_fp8_e4m3 / __nv_fp8_e5m2 have no arithmetic and only explicit
+// conversions: fp8 values are computed in f32 and rounded once on the way
+// back, as the interpreter rounds each result to the dtype.
+bool IsFp8(DataType t) {
+  return t == DataType::kF8E4M3 || t == DataType::kF8E5M2;
+}
+std::string AsF32(const std::string& x) {
+  return absl::StrCat("static_cast<float>(", x, ")");
+}
+
+}  // namespace
 
 std::string Printer::Expr(const ir::Expr& e) {
   using ir::BinaryOp;
@@ -34,7 +47,13 @@ std::string Printer::Expr(const ir::Expr& e) {
     case ir::ExprKind::kFloatImm: {
       double v = e.As<ir::FloatImmNode>()->value;
       std::string f;
-      if (std::isinf(v)) {
+      const bool f64 = e.dtype() == DataType::kF64;
+      if (std::isinf(v) && f64) {
+        f = v > 0 ? "__longlong_as_double(0x7ff0000000000000ll)"
+                  : "__longlong_as_double(0xfff0000000000000ull)";
+      } else if (std::isnan(v) && f64) {
+        f = "__longlong_as_double(0x7fffffffffffffffll)";
+      } else if (std::isinf(v)) {
         f = v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
       } else if (std::isnan(v)) {
         f = "__int_as_float(0x7fffffff)";
@@ -60,6 +79,10 @@ std::string Printer::Expr(const ir::Expr& e) {
       const char* op = u->op == ir::UnaryOp::kNeg   ? "-"
                        : u->op == ir::UnaryOp::kNot ? "!"
                                                     : "~";
+      if (IsFp8(u->a.dtype())) {
+        return absl::StrCat("static_cast<", CudaType(u->a.dtype()), ">(", op,
+                            AsF32(Expr(u->a)), ")");
+      }
       return absl::StrCat("(", op, Expr(u->a), ")");
     }
     case ir::ExprKind::kSelect: {
@@ -71,7 +94,8 @@ std::string Printer::Expr(const ir::Expr& e) {
       const auto* c = e.As<ir::CastNode>();
       DataType from = c->value.dtype(), to = e.dtype();
       bool half_like = from == DataType::kF16 || from == DataType::kBF16 ||
-                       to == DataType::kF16 || to == DataType::kBF16;
+                       to == DataType::kF16 || to == DataType::kBF16 ||
+                       (IsFp8(from) && IsFp8(to));
       if (half_like && from != DataType::kF32 && to != DataType::kF32) {
         return absl::StrCat("static_cast<", CudaType(to),
                             ">(static_cast<float>(", Expr(c->value), "))");
@@ -105,41 +129,69 @@ std::string Printer::Access(const ir::Buffer& b,
 std::string Printer::Binary(const ir::BinaryNode& b) {
   using ir::BinaryOp;
   std::string x = Expr(b.a), y = Expr(b.b);
+  const bool fp8 = IsFp8(b.a.dtype());
+  if (fp8) {
+    x = AsF32(x);
+    y = AsF32(y);
+  }
   bool ints = !IsFloat(b.a.dtype());
+  // u32: floor division is C's (and tl::floordiv has no u32 overload).
+  const bool u32 = b.a.dtype() == DataType::kU32;
   auto simple_div = [&]() {
+    if (u32) return true;
     auto c = ir::AsConstInt(b.b);
     return c && *c > 0 && ir::arith::ProvablyNonNegative(b.a);
   };
-  switch (b.op) {
-    case BinaryOp::kDiv:
-      if (ints && !simple_div())
-        return absl::StrCat("tl::floordiv(", x, ", ", y, ")");
-      return absl::StrCat("(", x, " / ", y, ")");
-    case BinaryOp::kMod:
-      if (!ints) return absl::StrCat("fmodf(", x, ", ", y, ")");
-      if (!simple_div()) return absl::StrCat("tl::floormod(", x, ", ", y, ")");
-      return absl::StrCat("(", x, " % ", y, ")");
-    case BinaryOp::kMin:
-      return absl::StrCat("min(", x, ", ", y, ")");
-    case BinaryOp::kMax:
-      return absl::StrCat("max(", x, ", ", y, ")");
-    case BinaryOp::kCeilDiv:
-      if (simple_div())
-        return absl::StrCat("((", x, " + ", y, " - 1) / ", y, ")");
-      return absl::StrCat("(-tl::floordiv(-(", x, "), ", y, "))");
-    case BinaryOp::kPow:
-      return absl::StrCat(b.a.dtype() == DataType::kF64 ? "pow(" : "powf(", x,
-                          ", ", y, ")");
-    default:
-      return absl::StrCat("(", x, " ", ir::BinaryOpName(b.op), " ", y, ")");
-  }
+  auto text = [&]() -> std::string {
+    switch (b.op) {
+      case BinaryOp::kDiv:
+        if (ints && !simple_div())
+          return absl::StrCat("tl::floordiv(", x, ", ", y, ")");
+        return absl::StrCat("(", x, " / ", y, ")");
+      case BinaryOp::kMod:
+        if (!ints) return absl::StrCat("fmodf(", x, ", ", y, ")");
+        if (!simple_div())
+          return absl::StrCat("tl::floormod(", x, ", ", y, ")");
+        return absl::StrCat("(", x, " % ", y, ")");
+      // Floats: the prelude's order for every float type (CUDA's min / max
+      // have no f16 / bf16 overloads, and ambiguous conversions).
+      case BinaryOp::kMin:
+        return absl::StrCat(ints ? "min(" : "tl::min(", x, ", ", y, ")");
+      case BinaryOp::kMax:
+        return absl::StrCat(ints ? "max(" : "tl::max(", x, ", ", y, ")");
+      case BinaryOp::kCeilDiv:
+        if (u32) {  // x + y - 1 could wrap
+          return absl::StrCat("(", x, " / ", y, " + (", x, " % ", y,
+                              " != 0u))");
+        }
+        if (simple_div())
+          return absl::StrCat("((", x, " + ", y, " - 1) / ", y, ")");
+        return absl::StrCat("(-tl::floordiv(-(", x, "), ", y, "))");
+      case BinaryOp::kPow: {
+        const DataType t = b.a.dtype();
+        if (t == DataType::kF16 || t == DataType::kBF16) {  // back to t
+          return absl::StrCat("static_cast<", CudaType(t), ">(powf(", AsF32(x),
+                              ", ", AsF32(y), "))");
+        }
+        return absl::StrCat(t == DataType::kF64 ? "pow(" : "powf(", x, ", ", y,
+                            ")");
+      }
+      default:
+        return absl::StrCat("(", x, " ", ir::BinaryOpName(b.op), " ", y, ")");
+    }
+  };
+  const std::string r = text();
+  if (!fp8 || ir::IsComparison(b.op)) return r;
+  return absl::StrCat("static_cast<", CudaType(b.dtype), ">(", r, ")");
 }
 
 std::string Printer::Math(const ir::MathNode& m) {
   DataType t = m.dtype;
   std::string x = Expr(m.a);
   if (!IsFloat(t)) {
-    if (m.op == ir::MathOp::kAbs) return absl::StrCat("abs(", x, ")");
+    // abs of unsigned is the value (abs(unsigned) is ambiguous).
+    if (m.op == ir::MathOp::kAbs && !is_unsigned_int(t))
+      return absl::StrCat("abs(", x, ")");
     return x;
   }
   bool dbl = t == DataType::kF64;

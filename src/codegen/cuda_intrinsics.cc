@@ -171,15 +171,11 @@ void Printer::Intrinsic(const ir::CallNode& c) {
           absl::StrCat("tl::atomic_add(", Addr(c.args[0]), ", ", arg(1), ");"));
       return;
     case I::kAtomicMax:
-    case I::kAtomicMin: {
-      DataType t = c.args[0].dtype();
-      bool mx = *id == I::kAtomicMax;
-      std::string f = t == DataType::kF32
-                          ? (mx ? "tl::atomic_max" : "tl::atomic_min")
-                          : (mx ? "atomicMax" : "atomicMin");
-      Line(absl::StrCat(f, "(", Addr(c.args[0]), ", ", arg(1), ");"));
+    case I::kAtomicMin:
+      Line(absl::StrCat(
+          *id == I::kAtomicMax ? "tl::atomic_max(" : "tl::atomic_min(",
+          Addr(c.args[0]), ", ", arg(1), ");"));
       return;
-    }
     case I::kAtomicAddVec:
       AtomicAddVec(c);
       return;

@@ -338,11 +338,9 @@ absl::StatusOr<FloatFn> Compiler::FloatBinary(const ir::BinaryNode* op) {
       return MakeFloatBinary(
           t, a, b, [](double x, double y) { return std::fmod(x, y); });
     case BinaryOp::kMin:
-      return MakeFloatBinary(
-          t, a, b, [](double x, double y) { return std::fmin(x, y); });
+      return MakeFloatBinary(t, a, b, MinNum);
     case BinaryOp::kMax:
-      return MakeFloatBinary(
-          t, a, b, [](double x, double y) { return std::fmax(x, y); });
+      return MakeFloatBinary(t, a, b, MaxNum);
     case BinaryOp::kPow:
       return MakeFloatBinary(t, a, b,
                              [](double x, double y) { return std::pow(x, y); });

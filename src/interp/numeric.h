@@ -35,6 +35,14 @@ double RoundToDtype(DataType t, double v);
 using ir::FloatToInt;
 using ir::WrapInt;
 
+// Float min and max: IEEE 754-2019 minimumNumber / maximumNumber. A NaN
+// operand is ignored (the result is NaN only when both are), -0 < +0, and
+// the order does not depend on which operand comes first. T::min / T::max,
+// reduce_min / reduce_max and atomic_min / atomic_max all use it, and so
+// does the device prelude (prelude/float_minmax.cuh).
+double MinNum(double a, double b);
+double MaxNum(double a, double b);
+
 // Reading and writing one element of dtype t at p (dtype_bytes(t) bytes).
 double LoadElement(DataType t, const std::byte* p);
 int64_t LoadElementInt(DataType t, const std::byte* p);  // integer dtypes, bool

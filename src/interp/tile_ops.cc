@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/interp/numeric.h"
 
 namespace tessel::interp {
 namespace {
@@ -180,9 +181,9 @@ bool Gather(Frame& f, const Site& site, const Box& box, const MatrixView& v,
 double Combine(ir::ReduceKind kind, double acc, double x) {
   switch (ir::ReduceCombiner(kind)) {
     case ir::BinaryOp::kMax:
-      return std::fmax(acc, x);
+      return MaxNum(acc, x);
     case ir::BinaryOp::kMin:
-      return std::fmin(acc, x);
+      return MinNum(acc, x);
     default:
       return acc + x;
   }
@@ -494,10 +495,10 @@ void ApplyAtomic(BufferInstance& dst, int64_t index, ir::AtomicOp op,
       v = old + value;
       break;
     case ir::AtomicOp::kMax:
-      v = std::fmax(old, value);
+      v = MaxNum(old, value);
       break;
     case ir::AtomicOp::kMin:
-      v = std::fmin(old, value);
+      v = MinNum(old, value);
       break;
   }
   dst.Set(index, v);  // one rounding to dst's dtype, as the hardware's RMW

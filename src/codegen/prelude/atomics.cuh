@@ -1,4 +1,5 @@
-// tessel device prelude: atomic adds of scalars and short vectors.
+// tessel device prelude: atomic adds of scalars and short vectors, and
+// atomic max / min.
 //
 // The codegen lowers a region atomic_add to the widest form the element
 // type, alignment, address space and target allow. sm_90 has vector float2 /
@@ -11,6 +12,7 @@
 //   4 == 0 tessel::dev::atomic_add_f16x2(&out[off], __floats2half2_rn(x, y));
 #pragma once
 
+#include "float_minmax.cuh"
 #include "types.cuh"
 
 namespace tessel {
@@ -74,27 +76,35 @@ __device__ __forceinline__ void atomic_add(bf16* addr, bf16 v) {
 __device__ __forceinline__ void atomic_add(int* addr, int v) {
   atomicAdd(addr, v);
 }
+__device__ __forceinline__ void atomic_add(u32* addr, u32 v) {
+  atomicAdd(addr, v);
+}
+// CUDA adds 64-bit integers as unsigned only; two's complement wraps alike.
+__device__ __forceinline__ void atomic_add(i64* addr, i64 v) {
+  atomicAdd(reinterpret_cast<u64*>(addr), static_cast<u64>(v));
+}
 __device__ __forceinline__ void atomic_add(double* addr, double v) {
   atomicAdd(addr, v);
 }
 
-__device__ __forceinline__ float atomic_max(float* addr, float v) {
-  // Positive floats order like signed ints, negative ones like reversed
-  // unsigned ints; this picks the right integer atomic per sign.
-  return v >= 0.0f
-             ? __int_as_float(
-                   atomicMax(reinterpret_cast<int*>(addr), __float_as_int(v)))
-             : __uint_as_float(atomicMin(reinterpret_cast<unsigned int*>(addr),
-                                         __float_as_uint(v)));
+// Integer max / min; the f32 ones are in float_minmax.cuh.
+__device__ __forceinline__ void atomic_max(int* addr, int v) {
+  atomicMax(addr, v);
 }
-
-// The mirror of atomic_max.
-__device__ __forceinline__ float atomic_min(float* addr, float v) {
-  return v >= 0.0f
-             ? __int_as_float(
-                   atomicMin(reinterpret_cast<int*>(addr), __float_as_int(v)))
-             : __uint_as_float(atomicMax(reinterpret_cast<unsigned int*>(addr),
-                                         __float_as_uint(v)));
+__device__ __forceinline__ void atomic_min(int* addr, int v) {
+  atomicMin(addr, v);
+}
+__device__ __forceinline__ void atomic_max(u32* addr, u32 v) {
+  atomicMax(addr, v);
+}
+__device__ __forceinline__ void atomic_min(u32* addr, u32 v) {
+  atomicMin(addr, v);
+}
+__device__ __forceinline__ void atomic_max(i64* addr, i64 v) {
+  atomicMax(addr, v);
+}
+__device__ __forceinline__ void atomic_min(i64* addr, i64 v) {
+  atomicMin(addr, v);
 }
 
 }  // namespace dev

@@ -12,6 +12,7 @@
 //   float total = tessel::dev::block_reduce_sum(partial, scratch);
 #pragma once
 
+#include "minmax.cuh"
 #include "types.cuh"
 
 namespace tessel {
@@ -23,22 +24,17 @@ struct SumOp {
     return a + b;
   }
 };
+// tl::max / tl::min: the element-wise order (minmax.cuh) for every type.
 struct MaxOp {
   template <typename T>
   __device__ __forceinline__ T operator()(T a, T b) const {
-    return a > b ? a : b;
-  }
-  __device__ __forceinline__ float operator()(float a, float b) const {
-    return fmaxf(a, b);
+    return max(a, b);
   }
 };
 struct MinOp {
   template <typename T>
   __device__ __forceinline__ T operator()(T a, T b) const {
-    return a < b ? a : b;
-  }
-  __device__ __forceinline__ float operator()(float a, float b) const {
-    return fminf(a, b);
+    return min(a, b);
   }
 };
 

@@ -1,6 +1,7 @@
 // Expressions, and the intrinsics that are expressions (thread index,
 // shared addresses, references, warp reductions, packing, descriptors).
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -34,6 +35,10 @@ std::string Printer::Expr(const ir::Expr& e) {
         case DataType::kBool:
           return v ? "true" : "false";
         case DataType::kI64:
+          // -2^63 has no literal: 9223372036854775808 does not fit.
+          if (v == std::numeric_limits<int64_t>::min()) {
+            return "(-9223372036854775807ll - 1)";
+          }
           return absl::StrCat(v, "ll");
         case DataType::kU32:
           return absl::StrCat(v, "u");

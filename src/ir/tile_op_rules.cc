@@ -1,6 +1,7 @@
 #include "src/ir/tile_op_rules.h"
 
 #include <cmath>
+#include <limits>
 
 #include "src/ir/op.h"
 
@@ -24,6 +25,27 @@ bool ReduceTakesAbs(ReduceKind kind) {
   return kind == ReduceKind::kAbsSum || kind == ReduceKind::kAbsMax;
 }
 
+namespace {
+
+// The integer range of `t` (u64's highest wraps to all ones in IntImm).
+int64_t LowestInt(DataType t) {
+  if (!is_signed_int(t) || t == DataType::kBool) return 0;
+  const int bits = dtype_bits(t);
+  return bits >= 64 ? std::numeric_limits<int64_t>::min()
+                    : -(int64_t{1} << (bits - 1));
+}
+int64_t HighestInt(DataType t) {
+  if (t == DataType::kBool) return 1;
+  const int bits = dtype_bits(t);
+  if (is_signed_int(t)) {
+    return bits >= 64 ? std::numeric_limits<int64_t>::max()
+                      : (int64_t{1} << (bits - 1)) - 1;
+  }
+  return bits >= 64 ? -1 : (int64_t{1} << bits) - 1;
+}
+
+}  // namespace
+
 Expr ReduceIdentity(ReduceKind kind, DataType t) {
   switch (kind) {
     case ReduceKind::kSum:
@@ -31,9 +53,9 @@ Expr ReduceIdentity(ReduceKind kind, DataType t) {
     case ReduceKind::kAbsMax:  // |x| >= 0
       return Zero(t);
     case ReduceKind::kMax:
-      return is_float(t) ? FloatImm(t, -INFINITY) : MakeConst(t, -2147483648.0);
+      return is_float(t) ? FloatImm(t, -INFINITY) : IntImm(t, LowestInt(t));
     case ReduceKind::kMin:
-      return is_float(t) ? FloatImm(t, INFINITY) : MakeConst(t, 2147483647.0);
+      return is_float(t) ? FloatImm(t, INFINITY) : IntImm(t, HighestInt(t));
   }
   return Zero(t);
 }

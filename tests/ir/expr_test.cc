@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "src/ir/buffer.h"
 #include "src/ir/op.h"
 #include "src/ir/printer.h"
+#include "src/ir/tile_op_rules.h"
 
 namespace tessel::ir {
 namespace {
@@ -212,6 +214,30 @@ TEST(ExprTest, FreesDeepChainsWithoutRecursing) {
   Expr shared = x * x;
   { Expr a = shared + 1, b = shared + 2; }
   EXPECT_TRUE(shared.As<BinaryNode>() != nullptr);  // still alive
+}
+
+}  // namespace
+}  // namespace tessel::ir
+
+namespace tessel::ir {
+namespace {
+
+// reduce_max / reduce_min start from the ends of the dtype's own range (the
+// GPU lowering's accumulators start there; i32's range was used for all).
+TEST(ReduceIdentityTest, IntegersUseTheirOwnRange) {
+  auto value = [](ReduceKind k, DataType t) {
+    return AsConstInt(ReduceIdentity(k, t)).value_or(12345);
+  };
+  EXPECT_EQ(value(ReduceKind::kMax, DataType::kI8), -128);
+  EXPECT_EQ(value(ReduceKind::kMin, DataType::kI8), 127);
+  EXPECT_EQ(value(ReduceKind::kMax, DataType::kU32), 0);
+  EXPECT_EQ(value(ReduceKind::kMin, DataType::kU32), 4294967295);
+  EXPECT_EQ(value(ReduceKind::kMax, DataType::kI64),
+            std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(value(ReduceKind::kMin, DataType::kI64),
+            std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(value(ReduceKind::kMin, DataType::kU8), 255);
+  EXPECT_EQ(value(ReduceKind::kMax, DataType::kI32), -2147483648);
 }
 
 }  // namespace

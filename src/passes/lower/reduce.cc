@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "src/ir/tile_op_rules.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/plan_shared_memory.h"
@@ -25,22 +26,6 @@ Expr Combine(ir::ReduceKind k, const Expr& a, const Expr& b) {
       return ir::Min(a, b);
   }
   return a;
-}
-
-Expr Identity(ir::ReduceKind k, DataType t) {
-  switch (k) {
-    case ir::ReduceKind::kSum:
-    case ir::ReduceKind::kAbsSum:
-    case ir::ReduceKind::kAbsMax:
-      return ir::Zero(t);
-    case ir::ReduceKind::kMax:
-      return is_float(t) ? ir::FloatImm(t, -INFINITY)
-                         : ir::MakeConst(t, -2147483648.0);
-    case ir::ReduceKind::kMin:
-      return is_float(t) ? ir::FloatImm(t, INFINITY)
-                         : ir::MakeConst(t, 2147483647.0);
-  }
-  return ir::Zero(t);
 }
 
 Expr Pre(ir::ReduceKind k, const Expr& v) {
@@ -81,7 +66,7 @@ Stmt Lowerer::LowerReduce(const ir::ReduceNode& r) {
     ir::Buffer src = Local(r.src), dst = Local(r.dst);
     ir::Var mi("mi"), h("h"), acc_v(absl::StrCat(r.dst->name, "_part"));
     std::vector<Stmt> per_row;
-    Expr part = Identity(r.reduce_kind, t);
+    Expr part = ir::ReduceIdentity(r.reduce_kind, t);
     for (int ni = 0; ni < l.ni(); ++ni)
       for (int e = 0; e < 2; ++e)
         part = Combine(r.reduce_kind, part,
@@ -193,8 +178,9 @@ Stmt Lowerer::ReduceOne(
                                    {Expr(1)}, ir::Scope::kVar);
   std::vector<Expr> si = di;
   si.insert(si.begin() + r.dim, Expr(k));
-  Stmt init = ir::MakeStmt<ir::StoreNode>(
-      accv, std::vector<Expr>{0}, Identity(r.reduce_kind, t), ir::SourceLoc());
+  Stmt init = ir::MakeStmt<ir::StoreNode>(accv, std::vector<Expr>{0},
+                                          ir::ReduceIdentity(r.reduce_kind, t),
+                                          ir::SourceLoc());
   Stmt step =
       ir::MakeStmt<ir::StoreNode>(accv, std::vector<Expr>{0},
                                   Combine(r.reduce_kind, ir::Load(accv, {0}),

@@ -42,6 +42,7 @@ enum class OperandPath {
 struct GemmOperandPlan {
   OperandPath path = OperandPath::kElements;
   bool k_major = false;  // kDescriptor: K contiguous in the tile
+  int atom_bytes = 0;    // kDescriptor: bytes between 128-byte column atoms
 };
 struct GemmPlan {
   GemmInstruction instruction = GemmInstruction::kFma;
@@ -50,9 +51,13 @@ struct GemmPlan {
   int64_t warp_m = 0, warp_n = 0;
   int m_tiles = 0, n_tiles = 0;  // m16 / n8 mma tiles per warp
   int k_steps = 0;               // k16 steps
+  // wgmma: the N of each instruction (the accumulator width in pieces).
+  int wgmma_n = 0;
   GemmOperandPlan a, b;
   // "wgmma, warps 4x1, warp tile 16x64 (1x8 tiles), 4 k16 steps, A
-  // descriptor (K-major), B descriptor (MN-major)"
+  // descriptor (K-major), B descriptor (MN-major)"; wider wgmma tiles add
+  // their instructions: "wgmma 2 x m64n128k16, warps 8x1, ..." and atoms:
+  // "B descriptor (MN-major, atoms 8192 B apart)"
   std::string ToString() const;
 };
 struct PlannedGemm {

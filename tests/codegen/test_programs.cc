@@ -124,6 +124,56 @@ GemmShape WgmmaTwoWarpgroupsGemm() {
           .dtype = DataType::kBF16};
 }
 
+GemmShape WgmmaSampleTileGemm(DataType dtype, bool transpose_b) {
+  return {.m = 520,
+          .n = 392,
+          .k = 264,
+          .bm = 256,
+          .bn = 128,
+          .bk = 64,
+          .threads = 256,
+          .stages = 3,
+          .dtype = dtype,
+          .transpose_b = transpose_b,
+          .panel = 8};
+}
+
+GemmShape WgmmaWideNGemm(bool transpose_b) {
+  return {.m = 200,
+          .n = 300,
+          .k = 136,
+          .bm = 128,
+          .bn = 256,
+          .bk = 64,
+          .threads = 256,
+          .stages = 2,
+          .transpose_b = transpose_b};
+}
+
+GemmShape WgmmaSplitNGemm(bool transpose_b) {
+  return {.m = 100,
+          .n = 400,
+          .k = 72,
+          .bm = 64,
+          .bn = 384,
+          .bk = 64,
+          .threads = 128,
+          .stages = 2,
+          .transpose_b = transpose_b};
+}
+
+GemmShape WgmmaWideKGemm(bool transpose_b) {
+  return {.m = 136,
+          .n = 200,
+          .k = 392,
+          .bm = 128,
+          .bn = 128,
+          .bk = 128,
+          .threads = 128,
+          .stages = 2,
+          .transpose_b = transpose_b};
+}
+
 ir::Program Elementwise(int n) {
   ir::Program p;
   p.name = "elementwise";

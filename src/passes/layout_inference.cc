@@ -205,23 +205,13 @@ absl::Status CheckRegisterOperand(const ir::GemmNode& g,
   return absl::OkStatus();
 }
 
-}  // namespace
+// A register operand needs another layout: infer the fragments again.
+absl::Status Retry() { return absl::AbortedError("retry"); }
 
-absl::Status InferLayouts(LoweringState& state) {
-  Collector c;
-  c.VisitStmt(state.program.body);
-  if (c.threads <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(state.program.name, ": the program has no kernel"));
-  }
-  state.threads = c.threads;
+// The fragment layouts, seeded by the gemm accumulators and spread through
+// the loops, reductions and copies that use them.
+absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
   auto& layouts = state.layouts;
-  if (WgmmaEnabled(state)) {
-    state.program.body = PreferWgmmaWarpGrid(state.program.body, c.threads);
-    c = Collector();
-    c.VisitStmt(state.program.body);
-  }
-
   // Seeds: gemm accumulators.
   for (const ir::GemmNode* g : c.gemms) {
     const ir::Buffer& acc = g->c.buffer;
@@ -340,8 +330,54 @@ absl::Status InferLayouts(LoweringState& state) {
   for (const ir::GemmNode* g : c.gemms) {
     if (g->a.buffer->scope != ir::Scope::kFragment) continue;
     absl::Status s = CheckRegisterOperand(*g, state);
-    if (!s.ok()) return s;
+    if (s.ok()) continue;
+    // Wgmma's rows (FragmentLayout::Wgmma) made the mismatch: keep this
+    // gemm on mma.sync, or when another gemm laid A out so, every
+    // warpgroup-spread accumulator, and infer again.
+    const ir::BufferNode* acc = g->c.buffer.get();
+    auto it = layouts.find(acc);
+    if (it != layouts.end() && it->second.warpgroup_rows()) {
+      state.wgmma_declined.insert(acc);
+      return Retry();
+    }
+    bool declined = false;
+    for (const auto& [buffer, layout] : layouts) {
+      if (layout.kind() == FragmentLayout::Kind::kMma &&
+          layout.warpgroup_rows()) {
+        declined |= state.wgmma_declined.insert(buffer).second;
+      }
+    }
+    return declined ? Retry() : s;
   }
+
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status InferLayouts(LoweringState& state) {
+  Collector c;
+  c.VisitStmt(state.program.body);
+  if (c.threads <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(state.program.name, ": the program has no kernel"));
+  }
+  state.threads = c.threads;
+  auto& layouts = state.layouts;
+  if (WgmmaEnabled(state)) {
+    state.program.body = PreferWgmmaWarpGrid(state.program.body, c.threads);
+    c = Collector();
+    c.VisitStmt(state.program.body);
+  }
+
+  // Gemms that fit wgmma but whose register A operands cannot be read in
+  // its rows fall back to mma.sync, one round each.
+  absl::Status fragments;
+  do {
+    layouts.clear();
+    fragments = InferFragmentLayouts(state, c);
+  } while (fragments.code() == absl::StatusCode::kAborted);
+  if (!fragments.ok()) return fragments;
 
   // Shared swizzles.
   BufferMap swizzled;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -87,6 +88,10 @@ struct LoweringState {
   PassConfig config;
   // Fragment layouts, by fragment buffer node.
   std::unordered_map<const ir::BufferNode*, FragmentLayout> layouts;
+  // Accumulators whose gemms fit wgmma but stay on mma.sync: a register A
+  // operand laid out by another gemm could not be read in wgmma's rows
+  // (layout inference decides; WgmmaAccumulator reads it).
+  std::unordered_set<const ir::BufferNode*> wgmma_declined;
   SharedPlan smem;
   // Every gemm's plan, in program order (plan_gemms).
   std::vector<PlannedGemm> gemm_plans;

@@ -122,7 +122,8 @@ std::optional<WgmmaOperand> SharedOperand(const ir::Region& r, bool k_major) {
 
 bool WgmmaAccumulator(const ir::GemmNode& g, const LoweringState& state) {
   return WgmmaEnabled(state) && WgmmaShapeFits(g, state.threads) &&
-         g.policy == ir::GemmWarpPolicy::kFullRow;
+         g.policy == ir::GemmWarpPolicy::kFullRow &&
+         !state.wgmma_declined.count(g.c.buffer.get());
 }
 
 std::optional<WgmmaOperand> WgmmaOperandB(const ir::GemmNode& g,

@@ -106,6 +106,30 @@ TEST_F(Gpu, GemmWgmmaKMajorB) { CheckGemm(testing::WgmmaGemm(true)); }
 TEST_F(Gpu, GemmWgmmaTwoWarpgroupsBf16) {
   CheckGemm(testing::WgmmaTwoWarpgroupsGemm());
 }
+// Wider wgmma tiles (ragged M, N, K): the GEMM sample's default tile (two
+// m64 blocks per warpgroup, B in two atoms), m64n256 (four atoms), N split
+// over two m64n192, K rows of two atoms.
+TEST_F(Gpu, GemmWgmmaSampleTileF16NN) {
+  CheckGemm(testing::WgmmaSampleTileGemm(DataType::kF16, false));
+}
+TEST_F(Gpu, GemmWgmmaSampleTileBf16NT) {
+  CheckGemm(testing::WgmmaSampleTileGemm(DataType::kBF16, true));
+}
+TEST_F(Gpu, GemmWgmmaSampleTileBf16NN) {
+  CheckGemm(testing::WgmmaSampleTileGemm(DataType::kBF16, false));
+}
+TEST_F(Gpu, GemmWgmmaWideN) {
+  CheckGemm(testing::WgmmaWideNGemm(false));
+  CheckGemm(testing::WgmmaWideNGemm(true));
+}
+TEST_F(Gpu, GemmWgmmaSplitN) {
+  CheckGemm(testing::WgmmaSplitNGemm(false));
+  CheckGemm(testing::WgmmaSplitNGemm(true));
+}
+TEST_F(Gpu, GemmWgmmaWideK) {
+  CheckGemm(testing::WgmmaWideKGemm(false));
+  CheckGemm(testing::WgmmaWideKGemm(true));
+}
 
 TEST_F(Gpu, GemmF32FmaPath) {
   testing::GemmShape s{.m = 96,

@@ -51,7 +51,9 @@ struct GemmPlan {
   int warps_m = 0, warps_n = 0;
   int64_t warp_m = 0, warp_n = 0;
   int m_tiles = 0, n_tiles = 0;  // m16 / n8 mma tiles per warp
-  int k_steps = 0;               // k16 steps
+  // The m16 tiles are spread as wgmma's (FragmentLayout::Wgmma).
+  bool warpgroup_rows = false;
+  int k_steps = 0;  // k16 steps
   // wgmma: the N of each instruction (the accumulator width in pieces).
   int wgmma_n = 0;
   GemmOperandPlan a, b;

@@ -23,6 +23,7 @@ GemmPlan Plan(const ir::GemmNode& g, const LoweringState& state) {
   p.warp_n = l.shape()[1] / wn;
   p.m_tiles = l.mi();
   p.n_tiles = l.ni();
+  p.warpgroup_rows = l.warpgroup_rows();
   auto ae = *ConstSqueezedExtents(g.a);
   p.k_steps = static_cast<int>((g.transpose_a ? ae[0] : ae[1]) / 16);
   p.a.path = g.a.buffer->scope == ir::Scope::kFragment ? OperandPath::kRegisters

@@ -17,8 +17,9 @@ struct GemmShape {
   int stages = 3;
   DataType dtype = DataType::kF16;
   bool transpose_b = false;
-  int panel = 0;          // use_swizzle panel (0: none)
-  bool symbolic = false;  // M, N, K as symbolic sizes
+  bool transpose_a = false;  // A stored [K, M] (M-major)
+  int panel = 0;             // use_swizzle panel (0: none)
+  bool symbolic = false;     // M, N, K as symbolic sizes
 };
 ir::Program Gemm(const GemmShape& s);
 
@@ -37,6 +38,9 @@ GemmShape WgmmaSampleTileGemm(DataType dtype, bool transpose_b);
 GemmShape WgmmaWideNGemm(bool transpose_b);
 GemmShape WgmmaSplitNGemm(bool transpose_b);
 GemmShape WgmmaWideKGemm(bool transpose_b);
+// M-major A ([K][M] tiles of two atoms, one per warpgroup), 128x128x64
+// over two warpgroups.
+GemmShape WgmmaMMajorAGemm();
 
 // Y[i] = X[i] * 2 + 1 through a fragment (f32, n elements, 256 per block).
 ir::Program Elementwise(int n);

@@ -55,14 +55,16 @@ TEST(Wgmma, TwoWarpgroupsAndBf16) {
 }
 
 // Wider tiles: m64n256k16 (B in four atoms), N split into 2 x m64n192k16,
-// K rows of two atoms (A's and B's k16 steps 4..7 start in the second).
+// K rows of two atoms (A's and B's k16 steps 4..7 start in the second),
+// M-major A of two atoms (one per warpgroup; A and B carry the LBO).
 TEST(Wgmma, WideTilesTakeWgmma) {
   struct Case {
     const char* why;
     testing::GemmShape shape;
     const char* instruction;
     int count;
-    const char* lbo;  // B's descriptor tail, N-major
+    const char* lbo;   // the descriptor tail of N-major B (and M-major A)
+    int lbo_uses = 0;  // descriptors with that tail (0: count)
   };
   const Case cases[] = {
       {"128x256 NN", testing::WgmmaWideNGemm(false), "m64n256k16", 4,
@@ -75,6 +77,8 @@ TEST(Wgmma, WideTilesTakeWgmma) {
        ", 16384, 1024))"},
       {"128x128x128 NT", testing::WgmmaWideKGemm(true), "m64n128k16", 16,
        nullptr},
+      {"128x128x64 TN", testing::WgmmaMMajorAGemm(), "m64n128k16", 4,
+       ", 8192, 1024))", 8},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.why);
@@ -82,7 +86,8 @@ TEST(Wgmma, WideTilesTakeWgmma) {
     EXPECT_EQ(Count(src, c.instruction), c.count);
     EXPECT_EQ(Count(src, "wgmma.mma_async"), c.count);
     EXPECT_EQ(Count(src, "ldmatrix"), 0);
-    if (c.lbo != nullptr) EXPECT_EQ(Count(src, c.lbo), c.count);
+    if (c.lbo != nullptr)
+      EXPECT_EQ(Count(src, c.lbo), c.lbo_uses ? c.lbo_uses : c.count);
   }
 }
 

@@ -135,8 +135,9 @@ std::map<std::string, ir::Buffer> SharedBuffers(const ir::Stmt& body) {
 // Every element every wgmma of the gemm reads, for both warpgroups and
 // every pipeline stage, against the layout's address of that element.
 void CheckDescriptors(const testing::GemmShape& g) {
-  SCOPED_TRACE(::testing::Message() << "tile " << g.bm << "x" << g.bn << "x"
-                                    << g.bk << (g.transpose_b ? " NT" : " NN"));
+  SCOPED_TRACE(::testing::Message()
+               << "tile " << g.bm << "x" << g.bn << "x" << g.bk
+               << (g.transpose_a ? " T" : " N") << (g.transpose_b ? "T" : "N"));
   ir::Program program = testing::Gemm(g);
   LoweringState planned = Lower(program, "plan_gemms");
   std::map<std::string, ir::Buffer> shared =
@@ -176,7 +177,8 @@ void CheckDescriptors(const testing::GemmShape& g) {
         const int kk = i / per_step, mi = i % per_step / pieces;
         const int64_t n = *ir::AsConstInt(c.args[1]);
         const int64_t n0 = *ir::AsConstInt(c.args[5]) * 8;
-        ASSERT_EQ(*ir::AsConstInt(c.args[2]), 0);  // A K-major, shared
+        // A from shared memory, K-major unless transposed.
+        ASSERT_EQ(*ir::AsConstInt(c.args[2]), g.transpose_a ? 1 : 0);
         ASSERT_EQ(*ir::AsConstInt(c.args[3]), g.transpose_b ? 0 : 1);
         Descriptor a = Decode(c.args[6], env), b = Decode(c.args[7], env);
         ASSERT_EQ(a.buffer, "A_shared");
@@ -185,8 +187,10 @@ void CheckDescriptors(const testing::GemmShape& g) {
         for (int64_t k = 0; k < 16; ++k) {
           const int64_t kc = kk * 16 + k;
           for (int64_t m = 0; m < 64; ++m) {
-            ASSERT_EQ(HardwareByte(a, true, m, k),
-                      layout_byte("A_shared", stage, row0 + m, kc))
+            int64_t want = g.transpose_a
+                               ? layout_byte("A_shared", stage, kc, row0 + m)
+                               : layout_byte("A_shared", stage, row0 + m, kc);
+            ASSERT_EQ(HardwareByte(a, !g.transpose_a, m, k), want)
                 << "A row " << row0 + m << " k " << kc;
           }
           for (int64_t j = 0; j < n; ++j) {
@@ -261,6 +265,9 @@ TEST(WgmmaDescriptor, SplitN) {
 TEST(WgmmaDescriptor, WideK) {
   CheckDescriptors(testing::WgmmaWideKGemm(false));
   CheckDescriptors(testing::WgmmaWideKGemm(true));
+}
+TEST(WgmmaDescriptor, MMajorA) {
+  CheckDescriptors(testing::WgmmaMMajorAGemm());
 }
 TEST(WgmmaDescriptor, OneAtomTiles) {
   CheckDescriptors(testing::WgmmaGemm(false));

@@ -37,8 +37,9 @@ inline bool TransposedB(GemmLayout l) {
   return l == GemmLayout::kNT || l == GemmLayout::kTT;
 }
 
-// The defaults are the fastest tile measured on the H200 (8 warps as 4x2,
-// each 64x64; docs/prelude.md).
+// The defaults are the fastest tile measured on the H200 with mma.sync (8
+// warps as 4x2, each 64x64; docs/prelude.md). On sm_90a the tile takes
+// wgmma: each of the two warpgroups owns 128 rows (docs/scheduler.md).
 struct GemmTile {
   int block_m = 256;
   int block_n = 128;

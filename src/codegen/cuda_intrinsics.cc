@@ -28,20 +28,22 @@ const char* Printer::VecType(int64_t bytes) {
 }
 
 // wgmma.mma_async m64nNk16, f32 += A * B: args (type, N, A M-major or -1
-// for A in registers, B N-major, accumulator [N/8][4], A's [4] registers
-// or descriptor, B's descriptor).
+// for A in registers, B N-major, accumulator [..][4] from n8 tile n0 on,
+// n0, A's [4] registers or descriptor, B's descriptor).
 void Printer::Wgmma(const ir::CallNode& c) {
   const std::string& type = c.args[0].As<ir::CallNode>()->name;
   const int n = static_cast<int>(*ir::AsConstInt(c.args[1]));
   const int64_t trans_a = *ir::AsConstInt(c.args[2]);
   const int64_t trans_b = *ir::AsConstInt(c.args[3]);
-  const std::string acc = Expr(c.args[4]), a = Expr(c.args[5]);
+  const int64_t n0 = *ir::AsConstInt(c.args[5]);
+  const std::string acc = Expr(c.args[4]), a = Expr(c.args[6]);
   const bool a_in_registers = trans_a < 0;
   const int nd = n / 2;  // accumulator registers
   std::vector<std::string> d_ops, outs, ins;
   for (int i = 0; i < nd; ++i) {
     d_ops.push_back(absl::StrCat("%", i));
-    outs.push_back(absl::StrCat("\"+f\"(", acc, "[", i / 4, "][", i % 4, "])"));
+    outs.push_back(
+        absl::StrCat("\"+f\"(", acc, "[", n0 + i / 4, "][", i % 4, "])"));
   }
   std::string a_op;
   if (a_in_registers) {
@@ -54,7 +56,7 @@ void Printer::Wgmma(const ir::CallNode& c) {
     ins.push_back(absl::StrCat("\"l\"(", a, ")"));
   }
   const int b_at = nd + static_cast<int>(ins.size());
-  ins.push_back(absl::StrCat("\"l\"(", Expr(c.args[6]), ")"));
+  ins.push_back(absl::StrCat("\"l\"(", Expr(c.args[7]), ")"));
   ins.push_back("\"r\"(1)");
   std::string imms = a_in_registers
                          ? absl::StrCat("1, 1, ", trans_b)

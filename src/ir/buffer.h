@@ -32,11 +32,14 @@ const char* ScopeName(Scope scope);  // "global", "shared", ...
 // How a buffer's elements are placed in memory. kDefault is row-major
 // (last index fastest). kSwizzled is the XOR swizzle of shared tiles that
 // keeps ldmatrix / wgmma / TMA bank-conflict free; swizzle_bytes 0 = let the
-// layout pass pick (32, 64 or 128).
+// layout pass pick (32, 64 or 128). atoms: rows wider than 128 bytes are
+// cut into 128-byte column atoms, each stored whole ([rows][128 B], atom
+// after atom) as the wgmma SWIZZLE_128B canonical layouts read them.
 struct Layout {
   enum class Kind : uint8_t { kDefault, kSwizzled };
   Kind kind = Kind::kDefault;
   int swizzle_bytes = 0;
+  bool atoms = false;
   bool operator==(const Layout&) const = default;
 };
 

@@ -234,8 +234,8 @@ class Printer {
     std::string name = BufferName(b);
     std::string layout;
     if (n->layout.kind == Layout::Kind::kSwizzled) {
-      layout =
-          absl::StrCat(", layout=T.swizzled(", n->layout.swizzle_bytes, ")");
+      layout = absl::StrCat(", layout=T.swizzled(", n->layout.swizzle_bytes,
+                            n->layout.atoms ? ", atoms" : "", ")");
     }
     switch (n->scope) {
       case Scope::kVar:

@@ -63,6 +63,7 @@ class Serializer {
     Put(static_cast<uint64_t>(n->dtype));
     Put(static_cast<uint64_t>(n->layout.kind));
     Put(static_cast<uint64_t>(n->layout.swizzle_bytes));
+    if (n->layout.atoms) Put(uint64_t{0xA7});  // older keys stay the same
     Exprs(n->shape);
     if (named) String(n->name);
   }

@@ -21,6 +21,21 @@ FragmentLayout FragmentLayout::Mma(std::vector<int64_t> shape, int threads,
   return l;
 }
 
+FragmentLayout FragmentLayout::Wgmma(std::vector<int64_t> shape, int threads) {
+  FragmentLayout l = Mma(std::move(shape), threads, threads / 32, 1);
+  l.warpgroup_rows_ = l.mi_ > 1;
+  return l;
+}
+
+ir::Expr FragmentLayout::TileRow(const ir::Expr& warp,
+                                 const ir::Expr& mi) const {
+  if (warpgroup_rows_) {
+    int group_rows = static_cast<int>(shape_[0] / (warps_m_ / 4));
+    return warp / 4 * group_rows + mi * 64 + warp % 4 * 16;
+  }
+  return warp / warps_n_ * static_cast<int>(shape_[0] / warps_m_) + mi * 16;
+}
+
 FragmentLayout FragmentLayout::Blocked(std::vector<int64_t> shape, int threads,
                                        int vec) {
   FragmentLayout l;
@@ -77,11 +92,9 @@ std::vector<ir::Expr> FragmentLayout::Logical(
     case Kind::kMma:
     case Kind::kMmaRows: {
       ir::Expr lane = tx % 32, warp = tx / 32;
-      ir::Expr wm = warp / warps_n_, wn = warp % warps_n_;
-      int64_t wtm = shape_[0] / warps_m_;
+      ir::Expr wn = warp % warps_n_;
       ir::Expr h = kind_ == Kind::kMma ? local[2] / 2 : local[1];
-      ir::Expr row =
-          wm * static_cast<int>(wtm) + local[0] * 16 + lane / 4 + h * 8;
+      ir::Expr row = TileRow(warp, local[0]) + lane / 4 + h * 8;
       if (kind_ == Kind::kMmaRows) return {row};
       int64_t wtn = shape_[1] / warps_n_;
       ir::Expr col = wn * static_cast<int>(wtn) + local[1] * 8 +
@@ -140,18 +153,21 @@ int FragmentLayout::contiguous() const {
 
 bool FragmentLayout::operator==(const FragmentLayout& o) const {
   return kind_ == o.kind_ && shape_ == o.shape_ && threads_ == o.threads_ &&
-         warps_m_ == o.warps_m_ && warps_n_ == o.warps_n_ && vec_ == o.vec_;
+         warps_m_ == o.warps_m_ && warps_n_ == o.warps_n_ && vec_ == o.vec_ &&
+         warpgroup_rows_ == o.warpgroup_rows_;
 }
 
 std::string FragmentLayout::ToString() const {
   std::string shape = absl::StrJoin(shape_, ", ");
   switch (kind_) {
     case Kind::kMma:
-      return absl::StrCat("mma[", shape, "] warps ", warps_m_, "x", warps_n_,
-                          " local [", mi_, "][", ni_, "][4]");
+      return absl::StrCat(warpgroup_rows_ ? "wgmma[" : "mma[", shape,
+                          "] warps ", warps_m_, "x", warps_n_, " local [", mi_,
+                          "][", ni_, "][4]");
     case Kind::kMmaRows:
-      return absl::StrCat("mma_rows[", shape, "] warps ", warps_m_, "x",
-                          warps_n_, " local [", mi_, "][2]");
+      return absl::StrCat(warpgroup_rows_ ? "wgmma_rows[" : "mma_rows[", shape,
+                          "] warps ", warps_m_, "x", warps_n_, " local [", mi_,
+                          "][2]");
     case Kind::kReplicated:
       return absl::StrCat("replicated[", shape, "]");
     case Kind::kBlocked: {

@@ -12,6 +12,11 @@
 //    warps_m x warps_n grid; warp (wm, wn) owns rows wm*M/warps_m.. and
 //    columns wn*N/warps_n..; local [mi][ni][e] is row mi*16 + lane/4 +
 //    (e/2)*8, column ni*8 + (lane%4)*2 + e%2 of the warp tile.
+//    Wgmma(): the warpgroup variant (warps_m = warps, warps_n = 1):
+//    warpgroup g owns rows g*M/groups.. and issues one m64 wgmma per 64
+//    rows, in which warp q of the group owns 16 rows, so m16 tile mi of
+//    warp 4g + q starts at row g*M/groups + mi*64 + q*16. With one m16
+//    tile per warp this is the plain kMma layout (and equal to it).
 //  - kMmaRows: a rank-1 [M] tile holding one value per row of an kMma
 //    layout, in the threads that hold that row (replicated over the 4 lanes
 //    of a row group and over warps_n); local [mi][h] is row mi*16 + lane/4 +
@@ -37,6 +42,8 @@ class FragmentLayout {
 
   static FragmentLayout Mma(std::vector<int64_t> shape, int threads,
                             int warps_m, int warps_n);
+  // The m64nN wgmma accumulator of a block of threads/128 warpgroups.
+  static FragmentLayout Wgmma(std::vector<int64_t> shape, int threads);
   static FragmentLayout Blocked(std::vector<int64_t> shape, int threads,
                                 int vec);
   // Every thread holds the whole (small) tile; local [numel].
@@ -53,6 +60,11 @@ class FragmentLayout {
   // mma: m16 tiles and n8 tiles per warp.
   int mi() const { return mi_; }
   int ni() const { return ni_; }
+
+  // kMma/kMmaRows: whether m16 tiles are spread as wgmma's (Wgmma()).
+  bool warpgroup_rows() const { return warpgroup_rows_; }
+  // kMma/kMmaRows: the first row of m16 tile mi of warp `warp`.
+  ir::Expr TileRow(const ir::Expr& warp, const ir::Expr& mi) const;
 
   // The per-thread array: float acc[local_shape...].
   std::vector<int64_t> local_shape() const;
@@ -79,6 +91,7 @@ class FragmentLayout {
   int threads_ = 0;
   int warps_m_ = 1, warps_n_ = 1, mi_ = 0, ni_ = 0;
   int vec_ = 1;
+  bool warpgroup_rows_ = false;
 };
 
 // The warp grid (warps_m x warps_n) a gemm with C [m, n] uses, for the

@@ -16,8 +16,9 @@
 //   cp_async_commit(), cp_async_wait(n)  commit / wait_group n
 //   ldmatrix(count, trans, dst_ref, addr) tl::ldmatrix_x{count}[_trans]
 //   mma(kind tag, d_ref, a_ref, b_ref)   tl::mma_m16n8k16_<kind>
-//   wgmma(type tag, n, a_mn_major, b_mn_major, acc_ref, a, b_desc)
-//                                        one wgmma.mma_async (a_mn_major -1:
+//   wgmma(type tag, n, a_mn_major, b_mn_major, acc_ref, n8_tile0, a,
+//         b_desc)                        one wgmma.mma_async on acc_ref's
+//                                        [n8_tile0 ..][4] (a_mn_major -1:
 //                                        A in registers, a its ref)
 //   wgmma_fence(), wgmma_commit(), wgmma_wait(n)
 //   fence_operand(acc_ref, n)            the n accumulator registers change
@@ -37,7 +38,8 @@
 //   address_of(load)                     &buffer[index]
 //   warp_reduce_{sum,max,min}(width, v)  tl::warp_reduce_<kind><width>(v)
 //   pack_b16x2(lo, hi)                   two 16-bit values in a u32
-//   wgmma_desc_sw128(smem_addr, sbo)     a SWIZZLE_128B wgmma descriptor
+//   wgmma_desc_sw128(smem_addr, [lbo,] sbo)  a SWIZZLE_128B wgmma
+//                                        descriptor (lbo: atom stride)
 #ifndef TESSEL_SRC_PASSES_INTRINSICS_H_
 #define TESSEL_SRC_PASSES_INTRINSICS_H_
 

@@ -1,6 +1,7 @@
 #include "src/passes/layout_inference.h"
 
 #include <numeric>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "src/ir/printer.h"
@@ -151,8 +152,13 @@ std::pair<int, int> MmaWarpGrid(const ir::GemmNode& g, int threads) {
 
 namespace {
 
-// The layout a register A operand of mma gemm g is read in.
-FragmentLayout RegisterOperandLayout(const ir::GemmNode& g, int threads) {
+// The layout a register A operand of mma gemm g is read in: its rows as
+// the accumulator's.
+FragmentLayout RegisterOperandLayout(const ir::GemmNode& g,
+                                     const LoweringState& state) {
+  const int threads = state.threads;
+  if (WgmmaAccumulator(g, state))
+    return FragmentLayout::Wgmma(*ConstSqueezedExtents(g.a), threads);
   int wm = MmaWarpGrid(g, threads).first;
   return FragmentLayout::Mma(*ConstSqueezedExtents(g.a), threads, wm, 1);
 }
@@ -161,9 +167,10 @@ FragmentLayout RegisterOperandLayout(const ir::GemmNode& g, int threads) {
 // k16 step kk is local [mi][2kk..2kk+1][0..3] of the accumulator layout with
 // warps_m = the gemm's warps_m and warps_n = 1 (each warp owns whole rows).
 // Anything else would need data from other threads: say so, at the gemm.
-absl::Status CheckRegisterOperand(
-    const ir::GemmNode& g, int threads,
-    const std::unordered_map<const ir::BufferNode*, FragmentLayout>& layouts) {
+absl::Status CheckRegisterOperand(const ir::GemmNode& g,
+                                  const LoweringState& state) {
+  const int threads = state.threads;
+  const auto& layouts = state.layouts;
   const ir::Buffer& a = g.a.buffer;
   auto where = [&] {
     return absl::StrCat("gemm at ", ir::FormatLoc(g.loc), ": A operand ",
@@ -187,7 +194,7 @@ absl::Status CheckRegisterOperand(
     return absl::UnimplementedError(
         absl::StrCat(where(), ": pass the whole fragment, not a part of it"));
   }
-  FragmentLayout want = RegisterOperandLayout(g, threads);
+  FragmentLayout want = RegisterOperandLayout(g, state);
   auto it = layouts.find(a.get());
   if (it != layouts.end() && !(it->second == want)) {
     return absl::UnimplementedError(absl::StrCat(
@@ -198,23 +205,13 @@ absl::Status CheckRegisterOperand(
   return absl::OkStatus();
 }
 
-}  // namespace
+// A register operand needs another layout: infer the fragments again.
+absl::Status Retry() { return absl::AbortedError("retry"); }
 
-absl::Status InferLayouts(LoweringState& state) {
-  Collector c;
-  c.VisitStmt(state.program.body);
-  if (c.threads <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(state.program.name, ": the program has no kernel"));
-  }
-  state.threads = c.threads;
+// The fragment layouts, seeded by the gemm accumulators and spread through
+// the loops, reductions and copies that use them.
+absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
   auto& layouts = state.layouts;
-  if (WgmmaEnabled(state)) {
-    state.program.body = PreferWgmmaWarpGrid(state.program.body, c.threads);
-    c = Collector();
-    c.VisitStmt(state.program.body);
-  }
-
   // Seeds: gemm accumulators.
   for (const ir::GemmNode* g : c.gemms) {
     const ir::Buffer& acc = g->c.buffer;
@@ -226,7 +223,9 @@ absl::Status InferLayouts(LoweringState& state) {
     auto [wm, wn] = MmaWarpGrid(*g, c.threads);
     std::vector<int64_t> shape = ShapeOf(acc);
     if (wm == 0 || shape.size() != 2) continue;  // FMA path: blocked later
-    FragmentLayout l = FragmentLayout::Mma(shape, c.threads, wm, wn);
+    FragmentLayout l = WgmmaAccumulator(*g, state)
+                           ? FragmentLayout::Wgmma(shape, c.threads)
+                           : FragmentLayout::Mma(shape, c.threads, wm, wn);
     auto it = layouts.find(acc.get());
     if (it != layouts.end() && !(it->second == l)) {
       return absl::UnimplementedError(absl::StrCat(
@@ -308,7 +307,7 @@ absl::Status InferLayouts(LoweringState& state) {
     if (layouts.count(g->a.buffer.get())) continue;
     auto [wm, wn] = MmaWarpGrid(*g, c.threads);
     if (wm == 0 || wn != 1 || !g->a.IsFull()) continue;  // reported below
-    layouts.emplace(g->a.buffer.get(), RegisterOperandLayout(*g, c.threads));
+    layouts.emplace(g->a.buffer.get(), RegisterOperandLayout(*g, state));
     propagate();
   }
   // Higher-rank tiles first: their loops decide the rows' layouts.
@@ -330,13 +329,59 @@ absl::Status InferLayouts(LoweringState& state) {
 
   for (const ir::GemmNode* g : c.gemms) {
     if (g->a.buffer->scope != ir::Scope::kFragment) continue;
-    absl::Status s = CheckRegisterOperand(*g, c.threads, layouts);
-    if (!s.ok()) return s;
+    absl::Status s = CheckRegisterOperand(*g, state);
+    if (s.ok()) continue;
+    // Wgmma's rows (FragmentLayout::Wgmma) made the mismatch: keep this
+    // gemm on mma.sync, or when another gemm laid A out so, every
+    // warpgroup-spread accumulator, and infer again.
+    const ir::BufferNode* acc = g->c.buffer.get();
+    auto it = layouts.find(acc);
+    if (it != layouts.end() && it->second.warpgroup_rows()) {
+      state.wgmma_declined.insert(acc);
+      return Retry();
+    }
+    bool declined = false;
+    for (const auto& [buffer, layout] : layouts) {
+      if (layout.kind() == FragmentLayout::Kind::kMma &&
+          layout.warpgroup_rows()) {
+        declined |= state.wgmma_declined.insert(buffer).second;
+      }
+    }
+    return declined ? Retry() : s;
   }
+
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status InferLayouts(LoweringState& state) {
+  Collector c;
+  c.VisitStmt(state.program.body);
+  if (c.threads <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(state.program.name, ": the program has no kernel"));
+  }
+  state.threads = c.threads;
+  auto& layouts = state.layouts;
+  if (WgmmaEnabled(state)) {
+    state.program.body = PreferWgmmaWarpGrid(state.program.body, c.threads);
+    c = Collector();
+    c.VisitStmt(state.program.body);
+  }
+
+  // Gemms that fit wgmma but whose register A operands cannot be read in
+  // its rows fall back to mma.sync, one round each.
+  absl::Status fragments;
+  do {
+    layouts.clear();
+    fragments = InferFragmentLayouts(state, c);
+  } while (fragments.code() == absl::StatusCode::kAborted);
+  if (!fragments.ok()) return fragments;
 
   // Shared swizzles.
   BufferMap swizzled;
-  auto swizzle = [&](const ir::Buffer& b, int bytes) {
+  auto swizzle = [&](const ir::Buffer& b, int bytes, bool atoms) {
     if (swizzled.count(b.get())) return;
     int64_t row_bytes = 0;
     if (auto last = ir::AsConstInt(b->shape.back())) {
@@ -344,17 +389,27 @@ absl::Status InferLayouts(LoweringState& state) {
     }
     if (bytes == 0) bytes = PickSwizzleBytes(row_bytes);
     if (bytes == 0 || b->rank() < 2) return;
+    atoms = atoms && bytes == 128 && row_bytes > 128;
     swizzled[b.get()] =
         ir::MakeBuffer(b->name, b->dtype, b->shape, b->scope,
-                       ir::Layout{ir::Layout::Kind::kSwizzled, bytes});
+                       ir::Layout{ir::Layout::Kind::kSwizzled, bytes, atoms});
   };
   for (const auto& [node, layout] : c.annotated) {
     if (layout.kind == ir::Layout::Kind::kSwizzled &&
         node->scope == ir::Scope::kShared) {
       swizzle(ir::Buffer(std::shared_ptr<const ir::BufferNode>(
                   std::shared_ptr<const ir::BufferNode>(), node)),
-              layout.swizzle_bytes);
+              layout.swizzle_bytes, /*atoms=*/false);
     }
+  }
+  // Operands of wgmma gemms wider than one 128-byte atom are stored atom
+  // after atom, as the descriptors read them (wgmma.h). Only those: other
+  // tiles keep their row-major swizzle.
+  std::unordered_set<const ir::BufferNode*> atom_major;
+  for (const ir::GemmNode* g : c.gemms) {
+    if (!WgmmaAccumulator(*g, state)) continue;
+    for (const ir::Buffer& b : {g->a.buffer, g->b.buffer})
+      if (b->scope == ir::Scope::kShared) atom_major.insert(b.get());
   }
   for (const ir::GemmNode* g : c.gemms) {
     if (MmaWarpGrid(*g, c.threads).first == 0) continue;
@@ -366,7 +421,7 @@ absl::Status InferLayouts(LoweringState& state) {
         continue;  // the user asked for row-major
       }
       if (b->layout.kind == ir::Layout::Kind::kSwizzled) continue;
-      swizzle(b, 0);
+      swizzle(b, 0, atom_major.count(b.get()) > 0);
     }
   }
   if (!swizzled.empty()) {

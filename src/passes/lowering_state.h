@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,7 @@ enum class OperandPath {
 struct GemmOperandPlan {
   OperandPath path = OperandPath::kElements;
   bool k_major = false;  // kDescriptor: K contiguous in the tile
+  int atom_bytes = 0;    // kDescriptor: bytes between 128-byte column atoms
 };
 struct GemmPlan {
   GemmInstruction instruction = GemmInstruction::kFma;
@@ -50,10 +52,16 @@ struct GemmPlan {
   int warps_m = 0, warps_n = 0;
   int64_t warp_m = 0, warp_n = 0;
   int m_tiles = 0, n_tiles = 0;  // m16 / n8 mma tiles per warp
-  int k_steps = 0;               // k16 steps
+  // The m16 tiles are spread as wgmma's (FragmentLayout::Wgmma).
+  bool warpgroup_rows = false;
+  int k_steps = 0;  // k16 steps
+  // wgmma: the N of each instruction (the accumulator width in pieces).
+  int wgmma_n = 0;
   GemmOperandPlan a, b;
   // "wgmma, warps 4x1, warp tile 16x64 (1x8 tiles), 4 k16 steps, A
-  // descriptor (K-major), B descriptor (MN-major)"
+  // descriptor (K-major), B descriptor (MN-major)"; wider wgmma tiles add
+  // their instructions: "wgmma 2 x m64n128k16, warps 8x1, ..." and atoms:
+  // "B descriptor (MN-major, atoms 8192 B apart)"
   std::string ToString() const;
 };
 struct PlannedGemm {
@@ -83,6 +91,10 @@ struct LoweringState {
   PassConfig config;
   // Fragment layouts, by fragment buffer node.
   std::unordered_map<const ir::BufferNode*, FragmentLayout> layouts;
+  // Accumulators whose gemms fit wgmma but stay on mma.sync: a register A
+  // operand laid out by another gemm could not be read in wgmma's rows
+  // (layout inference decides; WgmmaAccumulator reads it).
+  std::unordered_set<const ir::BufferNode*> wgmma_declined;
   SharedPlan smem;
   // Every gemm's plan, in program order (plan_gemms).
   std::vector<PlannedGemm> gemm_plans;

@@ -23,6 +23,7 @@ GemmPlan Plan(const ir::GemmNode& g, const LoweringState& state) {
   p.warp_n = l.shape()[1] / wn;
   p.m_tiles = l.mi();
   p.n_tiles = l.ni();
+  p.warpgroup_rows = l.warpgroup_rows();
   auto ae = *ConstSqueezedExtents(g.a);
   p.k_steps = static_cast<int>((g.transpose_a ? ae[0] : ae[1]) / 16);
   p.a.path = g.a.buffer->scope == ir::Scope::kFragment ? OperandPath::kRegisters
@@ -31,9 +32,10 @@ GemmPlan Plan(const ir::GemmNode& g, const LoweringState& state) {
   p.instruction = GemmInstruction::kMmaSync;
   if (std::optional<WgmmaOperand> b = WgmmaOperandB(g, state)) {
     p.instruction = GemmInstruction::kWgmma;
-    p.b = {OperandPath::kDescriptor, b->k_major};
+    p.wgmma_n = WgmmaInstructionN(l.shape()[1]);
+    p.b = {OperandPath::kDescriptor, b->k_major, b->atom_bytes};
     if (std::optional<WgmmaOperand> a = WgmmaOperandA(g, state))
-      p.a = {OperandPath::kDescriptor, a->k_major};
+      p.a = {OperandPath::kDescriptor, a->k_major, a->atom_bytes};
   }
   return p;
 }
@@ -47,7 +49,11 @@ std::string OperandText(const GemmOperandPlan& o) {
     case OperandPath::kRegisters:
       return "registers";
     case OperandPath::kDescriptor:
-      return absl::StrCat("descriptor (", o.k_major ? "K" : "MN", "-major)");
+      return absl::StrCat(
+          "descriptor (", o.k_major ? "K" : "MN", "-major",
+          o.atom_bytes ? absl::StrCat(", atoms ", o.atom_bytes, " B apart")
+                       : "",
+          ")");
   }
   return "";
 }
@@ -56,11 +62,19 @@ std::string OperandText(const GemmOperandPlan& o) {
 
 std::string GemmPlan::ToString() const {
   if (instruction == GemmInstruction::kFma) return "fma";
-  return absl::StrCat(
-      instruction == GemmInstruction::kWgmma ? "wgmma" : "mma.sync", ", warps ",
-      warps_m, "x", warps_n, ", warp tile ", warp_m, "x", warp_n, " (", m_tiles,
-      "x", n_tiles, " tiles), ", k_steps, " k16 steps, A ", OperandText(a),
-      ", B ", OperandText(b));
+  std::string what = "mma.sync";
+  if (instruction == GemmInstruction::kWgmma) {
+    // One m64 per m16 tile of a warp, one instruction per N piece.
+    const int per_step =
+        m_tiles * static_cast<int>((warp_n + wgmma_n - 1) / wgmma_n);
+    what = per_step == 1 && wgmma_n == warp_n
+               ? "wgmma"
+               : absl::StrCat("wgmma ", per_step, " x m64n", wgmma_n, "k16");
+  }
+  return absl::StrCat(what, ", warps ", warps_m, "x", warps_n, ", warp tile ",
+                      warp_m, "x", warp_n, " (", m_tiles, "x", n_tiles,
+                      " tiles), ", k_steps, " k16 steps, A ", OperandText(a),
+                      ", B ", OperandText(b));
 }
 
 const GemmPlan* LoweringState::GemmPlanOf(const ir::GemmNode* gemm) const {

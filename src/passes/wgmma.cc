@@ -34,17 +34,27 @@ bool WgmmaShapeFits(const ir::GemmNode& g, int threads) {
   }
   bool a_ok = a->scope == ir::Scope::kShared ||
               (a->scope == ir::Scope::kFragment && !g.transpose_a);
-  if (!a_ok || b->scope != ir::Scope::kShared || RowBytes(b) != kRowBytes)
+  const int64_t b_row = RowBytes(b);
+  if (!a_ok || b->scope != ir::Scope::kShared || b_row == 0 ||
+      b_row % kRowBytes != 0) {
     return false;
+  }
   auto ce = ConstSqueezedExtents(g.c), ae = ConstSqueezedExtents(g.a);
   if (!ce || ce->size() != 2 || !ae || ae->size() != 2) return false;
   const int64_t m = (*ce)[0], n = (*ce)[1];
   const int64_t k = g.transpose_a ? (*ae)[0] : (*ae)[1];
-  const int warps = threads / 32;
-  if (threads % 128 != 0 || m != 16 * warps) return false;
-  if (n % 8 != 0 || n > 256 || k % 16 != 0) return false;
-  // N-major B: one atom wide.
-  return g.transpose_b || n == kRowBytes / dtype_bytes(b->dtype);
+  // Each warpgroup owns m / groups rows, one m64 wgmma per 64 of them.
+  const int groups = threads / 128;
+  if (threads % 128 != 0 || m % (64 * groups) != 0) return false;
+  return n % 8 == 0 && k % 16 == 0;
+}
+
+int WgmmaInstructionN(int64_t n) {
+  const int64_t count = (n + kWgmmaMaxN - 1) / kWgmmaMaxN;
+  // Equal pieces when each starts on a 64-column atom of an N-major B
+  // (n = 384: 2 x 192), else 256 wide and a smaller last one.
+  if (n % (64 * count) == 0 || count == 1) return static_cast<int>(n / count);
+  return kWgmmaMaxN;
 }
 
 ir::Stmt PreferWgmmaWarpGrid(const ir::Stmt& body, int threads) {
@@ -74,13 +84,24 @@ ir::Stmt PreferWgmmaWarpGrid(const ir::Stmt& body, int threads) {
 namespace {
 
 // A shared region as a SWIZZLE_128B operand: K-major when its columns are k
-// (stepped 16 at a time inside the atom row), else M/N-major spanning one
-// 64-element row.
+// (stepped 16 at a time inside a 128-byte atom row), else M/N-major, its
+// columns starting on an atom. Rows wider than one atom must be stored
+// atom after atom (Layout::atoms), LBO apart.
 std::optional<WgmmaOperand> SharedOperand(const ir::Region& r, bool k_major) {
   const ir::Buffer& b = r.buffer;
-  if (b->scope != ir::Scope::kShared || RowBytes(b) != kRowBytes ||
-      b->layout.kind != ir::Layout::Kind::kSwizzled) {
+  const int64_t row_bytes = RowBytes(b);
+  if (b->scope != ir::Scope::kShared || row_bytes == 0 ||
+      row_bytes % kRowBytes != 0 ||
+      b->layout.kind != ir::Layout::Kind::kSwizzled ||
+      (b->layout.swizzle_bytes != 0 && b->layout.swizzle_bytes != 128)) {
     return std::nullopt;
+  }
+  auto rows = ir::AsConstInt(b->shape[b->rank() - 2]);
+  if (!rows || *rows % 8 != 0) return std::nullopt;
+  WgmmaOperand o{k_major};
+  if (row_bytes > kRowBytes) {
+    if (!b->layout.atoms) return std::nullopt;
+    o.atom_bytes = static_cast<int>(*rows * kRowBytes);
   }
   // The tile is the buffer's last two dims; leading dims (stages) are
   // single indices.
@@ -91,31 +112,29 @@ std::optional<WgmmaOperand> SharedOperand(const ir::Region& r, bool k_major) {
   auto col0 = ir::AsConstInt(r.start[rank - 1]);
   auto cols = ir::AsConstInt(r.extent[rank - 1]);
   if (!row0 || !col0 || !cols || *row0 % 8 != 0) return std::nullopt;
-  bool fits = k_major
-                  ? *col0 % 16 == 0
-                  : *col0 == 0 && *cols * dtype_bytes(b->dtype) == kRowBytes;
+  const int atom = kRowBytes / dtype_bytes(b->dtype);
+  bool fits = k_major ? *col0 % 16 == 0 : *col0 % atom == 0 && *cols % 8 == 0;
   if (!fits) return std::nullopt;
-  return WgmmaOperand{k_major};
-}
-
-bool Takes(const ir::GemmNode& g, const LoweringState& state) {
-  return WgmmaEnabled(state) && WgmmaShapeFits(g, state.threads) &&
-         g.policy == ir::GemmWarpPolicy::kFullRow;
+  return o;
 }
 
 }  // namespace
 
+bool WgmmaAccumulator(const ir::GemmNode& g, const LoweringState& state) {
+  return WgmmaEnabled(state) && WgmmaShapeFits(g, state.threads) &&
+         g.policy == ir::GemmWarpPolicy::kFullRow &&
+         !state.wgmma_declined.count(g.c.buffer.get());
+}
+
 std::optional<WgmmaOperand> WgmmaOperandB(const ir::GemmNode& g,
                                           const LoweringState& state) {
-  if (!Takes(g, state)) return std::nullopt;
+  if (!WgmmaAccumulator(g, state)) return std::nullopt;
   return SharedOperand(g.b, /*k_major=*/g.transpose_b);
 }
 
 std::optional<WgmmaOperand> WgmmaOperandA(const ir::GemmNode& g,
                                           const LoweringState& state) {
   if (!WgmmaOperandB(g, state)) return std::nullopt;
-  // M-major: one warpgroup's 64 rows are the whole 64-element row.
-  if (g.transpose_a && state.threads != 128) return std::nullopt;
   return SharedOperand(g.a, /*k_major=*/!g.transpose_a);
 }
 

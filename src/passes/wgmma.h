@@ -4,17 +4,21 @@
 //   if (auto b = passes::WgmmaOperandB(gemm, state)) { ... b->k_major ... }
 //
 // A gemm takes wgmma when the target is sm_90a, PassConfig::disable_wgmma is
-// off, and it fits one m64 warpgroup tile per four warps:
-//  - f16/bf16 A and B, an f32 accumulator C [M, N] with M = 16 x warps: warp
-//    w owns rows 16w..16w+15, so warps 4g..4g+3 (warpgroup g) own one 64-row
-//    block, and the mma.m16n8 accumulator layout of a warps x 1 grid is the
-//    wgmma one; N a multiple of 8 up to 256, K a multiple of 16;
+// off, and it fits m64 warpgroup tiles:
+//  - f16/bf16 A and B, an f32 accumulator C [M, N] with M a multiple of 64
+//    x warpgroups: warpgroup g owns rows g*M/groups.. and issues one m64
+//    wgmma per 64 of them and per N piece (N up to 256 each,
+//    WgmmaInstructionN); the accumulator takes FragmentLayout::Wgmma
+//    (the mma.m16n8 C layout, repeated per m64 block); N a multiple of 8,
+//    K of 16;
 //  - A in registers (a fragment, or loaded with ldmatrix as for mma.sync)
 //    or, when its tile is SWIZZLE_128B-shaped too, read by the tensor cores
 //    from shared memory;
-//  - B a shared tile of 128-byte rows (64 f16/bf16), XOR-swizzled: tessel's
-//    swizzle on such rows is the hardware's SWIZZLE_128B, K-major when
-//    transpose_b (rows are n), N-major otherwise (rows are k; N = 64).
+//  - B a shared tile of rows a multiple of 128 bytes, XOR-swizzled: on
+//    128-byte rows tessel's swizzle is the hardware's SWIZZLE_128B; wider
+//    rows are stored as 128-byte column atoms (Layout::atoms, set by layout
+//    inference), LBO = one atom's bytes apart. K-major when transpose_b
+//    (rows are n), N-major otherwise (rows are k).
 // B (and A) are read once per warpgroup by the tensor cores instead of once
 // per warp by ldmatrix, and take no registers.
 #ifndef TESSEL_SRC_PASSES_WGMMA_H_
@@ -38,12 +42,20 @@ bool WgmmaShapeFits(const ir::GemmNode& gemm, int threads);
 // warps x 1 grid wgmma needs.
 ir::Stmt PreferWgmmaWarpGrid(const ir::Stmt& body, int threads);
 
+// The N of each wgmma of a gemm with accumulator width n: n itself up to
+// 256, else equal pieces (or 256-wide ones and a last smaller one).
+inline constexpr int kWgmmaMaxN = 256;
+int WgmmaInstructionN(int64_t n);
+
 // A shared operand the lowering can hand to wgmma through a descriptor: a
-// swizzled tile of 128-byte rows whose region starts on the swizzle atom
-// (row multiple of 8; along K a multiple of 16 columns) and, when the
-// operand is M/N-major, spans exactly one 64-element row.
+// swizzled tile of rows a multiple of 128 bytes (8k rows) whose region
+// starts on the swizzle atom (row multiple of 8; along K a multiple of 16
+// columns, along M/N of one atom).
 struct WgmmaOperand {
   bool k_major = false;  // K contiguous: A not transposed, B transposed
+  // Bytes between 128-byte column atoms (the descriptor's LBO for an
+  // M/N-major operand), 0 for one-atom rows.
+  int atom_bytes = 0;
 };
 // B (always shared memory).
 std::optional<WgmmaOperand> WgmmaOperandB(const ir::GemmNode& gemm,
@@ -54,9 +66,15 @@ std::optional<WgmmaOperand> WgmmaOperandA(const ir::GemmNode& gemm,
                                           const LoweringState& state);
 
 // Descriptor strides of a SWIZZLE_128B tile: 8-row groups 1024 bytes apart
-// (SBO); the other stride (LBO) only matters past one 64-element atom,
-// which these tiles never cross.
+// (SBO); the other stride (LBO) is the atom stride of an M/N-major operand
+// wider than one atom, and unused (16) otherwise: a K-major k16 step never
+// crosses an atom, its descriptor starts in the atom it reads.
 inline constexpr int kWgmmaGroupBytes = 1024;
+inline constexpr int kWgmmaUnusedLbo = 16;
+
+// Whether a gemm's accumulator takes FragmentLayout::Wgmma: wgmma is
+// enabled and its shape fits with the full-row policy.
+bool WgmmaAccumulator(const ir::GemmNode& gemm, const LoweringState& state);
 
 }  // namespace tessel::passes
 

@@ -39,7 +39,8 @@ void CheckGemm(const testing::GemmShape& s) {
   int M = s.m, N = s.n, K = s.k;
   std::vector<float> a = Rounded(Random(size_t(M) * K, 1), s.dtype);
   std::vector<float> b = Rounded(Random(size_t(K) * N, 2), s.dtype);
-  auto A = DeviceTensor::From(a, s.dtype, {M, K});
+  auto A = s.transpose_a ? DeviceTensor::From(a, s.dtype, {K, M})
+                         : DeviceTensor::From(a, s.dtype, {M, K});
   auto B = s.transpose_b ? DeviceTensor::From(b, s.dtype, {N, K})
                          : DeviceTensor::From(b, s.dtype, {K, N});
   auto C = DeviceTensor::From(std::vector<float>(size_t(M) * N, 7.0f), s.dtype,
@@ -52,7 +53,7 @@ void CheckGemm(const testing::GemmShape& s) {
   std::vector<double> ref(size_t(M) * N, 0);
   for (int i = 0; i < M; ++i)
     for (int kk = 0; kk < K; ++kk) {
-      double av = a[size_t(i) * K + kk];
+      double av = s.transpose_a ? a[size_t(kk) * M + i] : a[size_t(i) * K + kk];
       for (int j = 0; j < N; ++j) {
         double bv =
             s.transpose_b ? b[size_t(j) * K + kk] : b[size_t(kk) * N + j];
@@ -105,6 +106,31 @@ TEST_F(Gpu, GemmWgmmaNMajorB) { CheckGemm(testing::WgmmaGemm(false)); }
 TEST_F(Gpu, GemmWgmmaKMajorB) { CheckGemm(testing::WgmmaGemm(true)); }
 TEST_F(Gpu, GemmWgmmaTwoWarpgroupsBf16) {
   CheckGemm(testing::WgmmaTwoWarpgroupsGemm());
+}
+// Wider wgmma tiles (ragged M, N, K): the GEMM sample's default tile (two
+// m64 blocks per warpgroup, B in two atoms), m64n256 (four atoms), N split
+// over two m64n192, K rows of two atoms.
+TEST_F(Gpu, GemmWgmmaSampleTileF16NN) {
+  CheckGemm(testing::WgmmaSampleTileGemm(DataType::kF16, false));
+}
+TEST_F(Gpu, GemmWgmmaSampleTileBf16NT) {
+  CheckGemm(testing::WgmmaSampleTileGemm(DataType::kBF16, true));
+}
+TEST_F(Gpu, GemmWgmmaSampleTileBf16NN) {
+  CheckGemm(testing::WgmmaSampleTileGemm(DataType::kBF16, false));
+}
+TEST_F(Gpu, GemmWgmmaWideN) {
+  CheckGemm(testing::WgmmaWideNGemm(false));
+  CheckGemm(testing::WgmmaWideNGemm(true));
+}
+TEST_F(Gpu, GemmWgmmaSplitN) {
+  CheckGemm(testing::WgmmaSplitNGemm(false));
+  CheckGemm(testing::WgmmaSplitNGemm(true));
+}
+TEST_F(Gpu, GemmWgmmaMMajorA) { CheckGemm(testing::WgmmaMMajorAGemm()); }
+TEST_F(Gpu, GemmWgmmaWideK) {
+  CheckGemm(testing::WgmmaWideKGemm(false));
+  CheckGemm(testing::WgmmaWideKGemm(true));
 }
 
 TEST_F(Gpu, GemmF32FmaPath) {

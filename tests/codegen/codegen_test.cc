@@ -107,9 +107,12 @@ INSTANTIATE_TEST_SUITE_P(Programs, CompileAll,
                                   "_" + (arch == "sm_80" ? "sm80" : "sm90a");
                          });
 
+// The mma.sync shape (on sm_90a this tile takes wgmma unless disabled:
+// wgmma_test.cc).
 TEST(Codegen, GemmHasTheProbeShape) {
-  absl::StatusOr<CompiledKernel> k =
-      compile(GemmBig(), {.target = Target::sm90a()});
+  absl::StatusOr<CompiledKernel> k = compile(
+      GemmBig(),
+      {.target = Target::sm90a(), .pass_config = {.disable_wgmma = true}});
   ASSERT_TRUE(k.ok()) << k.status();
   const std::string& s = k->source();
   EXPECT_THAT(s, HasSubstr("tl::cp_async<16>("));
@@ -166,8 +169,9 @@ TEST(Codegen, FragmentPipelineKeepsThreadSyncOff) {
 }
 
 TEST(Codegen, FragmentPipelineWithTwoStages) {
-  absl::StatusOr<CompiledKernel> k =
-      compile(GemmTwoStages(), {.target = Target::sm90a()});
+  absl::StatusOr<CompiledKernel> k = compile(
+      GemmTwoStages(),
+      {.target = Target::sm90a(), .pass_config = {.disable_wgmma = true}});
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_THAT(k->source(),
               HasSubstr("tl::cp_async_wait<0>();\n    __syncthreads();"));

@@ -88,6 +88,46 @@ TEST(RegisterOperand, SeveralRowTilesPerWarpCompile) {
   ASSERT_TRUE(k.ok()) << k.status();
 }
 
+// Two m64 blocks per warpgroup in both gemms: P keeps wgmma's rows
+// (FragmentLayout::Wgmma) from S to the second gemm's A registers.
+TEST(RegisterOperand, WgmmaRowTilesFeedTheSecondGemm) {
+  absl::StatusOr<Program> p =
+      ChainedGemm({.M = 256, .block_m = 128, .threads = 128});
+  ASSERT_TRUE(p.ok()) << p.status();
+  passes::LoweringState st;
+  st.program = p->ir();
+  st.target = Target::sm90a();
+  ASSERT_TRUE(passes::RunPipeline(st, "layout_inference").ok());
+  EXPECT_EQ(LayoutOf(st, "P")->ToString(),
+            "wgmma[128, 64] warps 4x1 local [2][8][4]");
+  EXPECT_EQ(LayoutOf(st, "acc_o")->ToString(),
+            "wgmma[128, 64] warps 4x1 local [2][8][4]");
+  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(), HasSubstr("wgmma.mma_async"));
+  EXPECT_THAT(k->source(), Not(HasSubstr("tl::mma_m16n8k16_")));
+}
+
+// The first gemm cannot take wgmma (B rows of 64 bytes), so P is in the
+// mma.sync rows: the second gemm, which would fit wgmma, stays on
+// mma.sync to read it (it failed to lower before).
+TEST(RegisterOperand, GemmFedByAnMmaSyncGemmStaysOnMmaSync) {
+  absl::StatusOr<Program> p =
+      ChainedGemm({.M = 256, .N = 32, .D = 64, .block_m = 128, .threads = 128});
+  ASSERT_TRUE(p.ok()) << p.status();
+  passes::LoweringState st;
+  st.program = p->ir();
+  st.target = Target::sm90a();
+  ASSERT_TRUE(passes::RunPipeline(st, "layout_inference").ok());
+  EXPECT_EQ(LayoutOf(st, "P")->ToString(),
+            "mma[128, 32] warps 4x1 local [2][4][4]");
+  EXPECT_EQ(LayoutOf(st, "acc_o")->ToString(),
+            "mma[128, 64] warps 4x1 local [2][8][4]");
+  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(), Not(HasSubstr("wgmma.mma_async")));
+}
+
 // The mma.sync path keeps the square policy's 2x2 grid (wgmma would turn
 // the gemm to whole rows per warp: WgmmaChainCompiles below).
 CompileOptions MmaSync() {

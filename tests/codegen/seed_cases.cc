@@ -188,6 +188,9 @@ const std::vector<SeedCase>& SeedCases() {
               {.M = 256, .N = 64, .D = 128, .block_m = 128, .threads = 256}),
       Chained("ChainedGemmRegisterP_2RowTiles",
               {.M = 256, .N = 32, .D = 64, .block_m = 128, .threads = 128}),
+      // Both gemms on wgmma (sm_90a), two m64 blocks per warpgroup.
+      Chained("ChainedGemmRegisterP_WgmmaRowTiles",
+              {.M = 256, .block_m = 128, .threads = 128}),
       Chained("ChainedGemmSharedP_Multiple",
               {.M = 128, .p_in_registers = false}),
   };

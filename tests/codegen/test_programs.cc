@@ -66,28 +66,30 @@ ir::Program Gemm(const GemmShape& s) {
     N = n;
     K = k;
   }
-  Buffer A = Global("A", s.dtype, {M, K});
+  Buffer A = s.transpose_a ? Global("A", s.dtype, {K, M})
+                           : Global("A", s.dtype, {M, K});
   Buffer B = s.transpose_b ? Global("B", s.dtype, {N, K})
                            : Global("B", s.dtype, {K, N});
   Buffer C = Global("C", s.dtype, {M, N});
   p.params = {A, B, C};
   Var bx("bx"), by("by"), k("k");
-  Buffer As = Shared("A_shared", s.dtype, {s.bm, s.bk});
+  Buffer As = s.transpose_a ? Shared("A_shared", s.dtype, {s.bk, s.bm})
+                            : Shared("A_shared", s.dtype, {s.bm, s.bk});
+  Region a_src = s.transpose_a ? Box(A, {k * s.bk, by * s.bm}, {s.bk, s.bm})
+                               : Box(A, {by * s.bm, k * s.bk}, {s.bm, s.bk});
   Buffer Bs = s.transpose_b ? Shared("B_shared", s.dtype, {s.bn, s.bk})
                             : Shared("B_shared", s.dtype, {s.bk, s.bn});
   Buffer acc = Frag("C_local", DataType::kF32, {s.bm, s.bn});
   Region b_src = s.transpose_b ? Box(B, {bx * s.bn, k * s.bk}, {s.bn, s.bk})
                                : Box(B, {k * s.bk, bx * s.bn}, {s.bk, s.bn});
-  Stmt loop = For(
-      k, ir::CeilDiv(K, s.bk), ir::ForKind::kPipelined,
-      ir::Seq(
-          {Copy(Box(A, {by * s.bm, k * s.bk}, {s.bm, s.bk}), Region::Full(As)),
-           Copy(b_src, Region::Full(Bs)),
-           ir::MakeStmt<ir::GemmNode>(Region::Full(As), Region::Full(Bs),
-                                      Region::Full(acc), false, s.transpose_b,
-                                      false, ir::GemmWarpPolicy::kSquare,
-                                      ir::SourceLoc::current())}),
-      s.stages);
+  Stmt loop =
+      For(k, ir::CeilDiv(K, s.bk), ir::ForKind::kPipelined,
+          ir::Seq({Copy(a_src, Region::Full(As)), Copy(b_src, Region::Full(Bs)),
+                   ir::MakeStmt<ir::GemmNode>(
+                       Region::Full(As), Region::Full(Bs), Region::Full(acc),
+                       s.transpose_a, s.transpose_b, false,
+                       ir::GemmWarpPolicy::kSquare, ir::SourceLoc::current())}),
+          s.stages);
   std::vector<Stmt> body;
   if (s.panel > 0) {
     body.push_back(ir::MakeStmt<ir::UseSwizzleNode>(s.panel, false,
@@ -122,6 +124,68 @@ GemmShape WgmmaTwoWarpgroupsGemm() {
           .bk = 32,
           .threads = 256,
           .dtype = DataType::kBF16};
+}
+
+GemmShape WgmmaSampleTileGemm(DataType dtype, bool transpose_b) {
+  return {.m = 520,
+          .n = 392,
+          .k = 264,
+          .bm = 256,
+          .bn = 128,
+          .bk = 64,
+          .threads = 256,
+          .stages = 3,
+          .dtype = dtype,
+          .transpose_b = transpose_b,
+          .panel = 8};
+}
+
+GemmShape WgmmaWideNGemm(bool transpose_b) {
+  return {.m = 200,
+          .n = 300,
+          .k = 136,
+          .bm = 128,
+          .bn = 256,
+          .bk = 64,
+          .threads = 256,
+          .stages = 2,
+          .transpose_b = transpose_b};
+}
+
+GemmShape WgmmaSplitNGemm(bool transpose_b) {
+  return {.m = 100,
+          .n = 400,
+          .k = 72,
+          .bm = 64,
+          .bn = 384,
+          .bk = 64,
+          .threads = 128,
+          .stages = 2,
+          .transpose_b = transpose_b};
+}
+
+GemmShape WgmmaMMajorAGemm() {
+  return {.m = 200,
+          .n = 136,
+          .k = 200,
+          .bm = 128,
+          .bn = 128,
+          .bk = 64,
+          .threads = 256,
+          .stages = 2,
+          .transpose_a = true};
+}
+
+GemmShape WgmmaWideKGemm(bool transpose_b) {
+  return {.m = 136,
+          .n = 200,
+          .k = 392,
+          .bm = 128,
+          .bn = 128,
+          .bk = 128,
+          .threads = 128,
+          .stages = 2,
+          .transpose_b = transpose_b};
 }
 
 ir::Program Elementwise(int n) {

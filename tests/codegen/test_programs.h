@@ -17,8 +17,9 @@ struct GemmShape {
   int stages = 3;
   DataType dtype = DataType::kF16;
   bool transpose_b = false;
-  int panel = 0;          // use_swizzle panel (0: none)
-  bool symbolic = false;  // M, N, K as symbolic sizes
+  bool transpose_a = false;  // A stored [K, M] (M-major)
+  int panel = 0;             // use_swizzle panel (0: none)
+  bool symbolic = false;     // M, N, K as symbolic sizes
 };
 ir::Program Gemm(const GemmShape& s);
 
@@ -28,6 +29,18 @@ ir::Program Gemm(const GemmShape& s);
 // warpgroups.
 GemmShape WgmmaGemm(bool transpose_b);
 GemmShape WgmmaTwoWarpgroupsGemm();
+// Wider wgmma tiles, ragged in M, N and K: the GEMM sample's default tile
+// (256x128x64 over two warpgroups: 2 x m64n128k16 per k16 step, N-major B
+// in two 128-byte atoms); 128x256x64 over two warpgroups (m64n256k16, four
+// atoms); 64x384x64 over one (N in 2 x m64n192k16); 128x128x128 over one
+// (K rows of two atoms, A and B).
+GemmShape WgmmaSampleTileGemm(DataType dtype, bool transpose_b);
+GemmShape WgmmaWideNGemm(bool transpose_b);
+GemmShape WgmmaSplitNGemm(bool transpose_b);
+GemmShape WgmmaWideKGemm(bool transpose_b);
+// M-major A ([K][M] tiles of two atoms, one per warpgroup), 128x128x64
+// over two warpgroups.
+GemmShape WgmmaMMajorAGemm();
 
 // Y[i] = X[i] * 2 + 1 through a fragment (f32, n elements, 256 per block).
 ir::Program Elementwise(int n);

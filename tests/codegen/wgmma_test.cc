@@ -54,6 +54,43 @@ TEST(Wgmma, TwoWarpgroupsAndBf16) {
   EXPECT_EQ(Count(src, "m64n64k16.f32.bf16.bf16"), 2);
 }
 
+// Wider tiles: m64n256k16 (B in four atoms), N split into 2 x m64n192k16,
+// K rows of two atoms (A's and B's k16 steps 4..7 start in the second),
+// M-major A of two atoms (one per warpgroup; A and B carry the LBO).
+TEST(Wgmma, WideTilesTakeWgmma) {
+  struct Case {
+    const char* why;
+    testing::GemmShape shape;
+    const char* instruction;
+    int count;
+    const char* lbo;   // the descriptor tail of N-major B (and M-major A)
+    int lbo_uses = 0;  // descriptors with that tail (0: count)
+  };
+  const Case cases[] = {
+      {"128x256 NN", testing::WgmmaWideNGemm(false), "m64n256k16", 4,
+       ", 8192, 1024))"},
+      {"128x256 NT", testing::WgmmaWideNGemm(true), "m64n256k16", 4, nullptr},
+      {"64x384 NN", testing::WgmmaSplitNGemm(false), "m64n192k16", 8,
+       ", 8192, 1024))"},
+      {"64x384 NT", testing::WgmmaSplitNGemm(true), "m64n192k16", 8, nullptr},
+      {"128x128x128 NN", testing::WgmmaWideKGemm(false), "m64n128k16", 16,
+       ", 16384, 1024))"},
+      {"128x128x128 NT", testing::WgmmaWideKGemm(true), "m64n128k16", 16,
+       nullptr},
+      {"128x128x64 TN", testing::WgmmaMMajorAGemm(), "m64n128k16", 4,
+       ", 8192, 1024))", 8},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.why);
+    std::string src = Source(c.shape, Target::sm90a());
+    EXPECT_EQ(Count(src, c.instruction), c.count);
+    EXPECT_EQ(Count(src, "wgmma.mma_async"), c.count);
+    EXPECT_EQ(Count(src, "ldmatrix"), 0);
+    if (c.lbo != nullptr)
+      EXPECT_EQ(Count(src, c.lbo), c.lbo_uses ? c.lbo_uses : c.count);
+  }
+}
+
 TEST(Wgmma, OtherGemmsKeepMmaSync) {
   struct Case {
     const char* why;
@@ -67,15 +104,19 @@ TEST(Wgmma, OtherGemmsKeepMmaSync) {
   testing::GemmShape short_rows = fits;
   short_rows.transpose_b = true;
   short_rows.bk = 32;  // K-major B rows of 64 bytes
-  testing::GemmShape wide_rows = fits;
-  wide_rows.bn = 128;  // N-major B rows of 256 bytes
+  testing::GemmShape sample_tile =
+      testing::WgmmaSampleTileGemm(DataType::kF16, false);
   const Case cases[] = {
       {"sm_80", fits, Target::cuda("sm_80"), {}},
       {"sm_90 without a", fits, Target::cuda("sm_90"), {}},
       {"disable_wgmma", fits, Target::sm90a(), {.disable_wgmma = true}},
       {"M = 64 over 8 warps", two_warps_per_row, Target::sm90a(), {}},
       {"64-byte K-major rows", short_rows, Target::sm90a(), {}},
-      {"256-byte N-major rows", wide_rows, Target::sm90a(), {}},
+      {"sample tile on sm_80", sample_tile, Target::cuda("sm_80"), {}},
+      {"sample tile, disable_wgmma",
+       sample_tile,
+       Target::sm90a(),
+       {.disable_wgmma = true}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.why);

@@ -39,7 +39,7 @@ TEST(Intrinsics, EffectsNameWhatThePlannersAskFor) {
       HasEffect(Intrin(Intrinsic::kCpAsyncWait, {0}), kWaitsAsyncCopies));
   EXPECT_FALSE(
       HasEffect(Intrin(Intrinsic::kCpAsyncCommit, {}), kWaitsAsyncCopies));
-  EXPECT_TRUE(HasEffect(Intrin(Intrinsic::kWgmma, {0, 0, 0, 0, 0, 0, 0}),
+  EXPECT_TRUE(HasEffect(Intrin(Intrinsic::kWgmma, {0, 0, 0, 0, 0, 0, 0, 0}),
                         kAsyncProxyReadsShared));
   EXPECT_FALSE(
       HasEffect(Intrin(Intrinsic::kMma, {0, 0, 0, 0}), kAsyncProxyReadsShared));

@@ -35,16 +35,25 @@ __device__ __forceinline__ void wgmma_wait() {
 
 // The shared-memory matrix descriptor of a SWIZZLE_128B tile whose swizzle
 // atom (8 rows of 128 bytes, 1024-byte aligned) holds `smem_addr`:
-//   bits 0-13 start address >> 4, 16-29 leading byte offset >> 4 (one
-//   16-byte unit: unused inside an atom), 32-45 stride byte offset >> 4
-//   (between 8-row groups), 62-63 swizzle mode 1 (128 B).
+//   bits 0-13 start address >> 4, 16-29 leading byte offset >> 4 (for an
+//   M/N-major tile stored as 128-byte column atoms: the bytes between
+//   atoms; else unused, one 16-byte unit), 32-45 stride byte offset >> 4
+//   (between 8-row groups), 62-63 swizzle mode 1 (128 B). The probe
+//   (tools/dev/hopper_gemm_probe.cu) checks LBO 8192 / SBO 1024 for
+//   [64][128 B] atoms on the H200.
 __device__ __forceinline__ unsigned long long wgmma_desc_sw128(
-    u32 smem_addr, int group_bytes) {
+    u32 smem_addr, int atom_bytes, int group_bytes) {
   unsigned long long desc = (smem_addr & 0x3FFFFu) >> 4;
-  desc |= 1ull << 16;
+  desc |= static_cast<unsigned long long>((atom_bytes >> 4) & 0x3FFF) << 16;
   desc |= static_cast<unsigned long long>((group_bytes >> 4) & 0x3FFF) << 32;
   desc |= 1ull << 62;
   return desc;
+}
+
+// One atom (K-major, or M/N-major up to 64 elements): LBO unused.
+__device__ __forceinline__ unsigned long long wgmma_desc_sw128(
+    u32 smem_addr, int group_bytes) {
+  return wgmma_desc_sw128(smem_addr, 16, group_bytes);
 }
 
 }  // namespace dev

@@ -28,10 +28,12 @@ std::optional<MmaGemm> Lowerer::PlanMma(const ir::GemmNode& g) {
   m.wn = p.warps_n;
   m.wtm = p.warp_m;
   m.wtn = p.warp_n;
-  if (p.instruction == GemmInstruction::kWgmma)
-    m.wgmma = WgmmaOperand{p.b.k_major};
+  if (p.instruction == GemmInstruction::kWgmma) {
+    m.wgmma = WgmmaOperand{p.b.k_major, p.b.atom_bytes};
+    m.wgmma_n = p.wgmma_n;
+  }
   if (p.a.path == OperandPath::kDescriptor)
-    m.wgmma_a = WgmmaOperand{p.a.k_major};
+    m.wgmma_a = WgmmaOperand{p.a.k_major, p.a.atom_bytes};
   int id = gemm_count_++;
   m.af = ir::MakeBuffer(absl::StrCat("a_frag", id ? std::to_string(id) : ""),
                         DataType::kU32, {m.wgmma ? m.KK : 2, m.MI, 4},
@@ -97,15 +99,21 @@ Stmt Lowerer::LoadA(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk) {
   std::vector<Stmt> s;
   ir::Var mi("mi");
   ranges_[mi.get()] = {0, m.MI - 1};
+  // The first row of this warp's m16 tile mi (warpgroup-spread for wgmma
+  // accumulators, FragmentLayout::Wgmma).
+  const FragmentLayout& cl = Layout(g.c.buffer);
+  Expr tile_row =
+      cl.warpgroup_rows() ? cl.TileRow(warp, mi) : wrow + Expr(mi) * 16;
   Expr k0 = Expr(kk * 16);
   Expr addr_a;
   if (!g.transpose_a) {
-    addr_a =
-        shared_addr(a, wrow + lane % 16 + Expr(mi) * 16, k0 + lane / 16 * 8);
+    addr_a = cl.warpgroup_rows()
+                 ? shared_addr(a, tile_row + lane % 16, k0 + lane / 16 * 8)
+                 : shared_addr(a, wrow + lane % 16 + Expr(mi) * 16,
+                               k0 + lane / 16 * 8);
   } else {
     Expr q = lane / 8, r = lane % 8;
-    addr_a =
-        shared_addr(a, k0 + q / 2 * 8 + r, wrow + Expr(mi) * 16 + q % 2 * 8);
+    addr_a = shared_addr(a, k0 + q / 2 * 8 + r, tile_row + q % 2 * 8);
   }
   s.push_back(MakeFor(
       mi, 0, m.MI, ir::ForKind::kUnrolled,

@@ -1,5 +1,7 @@
 // T.gemm on sm_90a through wgmma.mma_async: B (and A when it fits) read by
 // the tensor cores from shared memory through SWIZZLE_128B descriptors.
+#include <algorithm>
+
 #include "src/passes/lower/lowerer.h"
 
 #include "src/passes/intrinsics.h"
@@ -8,35 +10,43 @@
 namespace tessel::passes::lower {
 
 // The descriptor of k16 step kk of a SWIZZLE_128B operand region whose
-// M/N extent starts at mn0.
+// M/N extent starts at mn0: it starts at that element's own address (a
+// K-major step and an M/N piece start inside an atom, at its row 0); an
+// M/N-major operand wider than one atom has its atoms LBO apart.
 Expr Lowerer::WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o,
                               int kk, Expr mn0) {
   ir::Region r = MutateRegion(region);
   std::vector<Expr> idx =
       RegionIndices(r, o.k_major ? std::vector<Expr>{mn0, Expr(kk * 16)}
                                  : std::vector<Expr>{Expr(kk * 16), mn0});
-  return IntrinExpr(DataType::kI64, Intrinsic::kWgmmaDescSw128,
-                    {SharedAddr(r.buffer, SharedOffset(r.buffer, idx)),
-                     Expr(kWgmmaGroupBytes)});
+  std::vector<Expr> args{SharedAddr(r.buffer, SharedOffset(r.buffer, idx))};
+  if (!o.k_major && o.atom_bytes > 0) args.push_back(Expr(o.atom_bytes));
+  args.push_back(Expr(kWgmmaGroupBytes));
+  return IntrinExpr(DataType::kI64, Intrinsic::kWgmmaDescSw128, args);
 }
 
-// One wgmma of k16 step kk: (type, N, A M-major (-1: A in registers),
-// B N-major, accumulator, A's registers or descriptor, B's descriptor).
-Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk) {
-  Expr b = WgmmaDescriptor(g.b, *m.wgmma, kk, Expr(0));
+// One m64nNk16 wgmma of k16 step kk: rows of the warpgroup's m64 block mi,
+// accumulator columns n0..n0+n. Args (type, N, A M-major (-1: A in
+// registers), B N-major, accumulator row block, its first n8 tile, A's
+// registers or descriptor, B's descriptor).
+Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
+                        int n0, int n) {
+  Expr b = WgmmaDescriptor(g.b, *m.wgmma, kk, Expr(n0));
   Expr a, a_mn_major = Expr(-1);
   if (m.wgmma_a) {
-    // Warpgroup w reads rows 64w.. of A.
-    a = WgmmaDescriptor(g.a, *m.wgmma_a, kk, Expr(tx_) / 128 * 64);
+    // Warpgroup w reads its rows of A: 64 x MI of them from row 64 MI w.
+    Expr rows = Expr(tx_) / 128 * (64 * m.MI);
+    if (mi > 0) rows = rows + 64 * mi;
+    a = WgmmaDescriptor(g.a, *m.wgmma_a, kk, rows);
     a_mn_major = Expr(m.wgmma_a->k_major ? 0 : 1);
   } else {
-    a = m.a_keep.defined() ? Ref(m.a_keep, {Expr(kk), Expr(0)})
-                           : Ref(m.af, {Expr(kk), Expr(0)});
+    a = m.a_keep.defined() ? Ref(m.a_keep, {Expr(kk), Expr(mi)})
+                           : Ref(m.af, {Expr(kk), Expr(mi)});
   }
   const char* type = g.a.buffer->dtype == DataType::kBF16 ? "bf16" : "f16";
   return Intrin(Intrinsic::kWgmma,
-                {Tag(type), Expr(int(m.wtn)), a_mn_major,
-                 Expr(m.wgmma->k_major ? 0 : 1), Ref(m.acc, {Expr(0)}), a, b});
+                {Tag(type), Expr(n), a_mn_major, Expr(m.wgmma->k_major ? 0 : 1),
+                 Ref(m.acc, {Expr(mi)}), Expr(n0 / 8), a, b});
 }
 
 // Waits for the committed wgmma, then tells the compiler their
@@ -45,8 +55,10 @@ Stmt Lowerer::WaitWgmma(const std::vector<ir::Buffer>& accumulators) {
   std::vector<Stmt> s{Intrin(Intrinsic::kWgmmaWait, {Expr(0)})};
   for (const ir::Buffer& acc : accumulators) {
     const FragmentLayout& l = Layout(acc);
-    s.push_back(Intrin(Intrinsic::kFenceOperand,
-                       {Ref(Local(acc), {Expr(0)}), Expr(l.ni() * 4)}));
+    for (int mi = 0; mi < l.mi(); ++mi) {
+      s.push_back(Intrin(Intrinsic::kFenceOperand,
+                         {Ref(Local(acc), {Expr(mi)}), Expr(l.ni() * 4)}));
+    }
   }
   return ir::Seq(s);
 }
@@ -65,7 +77,15 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
       body.push_back(LoadFragments(m, g, Expr(kk), kk));
   }
   body.push_back(Intrin(Intrinsic::kWgmmaFence, {}));
-  for (int kk = 0; kk < m.KK; ++kk) body.push_back(WgmmaStep(m, g, kk));
+  const int n_total = static_cast<int>(m.wtn);
+  for (int kk = 0; kk < m.KK; ++kk) {
+    for (int mi = 0; mi < m.MI; ++mi) {
+      for (int n0 = 0; n0 < n_total; n0 += m.wgmma_n) {
+        body.push_back(
+            WgmmaStep(m, g, kk, mi, n0, std::min(m.wgmma_n, n_total - n0)));
+      }
+    }
+  }
   body.push_back(Intrin(Intrinsic::kWgmmaCommit, {}));
   if (m.wgmma_a && defer_wgmma_) {
     deferred_wgmma_.push_back(g.c.buffer);

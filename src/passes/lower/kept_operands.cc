@@ -25,7 +25,9 @@ std::optional<OperandKey> Lowerer::KeyOf(const ir::GemmNode& g,
   key.region = r;
   if (which == GemmOperand::kA) {
     key.transpose = g.transpose_a;
-    key.tiling = {p.warps_m, p.warps_n, p.warp_m, p.m_tiles, kk};
+    // The same tiles in other rows (wgmma's spread) are other registers.
+    key.tiling = {p.warps_m, p.warps_n, p.warp_m,
+                  p.m_tiles, kk,        p.warpgroup_rows ? 1 : 0};
     key.registers = static_cast<int>(kk * p.m_tiles * 4);
   } else {
     key.transpose = g.transpose_b;

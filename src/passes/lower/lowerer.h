@@ -48,6 +48,7 @@ struct MmaGemm {
   // wgmma_a, else A's fragments of all k16 steps are live at once (af is
   // [KK][MI][4]).
   std::optional<WgmmaOperand> wgmma, wgmma_a;
+  int wgmma_n = 0;  // N of each wgmma (GemmPlan::wgmma_n)
 };
 
 // The steady state inject_pipeline (and insert_barriers) make of a
@@ -126,7 +127,8 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   // gemm_wgmma.cc
   Expr WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o, int kk,
                        Expr mn0);
-  Stmt WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk);
+  Stmt WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
+                 int n0, int n);
   Stmt WaitWgmma(const std::vector<ir::Buffer>& accumulators);
   Stmt LowerWgmma(const ir::GemmNode& g, const MmaGemm& m);
   bool JoinsDeferredWgmma(const Stmt& s);

@@ -181,6 +181,16 @@ Expr ThreadContext::SharedOffset(const ir::Buffer& b,
                             ir::Binary(ir::BinaryOp::kShr, inner, Expr(shift)),
                             Expr(mask)));
   Expr in_chunk = KnownDivisor(col) % vec == 0 ? Expr(0) : col % vec;
+  if (b->layout.atoms && row_bytes > 128) {
+    // Column atoms of 128 bytes, [rows][atom] each: the chunk XOR stays
+    // inside the atom, the atom index picks the [rows][128 B] block.
+    const int atom = 128 / eb;
+    Expr in_atom =
+        ir::Binary(ir::BinaryOp::kBitXor, chunk % (atom / vec),
+                   ir::Binary(ir::BinaryOp::kBitAnd, inner, Expr(7)));
+    return base + col / atom * int(rows * atom) + (inner + outer) * atom +
+           in_atom * vec + in_chunk;
+  }
   return base + (inner + outer) * int(cols) + swz * vec + in_chunk;
 }
 

@@ -1,0 +1,278 @@
+// The wgmma descriptors tessel emits read every operand element where the
+// shared layout stored it. No GPU: the test lowers a gemm, takes each
+// wgmma's descriptors from the IR (start address, LBO, SBO), computes the
+// byte address the tensor cores read for each (row, k) of the instruction
+// from the PTX ISA's canonical SWIZZLE_128B layouts, and compares it with
+// the address ThreadContext::SharedOffset (the layout every cp.async and
+// ldmatrix uses) gives that logical element.
+//
+// Ground truth for the model: tools/dev/hopper_gemm_probe.cu ran correct on
+// the H200 with K-major tiles (SBO 1024, +32 B per k16) and N-major B as
+// 64-column atoms of [64][128 B] written by TMA SWIZZLE_128B (LBO 8192,
+// SBO 1024, +2048 B per k16); TmaSwizzle128Layout below is that TMA layout.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "src/ir/expr.h"
+#include "src/passes/intrinsics.h"
+#include "src/passes/ir_util.h"
+#include "src/passes/lower/thread_context.h"
+#include "src/passes/pipeline.h"
+#include "tessel/tessel.h"
+#include "tests/codegen/test_programs.h"
+
+namespace tessel::passes {
+namespace {
+
+using Env = std::map<std::string, int64_t>;
+
+// Integer value of an index expression with its variables (by name) set.
+int64_t Eval(const ir::Expr& e, const Env& env) {
+  if (auto c = ir::AsConstInt(e)) return *c;
+  if (const auto* v = e.As<ir::VarNode>()) {
+    auto it = env.find(v->name);
+    EXPECT_NE(it, env.end()) << "unset variable " << v->name;
+    return it == env.end() ? 0 : it->second;
+  }
+  if (const auto* c = e.As<ir::CastNode>()) return Eval(c->value, env);
+  const auto* b = e.As<ir::BinaryNode>();
+  EXPECT_NE(b, nullptr) << "not an index expression";
+  if (b == nullptr) return 0;
+  const int64_t x = Eval(b->a, env), y = Eval(b->b, env);
+  auto floordiv = [](int64_t p, int64_t q) {
+    return p / q - ((p % q != 0) && ((p < 0) != (q < 0)));
+  };
+  switch (b->op) {
+    case ir::BinaryOp::kAdd:
+      return x + y;
+    case ir::BinaryOp::kSub:
+      return x - y;
+    case ir::BinaryOp::kMul:
+      return x * y;
+    case ir::BinaryOp::kDiv:
+      return floordiv(x, y);
+    case ir::BinaryOp::kMod:
+      return x - floordiv(x, y) * y;
+    case ir::BinaryOp::kBitAnd:
+      return x & y;
+    case ir::BinaryOp::kBitXor:
+      return x ^ y;
+    case ir::BinaryOp::kShr:
+      return x >> y;
+    case ir::BinaryOp::kShl:
+      return x << y;
+    default:
+      ADD_FAILURE() << "unexpected operator " << ir::BinaryOpName(b->op);
+      return 0;
+  }
+}
+
+// One SWIZZLE_128B descriptor: start byte offset in its buffer, LBO, SBO.
+struct Descriptor {
+  std::string buffer;
+  int64_t start = 0, lbo = 0, sbo = 0;
+};
+
+Descriptor Decode(const ir::Expr& desc, const Env& env) {
+  const auto* c = desc.As<ir::CallNode>();
+  EXPECT_EQ(c->name, "wgmma_desc_sw128");
+  const auto* addr = c->args[0].As<ir::CallNode>();
+  const auto* load = addr->args[0].As<ir::LoadNode>();
+  Descriptor d;
+  d.buffer = load->buffer->name;
+  d.start = Eval(load->indices[0], env) * dtype_bytes(load->buffer->dtype);
+  d.lbo = c->args.size() == 3 ? *ir::AsConstInt(c->args[1]) : 16;
+  d.sbo = *ir::AsConstInt(c->args.back());
+  return d;
+}
+
+// The byte the tensor cores read for element (mn, k) of a 16-bit operand
+// (mn < 64 for A, < N for B; k < 16), per the PTX ISA canonical layouts
+// (in 16-byte units T = 8 elements):
+//   K-major:    ((8, m), (T, 2)) : ((8T, SBO), (1, T))
+//   M/N-major:  ((T, 8, m), (8, 2)) : ((1, T, LBO), (8T, SBO))
+// then the SWIZZLE_128B XOR of address bits 4-6 with bits 7-9 (the tiles
+// start 1024-byte aligned).
+int64_t HardwareByte(const Descriptor& d, bool k_major, int64_t mn, int64_t k) {
+  int64_t linear = k_major ? d.start + (mn % 8) * 128 + (mn / 8) * d.sbo + k * 2
+                           : d.start + (mn % 64) * 2 + (mn / 64) * d.lbo +
+                                 (k % 8) * 128 + (k / 8) * d.sbo;
+  return linear ^ (((linear >> 7) & 7) << 4);
+}
+
+// What TMA SWIZZLE_128B boxes of 64 columns x `rows` write (the probe's B),
+// one box after another: element (r, c) of the [rows][cols] tile.
+int64_t TmaSwizzle128Layout(int64_t rows, int64_t r, int64_t c) {
+  int64_t box = c / 64, in = c % 64;
+  return box * rows * 128 + r * 128 + (((in / 8) ^ (r % 8)) * 16) +
+         (in % 8) * 2;
+}
+
+LoweringState Lower(const ir::Program& p, const std::string& stop = "") {
+  LoweringState st;
+  st.program = p;
+  st.target = Target::sm90a();
+  absl::Status s = RunPipeline(st, stop);
+  EXPECT_TRUE(s.ok()) << s;
+  return st;
+}
+
+// The shared buffers of the program as the layout pass left them.
+std::map<std::string, ir::Buffer> SharedBuffers(const ir::Stmt& body) {
+  std::map<std::string, ir::Buffer> out;
+  ForEachStmt(body, [&](const ir::Stmt& s) {
+    if (const auto* a = s.As<ir::AllocateNode>())
+      if (a->buffer->scope == ir::Scope::kShared)
+        out[a->buffer->name] = a->buffer;
+  });
+  return out;
+}
+
+// Every element every wgmma of the gemm reads, for both warpgroups and
+// every pipeline stage, against the layout's address of that element.
+void CheckDescriptors(const testing::GemmShape& g) {
+  SCOPED_TRACE(::testing::Message()
+               << "tile " << g.bm << "x" << g.bn << "x" << g.bk
+               << (g.transpose_a ? " T" : " N") << (g.transpose_b ? "T" : "N"));
+  ir::Program program = testing::Gemm(g);
+  LoweringState planned = Lower(program, "plan_gemms");
+  std::map<std::string, ir::Buffer> shared =
+      SharedBuffers(planned.program.body);
+  ASSERT_TRUE(shared.count("A_shared") && shared.count("B_shared"));
+  lower::ThreadContext layout(planned);
+  auto layout_byte = [&](const std::string& name, int64_t stage, int64_t r,
+                         int64_t c) {
+    const ir::Buffer& b = shared.at(name);
+    std::vector<ir::Expr> idx;
+    if (b->rank() == 3) idx.push_back(ir::Expr(int(stage)));
+    idx.push_back(ir::Expr(int(r)));
+    idx.push_back(ir::Expr(int(c)));
+    return Eval(layout.SharedOffset(b, idx), {}) * dtype_bytes(b->dtype);
+  };
+
+  LoweringState lowered = Lower(program);
+  std::vector<const ir::CallNode*> wgmma;
+  ForEachStmt(lowered.program.body, [&](const ir::Stmt& s) {
+    if (const ir::CallNode* c = AsIntrin(s, Intrinsic::kWgmma))
+      wgmma.push_back(c);
+  });
+  const int kk_steps = g.bk / 16, groups = g.threads / 128;
+  const int mi_count = g.bm / groups / 64;
+  ASSERT_GT(wgmma.size(), 0u);
+  ASSERT_EQ(wgmma.size() % kk_steps, 0u);
+  const int per_step = static_cast<int>(wgmma.size()) / kk_steps;
+  const int pieces = per_step / mi_count;
+  ASSERT_EQ(pieces * mi_count, per_step);
+
+  int64_t checked = 0;
+  for (int group = 0; group < groups; ++group) {
+    for (int stage = 0; stage < std::max(g.stages, 1); ++stage) {
+      Env env{{"tx", group * 128 + 5}, {"k", stage}};
+      for (int i = 0; i < static_cast<int>(wgmma.size()); ++i) {
+        const ir::CallNode& c = *wgmma[i];
+        const int kk = i / per_step, mi = i % per_step / pieces;
+        const int64_t n = *ir::AsConstInt(c.args[1]);
+        const int64_t n0 = *ir::AsConstInt(c.args[5]) * 8;
+        // A from shared memory, K-major unless transposed.
+        ASSERT_EQ(*ir::AsConstInt(c.args[2]), g.transpose_a ? 1 : 0);
+        ASSERT_EQ(*ir::AsConstInt(c.args[3]), g.transpose_b ? 0 : 1);
+        Descriptor a = Decode(c.args[6], env), b = Decode(c.args[7], env);
+        ASSERT_EQ(a.buffer, "A_shared");
+        ASSERT_EQ(b.buffer, "B_shared");
+        const int64_t row0 = group * (g.bm / groups) + mi * 64;
+        for (int64_t k = 0; k < 16; ++k) {
+          const int64_t kc = kk * 16 + k;
+          for (int64_t m = 0; m < 64; ++m) {
+            int64_t want = g.transpose_a
+                               ? layout_byte("A_shared", stage, kc, row0 + m)
+                               : layout_byte("A_shared", stage, row0 + m, kc);
+            ASSERT_EQ(HardwareByte(a, !g.transpose_a, m, k), want)
+                << "A row " << row0 + m << " k " << kc;
+          }
+          for (int64_t j = 0; j < n; ++j) {
+            int64_t want = g.transpose_b
+                               ? layout_byte("B_shared", stage, n0 + j, kc)
+                               : layout_byte("B_shared", stage, kc, n0 + j);
+            ASSERT_EQ(HardwareByte(b, g.transpose_b, j, k), want)
+                << "B n " << n0 + j << " k " << kc;
+          }
+          checked += 64 + n;
+        }
+      }
+    }
+  }
+  // A once per N piece, B once per m64 block (each reads all of B).
+  EXPECT_EQ(checked,
+            int64_t{groups} * std::max(g.stages, 1) * g.bk *
+                (int64_t{g.bm} / groups * pieces + int64_t{g.bn} * mi_count));
+}
+
+// The model reads the probe's working B (N-major, 64-column TMA boxes,
+// LBO 8192, SBO 1024, +2048 B per k16) where TMA wrote it: the model is
+// the hardware's for those parameters.
+TEST(WgmmaDescriptor, ModelMatchesTheProbeOnTheH200) {
+  for (int kk = 0; kk < 4; ++kk) {
+    Descriptor d{"B", kk * 2048, 8192, 1024};
+    for (int64_t k = 0; k < 16; ++k)
+      for (int64_t n = 0; n < 256; ++n)
+        ASSERT_EQ(HardwareByte(d, false, n, k),
+                  TmaSwizzle128Layout(64, kk * 16 + k, n));
+  }
+  // K-major A [128][64] (one box of 64 columns): +32 B per k16.
+  for (int kk = 0; kk < 4; ++kk) {
+    Descriptor d{"A", 64 * 128 + kk * 32, 16, 1024};
+    for (int64_t k = 0; k < 16; ++k)
+      for (int64_t m = 0; m < 64; ++m)
+        ASSERT_EQ(HardwareByte(d, true, m, k),
+                  TmaSwizzle128Layout(128, 64 + m, kk * 16 + k));
+  }
+}
+
+// The shared layout of an atom-major swizzled tile is the TMA one.
+TEST(WgmmaDescriptor, AtomLayoutIsTheTmaSwizzle128Layout) {
+  LoweringState planned =
+      Lower(testing::Gemm(testing::WgmmaWideNGemm(false)), "plan_gemms");
+  ir::Buffer b = SharedBuffers(planned.program.body).at("B_shared");
+  ASSERT_TRUE(b->layout.atoms);
+  lower::ThreadContext layout(planned);
+  for (int64_t r = 0; r < 64; ++r)
+    for (int64_t c = 0; c < 256; ++c)
+      ASSERT_EQ(Eval(layout.SharedOffset(
+                         b, {ir::Expr(1), ir::Expr(int(r)), ir::Expr(int(c))}),
+                     {}) *
+                    2,
+                64 * 256 * 2 + TmaSwizzle128Layout(64, r, c));
+}
+
+TEST(WgmmaDescriptor, SampleTileNN) {
+  CheckDescriptors(testing::WgmmaSampleTileGemm(DataType::kF16, false));
+}
+TEST(WgmmaDescriptor, SampleTileNT) {
+  CheckDescriptors(testing::WgmmaSampleTileGemm(DataType::kBF16, true));
+}
+TEST(WgmmaDescriptor, WideN) {
+  CheckDescriptors(testing::WgmmaWideNGemm(false));
+  CheckDescriptors(testing::WgmmaWideNGemm(true));
+}
+TEST(WgmmaDescriptor, SplitN) {
+  CheckDescriptors(testing::WgmmaSplitNGemm(false));
+  CheckDescriptors(testing::WgmmaSplitNGemm(true));
+}
+TEST(WgmmaDescriptor, WideK) {
+  CheckDescriptors(testing::WgmmaWideKGemm(false));
+  CheckDescriptors(testing::WgmmaWideKGemm(true));
+}
+TEST(WgmmaDescriptor, MMajorA) {
+  CheckDescriptors(testing::WgmmaMMajorAGemm());
+}
+TEST(WgmmaDescriptor, OneAtomTiles) {
+  CheckDescriptors(testing::WgmmaGemm(false));
+  CheckDescriptors(testing::WgmmaGemm(true));
+}
+
+}  // namespace
+}  // namespace tessel::passes

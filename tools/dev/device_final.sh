@@ -55,9 +55,9 @@ fi
 if [[ $phases == *compare* ]]; then
   mkdir -p /tmp/before && tar -xJf "${BEFORE:?tarball of the build to compare}" -C /tmp/before
   for side in before after; do
-    b=$S; [ $side = before ] && b=/tmp/before/build
+    b=$S skip=peers; [ $side = before ] && b=/tmp/before/build skip=peers,cublas
     LD_LIBRARY_PATH=$b/runtime-libs:/usr/local/cuda/lib64 step "bench-$side" 400 \
-      python3 bench/run_all.py --build "$b" --out "$OUT/$side" --skip peers,cublas
+      python3 bench/run_all.py --build "$b" --out "$OUT/$side" --skip $skip
   done
   python3 tools/dev/compare_benches.py "$OUT/before/results.json" \
     "$OUT/after/results.json" | tee "$OUT/compare.txt"

@@ -353,6 +353,41 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
   return absl::OkStatus();
 }
 
+// A gemm that would take wgmma but shares a shared operand tile with a gemm
+// that stays on mma.sync stays on mma.sync too: the tile would be read in
+// two layouts by two instruction paths (measured on the H200: the D128
+// linear-attention kernels, one wgmma gemm among mma.sync ones, were 3-10%
+// slower than all on mma.sync). Repeats until no more gemms change.
+// Runs before the warp-grid switch, so declined gemms keep their grid.
+void DeclineMixedOperands(LoweringState& state,
+                          const std::vector<const ir::GemmNode*>& gemms,
+                          int threads) {
+  auto fits = [&](const ir::GemmNode& g) {
+    return (g.policy == ir::GemmWarpPolicy::kSquare ||
+            g.policy == ir::GemmWarpPolicy::kFullRow) &&
+           WgmmaShapeFits(g, threads) &&
+           !state.wgmma_declined.count(g.c.buffer.get());
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::unordered_set<const ir::BufferNode*> mma_operands;
+    for (const ir::GemmNode* g : gemms) {
+      if (fits(*g)) continue;
+      for (const ir::Buffer& b : {g->a.buffer, g->b.buffer})
+        if (b->scope == ir::Scope::kShared) mma_operands.insert(b.get());
+    }
+    for (const ir::GemmNode* g : gemms) {
+      if (!fits(*g)) continue;
+      for (const ir::Buffer& b : {g->a.buffer, g->b.buffer}) {
+        if (mma_operands.count(b.get())) {
+          changed |= state.wgmma_declined.insert(g->c.buffer.get()).second;
+          break;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 absl::Status InferLayouts(LoweringState& state) {
@@ -365,7 +400,9 @@ absl::Status InferLayouts(LoweringState& state) {
   state.threads = c.threads;
   auto& layouts = state.layouts;
   if (WgmmaEnabled(state)) {
-    state.program.body = PreferWgmmaWarpGrid(state.program.body, c.threads);
+    DeclineMixedOperands(state, c.gemms, c.threads);
+    state.program.body = PreferWgmmaWarpGrid(state.program.body, c.threads,
+                                             state.wgmma_declined);
     c = Collector();
     c.VisitStmt(state.program.body);
   }

@@ -57,13 +57,16 @@ int WgmmaInstructionN(int64_t n) {
   return kWgmmaMaxN;
 }
 
-ir::Stmt PreferWgmmaWarpGrid(const ir::Stmt& body, int threads) {
+ir::Stmt PreferWgmmaWarpGrid(
+    const ir::Stmt& body, int threads,
+    const std::unordered_set<const ir::BufferNode*>& declined) {
   // An accumulator keeps one warp grid: switch its gemms only together.
   std::map<const ir::BufferNode*, bool> all_fit;
   ForEachStmt(body, [&](const ir::Stmt& s) {
     if (const auto* g = s.As<ir::GemmNode>()) {
       bool fits = g->policy == ir::GemmWarpPolicy::kSquare &&
-                  WgmmaShapeFits(*g, threads);
+                  WgmmaShapeFits(*g, threads) &&
+                  !declined.count(g->c.buffer.get());
       auto [it, added] = all_fit.emplace(g->c.buffer.get(), fits);
       if (!added) it->second = it->second && fits;
     }

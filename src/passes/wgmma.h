@@ -25,6 +25,7 @@
 #define TESSEL_SRC_PASSES_WGMMA_H_
 
 #include <optional>
+#include <unordered_set>
 
 #include "src/ir/stmt.h"
 #include "src/passes/lowering_state.h"
@@ -40,7 +41,9 @@ bool WgmmaShapeFits(const ir::GemmNode& gemm, int threads);
 // Layout inference: gemms with the default (square) warp policy whose
 // accumulators only wgmma-shaped gemms write get the full-row policy, the
 // warps x 1 grid wgmma needs.
-ir::Stmt PreferWgmmaWarpGrid(const ir::Stmt& body, int threads);
+ir::Stmt PreferWgmmaWarpGrid(
+    const ir::Stmt& body, int threads,
+    const std::unordered_set<const ir::BufferNode*>& declined = {});
 
 // The N of each wgmma of a gemm with accumulator width n: n itself up to
 // 256, else equal pieces (or 256-wide ones and a last smaller one).

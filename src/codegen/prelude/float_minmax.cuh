@@ -18,33 +18,42 @@ namespace dev {
 
 // a == b holds for equal numbers and for zeros of either sign: then the
 // bitwise AND is +0 unless both are -0 (max), the OR -0 unless both are +0
-// (min), and a itself otherwise. Otherwise NaN compares false both ways, so
-// a NaN a gives b and a NaN b gives a. (fminf / fmaxf would do for NaN on
-// the GPU, but leave the sign of an equal pair of zeros open, and host
-// libms return NaN for a signaling one.)
+// (min), and a itself otherwise. Otherwise the device's fmaxf / fminf return
+// the number when one operand is NaN (quiet or signaling). Written as one
+// select, not a branch: these sit in the dependent chains of reductions.
+// (The host build, for tests, compares instead: host libms return NaN for a
+// signaling operand.)
+#ifdef __CUDA_ARCH__
+#define TESSEL_LARGER(a, b) fmax(a, b)
+#define TESSEL_SMALLER(a, b) fmin(a, b)
+#else
+#define TESSEL_LARGER(a, b) (a > b || b != b ? a : b)
+#define TESSEL_SMALLER(a, b) (a < b || b != b ? a : b)
+#endif
 __device__ __forceinline__ float max_num(float a, float b) {
-  if (a == b) return __int_as_float(__float_as_int(a) & __float_as_int(b));
-  return a > b || b != b ? a : b;
+  const float zeros = __int_as_float(__float_as_int(a) & __float_as_int(b));
+  const float larger = TESSEL_LARGER(a, b);
+  return a == b ? zeros : larger;
 }
 __device__ __forceinline__ float min_num(float a, float b) {
-  if (a == b) return __int_as_float(__float_as_int(a) | __float_as_int(b));
-  return a < b || b != b ? a : b;
+  const float zeros = __int_as_float(__float_as_int(a) | __float_as_int(b));
+  const float smaller = TESSEL_SMALLER(a, b);
+  return a == b ? zeros : smaller;
 }
 __device__ __forceinline__ double max_num(double a, double b) {
-  if (a == b) {
-    return __longlong_as_double(__double_as_longlong(a) &
-                                __double_as_longlong(b));
-  }
-  return a > b || b != b ? a : b;
+  const double zeros =
+      __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b));
+  const double larger = TESSEL_LARGER(a, b);
+  return a == b ? zeros : larger;
 }
 __device__ __forceinline__ double min_num(double a, double b) {
-  if (a == b) {
-    return __longlong_as_double(__double_as_longlong(a) |
-                                __double_as_longlong(b));
-  }
-  return a < b || b != b ? a : b;
+  const double zeros =
+      __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b));
+  const double smaller = TESSEL_SMALLER(a, b);
+  return a == b ? zeros : smaller;
 }
-
+#undef TESSEL_LARGER
+#undef TESSEL_SMALLER
 // Redoes an update as a compare-and-swap loop, from `seen` (a guess of the
 // stored value).
 template <bool kMax>

@@ -171,13 +171,15 @@ TEST_P(TmaGpuTest, LoadsSwizzledBoxesAndStoresThemBack) {
   EXPECT_EQ(mismatches, 0);
 }
 
-// Inside; past both far edges; before both near edges (negative origins).
+// Inside; past both far edges; a load before both near edges (negative
+// origin: zero filled). A store at a negative origin is not in the set: on
+// the H200 it faults (CUDA_ERROR_ILLEGAL_INSTRUCTION, seen 2026-12-01), so
+// prelude/tma.cuh requires store origins >= 0.
 INSTANTIATE_TEST_SUITE_P(Boxes, TmaGpuTest,
                          ::testing::Values(std::tuple{0, 0, true},
                                            std::tuple{64, 32, true},
                                            std::tuple{160, 80, true},
-                                           std::tuple{-16, -8, false},
-                                           std::tuple{-16, -8, true}));
+                                           std::tuple{-16, -8, false}));
 
 }  // namespace
 }  // namespace tessel

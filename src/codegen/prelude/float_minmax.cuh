@@ -16,44 +16,50 @@
 namespace tessel {
 namespace dev {
 
-// a == b holds for equal numbers and for zeros of either sign: then the
-// bitwise AND is +0 unless both are -0 (max), the OR -0 unless both are +0
-// (min), and a itself otherwise. Otherwise the device's fmaxf / fminf return
-// the number when one operand is NaN (quiet or signaling). Written as one
-// select, not a branch: these sit in the dependent chains of reductions.
-// (The host build, for tests, compares instead: host libms return NaN for a
-// signaling operand.)
+// On the device these are the hardware's max.f32 / min.f32 (fmaxf, fminf):
+// the PTX ISA defines them as exactly this order (a NaN operand is ignored,
+// +0.0 > -0.0), one instruction in the dependent chains of reductions. The
+// host build, for tests, spells the order out: a == b holds for equal
+// numbers and for zeros of either sign, and then the bitwise AND is +0
+// unless both are -0 (max), the OR -0 unless both are +0 (min); otherwise
+// NaN compares false both ways (host libms return NaN for a signaling one).
 #ifdef __CUDA_ARCH__
-#define TESSEL_LARGER(a, b) fmax(a, b)
-#define TESSEL_SMALLER(a, b) fmin(a, b)
-#else
-#define TESSEL_LARGER(a, b) (a > b || b != b ? a : b)
-#define TESSEL_SMALLER(a, b) (a < b || b != b ? a : b)
-#endif
 __device__ __forceinline__ float max_num(float a, float b) {
-  const float zeros = __int_as_float(__float_as_int(a) & __float_as_int(b));
-  const float larger = TESSEL_LARGER(a, b);
-  return a == b ? zeros : larger;
+  return fmaxf(a, b);
 }
 __device__ __forceinline__ float min_num(float a, float b) {
-  const float zeros = __int_as_float(__float_as_int(a) | __float_as_int(b));
-  const float smaller = TESSEL_SMALLER(a, b);
-  return a == b ? zeros : smaller;
+  return fminf(a, b);
 }
 __device__ __forceinline__ double max_num(double a, double b) {
-  const double zeros =
-      __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b));
-  const double larger = TESSEL_LARGER(a, b);
-  return a == b ? zeros : larger;
+  return fmax(a, b);
 }
 __device__ __forceinline__ double min_num(double a, double b) {
-  const double zeros =
-      __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b));
-  const double smaller = TESSEL_SMALLER(a, b);
-  return a == b ? zeros : smaller;
+  return fmin(a, b);
 }
-#undef TESSEL_LARGER
-#undef TESSEL_SMALLER
+#else
+__device__ __forceinline__ float max_num(float a, float b) {
+  if (a == b) return __int_as_float(__float_as_int(a) & __float_as_int(b));
+  return a > b || b != b ? a : b;
+}
+__device__ __forceinline__ float min_num(float a, float b) {
+  if (a == b) return __int_as_float(__float_as_int(a) | __float_as_int(b));
+  return a < b || b != b ? a : b;
+}
+__device__ __forceinline__ double max_num(double a, double b) {
+  if (a == b) {
+    return __longlong_as_double(__double_as_longlong(a) &
+                                __double_as_longlong(b));
+  }
+  return a > b || b != b ? a : b;
+}
+__device__ __forceinline__ double min_num(double a, double b) {
+  if (a == b) {
+    return __longlong_as_double(__double_as_longlong(a) |
+                                __double_as_longlong(b));
+  }
+  return a < b || b != b ? a : b;
+}
+#endif
 // Redoes an update as a compare-and-swap loop, from `seen` (a guess of the
 // stored value).
 template <bool kMax>

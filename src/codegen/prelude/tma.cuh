@@ -18,8 +18,10 @@
 //   }
 // clang-format on
 //
-// Coordinates are in elements, innermost first, and may lie partly outside
-// the tensor: missing elements load as zeros and are not stored. Shared
+// Coordinates are in elements, innermost first. A load's box may lie partly
+// outside the tensor on any side: missing elements load as zeros. A store's
+// box may run past the far edges (those elements are dropped) but must start
+// at coordinates >= 0: a negative store origin faults on the H200. Shared
 // tiles need 128-byte alignment, 1024 with a 128-byte swizzle.
 #pragma once
 
@@ -87,7 +89,8 @@ __device__ __forceinline__ void tma_load(void* dst, const TmaDescriptor* desc,
 }
 
 // Stores a shared tile (written before by this thread's or others' generic
-// stores, published by fence_proxy_async + a barrier) to the box at c0, c1.
+// stores, published by fence_proxy_async + a barrier) to the box at c0, c1
+// (both >= 0).
 __device__ __forceinline__ void tma_store(const TmaDescriptor* desc,
                                           const void* src, int c0, int c1) {
   asm volatile(

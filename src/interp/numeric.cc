@@ -251,18 +251,4 @@ void StoreElementInt(DataType t, std::byte* p, int64_t v) {
   }
 }
 
-double MinNum(double a, double b) {
-  if (std::isnan(a)) return b;
-  if (std::isnan(b)) return a;
-  if (a == b) return std::signbit(a) ? a : b;  // -0 before +0
-  return a < b ? a : b;
-}
-
-double MaxNum(double a, double b) {
-  if (std::isnan(a)) return b;
-  if (std::isnan(b)) return a;
-  if (a == b) return std::signbit(a) ? b : a;  // +0 after -0
-  return a > b ? a : b;
-}
-
 }  // namespace tessel::interp

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "src/ir/int_conversion.h"
+#include "src/ir/tile_op_rules.h"
 #include "tessel/dtype.h"
 
 namespace tessel::interp {
@@ -40,8 +41,8 @@ using ir::WrapInt;
 // the order does not depend on which operand comes first. T::min / T::max,
 // reduce_min / reduce_max and atomic_min / atomic_max all use it, and so
 // does the device prelude (prelude/float_minmax.cuh).
-double MinNum(double a, double b);
-double MaxNum(double a, double b);
+using ir::MaxNum;  // src/ir/tile_op_rules.h
+using ir::MinNum;
 
 // Reading and writing one element of dtype t at p (dtype_bytes(t) bytes).
 double LoadElement(DataType t, const std::byte* p);

@@ -60,6 +60,20 @@ Expr ReduceIdentity(ReduceKind kind, DataType t) {
   return Zero(t);
 }
 
+double MinNum(double a, double b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  if (a == b) return std::signbit(a) ? a : b;  // -0 before +0
+  return a < b ? a : b;
+}
+
+double MaxNum(double a, double b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  if (a == b) return std::signbit(a) ? b : a;  // +0 after -0
+  return a > b ? a : b;
+}
+
 bool AtomicDtypeAllowed(AtomicOp op, DataType t) {
   switch (t) {
     case DataType::kF32:

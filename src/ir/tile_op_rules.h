@@ -19,8 +19,14 @@ BinaryOp ReduceCombiner(ReduceKind kind);
 // kAbsSum and kAbsMax reduce |x|.
 bool ReduceTakesAbs(ReduceKind kind);
 // The value a partial reduction starts from: 0 for the sums and kAbsMax,
-// -inf / +inf for max / min (the int32 extremes for integers).
+// -inf / +inf for max / min (the ends of the dtype's range for integers).
 Expr ReduceIdentity(ReduceKind kind, DataType t);
+
+// The one order of float min / max (IEEE 754-2019 minimumNumber /
+// maximumNumber: a NaN operand is ignored, -0 < +0), for constant folding
+// and the interpreter; the device's fminf / fmaxf are the same order.
+double MinNum(double a, double b);
+double MaxNum(double a, double b);
 
 // The element types the hardware's atomics take: every op on f32, i32, u32
 // and i64; add only on f16, bf16 and f64.

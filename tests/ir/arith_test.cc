@@ -1,6 +1,7 @@
 // src/ir/arith and src/ir/tile_op_rules.h: the analyses the verifier, the
 // interpreter and the passes share.
 #include <cmath>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -63,6 +64,26 @@ TEST(ArithTest, SimplifiesAsTheConstructorsDo) {
   EXPECT_TRUE(ExprDeepEqual(*s, i + 3));
   EXPECT_FALSE(arith::SimplifyBinary(BinaryOp::kAdd, i, Var("j")).has_value());
   EXPECT_TRUE(IsConstInt(*arith::SimplifyBinary(BinaryOp::kSub, i + 5, i), 5));
+}
+
+// Folded float min / max take the interpreter's and the device's order:
+// -0 < +0 whichever comes first, a NaN operand ignored.
+TEST(ArithTest, FoldsFloatMinMaxInTheOneOrder) {
+  auto folded = [](BinaryOp op, double a, double b) {
+    std::optional<Expr> e = arith::SimplifyBinary(
+        op, FloatImm(DataType::kF32, a), FloatImm(DataType::kF32, b));
+    EXPECT_TRUE(e.has_value());
+    const auto* f = e ? e->As<FloatImmNode>() : nullptr;
+    return f ? f->value : 12345.0;
+  };
+  for (auto [a, b] : {std::pair{-0.0, 0.0}, std::pair{0.0, -0.0}}) {
+    EXPECT_TRUE(std::signbit(folded(BinaryOp::kMin, a, b)));
+    EXPECT_FALSE(std::signbit(folded(BinaryOp::kMax, a, b)));
+  }
+  EXPECT_EQ(folded(BinaryOp::kMin, NAN, 2.0), 2.0);
+  EXPECT_EQ(folded(BinaryOp::kMax, 2.0, NAN), 2.0);
+  EXPECT_EQ(MinNum(-1.0, 3.0), -1.0);
+  EXPECT_EQ(MaxNum(-1.0, 3.0), 3.0);
 }
 
 TEST(ArithTest, DeepEqualityComparesTreesAndVariablesByIdentity) {

@@ -7,6 +7,7 @@
 #include "src/ir/arith/linear.h"
 #include "src/ir/arith/wrapping.h"
 #include "src/ir/op.h"
+#include "src/ir/tile_op_rules.h"
 
 namespace tessel::ir::arith {
 namespace {
@@ -96,9 +97,9 @@ std::optional<Expr> FoldFloatBinary(BinaryOp op, DataType t, double a,
     case BinaryOp::kDiv:
       return make(a / b);
     case BinaryOp::kMin:
-      return make(std::fmin(a, b));
+      return make(MinNum(a, b));
     case BinaryOp::kMax:
-      return make(std::fmax(a, b));
+      return make(MaxNum(a, b));
     case BinaryOp::kEQ:
     case BinaryOp::kNE:
     case BinaryOp::kLT:

@@ -45,7 +45,7 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kWarpReduceMax, "warp_reduce_max", 2, 2, {}, kExpression},
       {I::kWarpReduceMin, "warp_reduce_min", 2, 2, {}, kExpression},
       {I::kPackB16x2, "pack_b16x2", 2, 2, {}, kExpression},
-      {I::kWgmmaDescSw128, "wgmma_desc_sw128", 2, 3, {}, kExpression},
+      {I::kWgmmaDescSw128, "wgmma_desc_sw128", 3, 2, {}, kExpression},
   };
   return *table;
 }
@@ -61,8 +61,8 @@ const std::unordered_map<std::string_view, Intrinsic>& ByName() {
 
 [[maybe_unused]] bool ArityFits(Intrinsic id, size_t n) {
   const IntrinsicInfo& info = InfoOf(id);
-  return info.arity < 0 ? static_cast<int>(n) >= info.min_arity
-                        : static_cast<int>(n) == info.arity;
+  return static_cast<int>(n) >= info.min_arity &&
+         (info.arity < 0 || static_cast<int>(n) <= info.arity);
 }
 
 }  // namespace

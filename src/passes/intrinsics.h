@@ -109,8 +109,8 @@ enum IntrinsicEffect : uint32_t {
 struct IntrinsicInfo {
   Intrinsic id;
   std::string_view name;  // as the ir::Call spells it
-  int arity;              // -1: variadic (at least min_arity)
-  int min_arity;
+  int arity;              // the most arguments; -1: no limit
+  int min_arity;          // the fewest (= arity for most intrinsics)
   // Argument positions whose Load (or ref) names memory the call writes.
   std::vector<int> written;
   uint32_t effects;

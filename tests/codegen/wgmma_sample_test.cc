@@ -8,17 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "samples/gemm.h"
 #include "tessel/compile.h"
+#include "tests/common/count.h"
 
 namespace tessel {
 namespace {
 
-int Count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (size_t at = s.find(what); at != std::string::npos;
-       at = s.find(what, at + 1))
-    ++n;
-  return n;
-}
+using testing::Count;
 
 // The GEMM sample's default tile (256x128x64, 256 threads): each of the
 // two warpgroups owns 128 rows, two m64n128k16 per k16 step; A K-major

@@ -8,17 +8,12 @@
 #include "absl/strings/match.h"
 #include "tessel/compile.h"
 #include "tests/codegen/test_programs.h"
+#include "tests/common/count.h"
 
 namespace tessel {
 namespace {
 
-int Count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (size_t at = s.find(what); at != std::string::npos;
-       at = s.find(what, at + 1))
-    ++n;
-  return n;
-}
+using testing::Count;
 
 std::string Source(const testing::GemmShape& shape, Target target,
                    PassConfig config = {}) {

@@ -92,7 +92,7 @@ TEST(TensorMap, ElementSizes) {
   EXPECT_EQ(TensorMapElementBytes(CU_TENSOR_MAP_DATA_TYPE_FLOAT32), 4);
   EXPECT_EQ(TensorMapElementBytes(CU_TENSOR_MAP_DATA_TYPE_FLOAT64), 8);
   TensorMapSpec s = GemmOperand();
-  s.dtype = static_cast<CUtensorMapDataType>(999);
+  s.dtype = CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B;  // packed 4-bit
   EXPECT_THAT(Check(s).message(), HasSubstr("no TMA mapping"));
 }
 

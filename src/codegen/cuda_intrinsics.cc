@@ -195,6 +195,30 @@ void Printer::Intrinsic(const ir::CallNode& c) {
       Line(absl::StrCat("tl::mbarrier_wait_parity(", Addr(c.args[0]), ", ",
                         arg(1), ");"));
       return;
+    case I::kMbarrierExpectTx:
+      Line(absl::StrCat("tl::mbarrier_expect_tx(", Addr(c.args[0]), ", ",
+                        arg(1), ");"));
+      return;
+    case I::kTmaLoad: {
+      const passes::TensorMapParam& map =
+          st_.tensor_maps.at(*ir::AsConstInt(c.args[0]));
+      std::string line = absl::StrCat("tl::tma_load(", arg(1), ", &",
+                                      Name(&map, map.name), ", ",
+                                      Addr(c.args[2]));
+      for (size_t i = 3; i < c.args.size(); ++i)
+        absl::StrAppend(&line, ", ", arg(i));
+      Line(line + ");");
+      return;
+    }
+    case I::kSetMaxNReg:
+      Line(absl::StrCat("tl::setmaxnreg_",
+                        ir::IsConstInt(c.args[0], 0) ? "dec" : "inc", "<",
+                        arg(1), ">();"));
+      return;
+    case I::kNamedBarrierSync:
+      Line(absl::StrCat("tl::named_barrier_sync(", arg(0), ", ", arg(1),
+                        ");"));
+      return;
     case I::kPrint:
       Print(c);
       return;

@@ -262,6 +262,10 @@ absl::StatusOr<StmtFn> Compiler::Statement(const ir::Stmt& s) {
     case ir::StmtKind::kPrint:
       result = Print(s.As<ir::PrintNode>());
       break;
+    case ir::StmtKind::kWarpSpecialize:  // scheduler-made, never recorded
+      result = absl::UnimplementedError(
+          "the interpreter runs tile programs as recorded, not scheduled");
+      break;
     case ir::StmtKind::kEvaluate: {
       absl::StatusOr<FloatFn> value = Double(s.As<ir::EvaluateNode>()->value);
       if (!value.ok()) {

@@ -42,6 +42,7 @@
   X(AnnotateLayout, AnnotateLayoutNode, "annotate_layout")              \
   X(UseSwizzle, UseSwizzleNode, "use_swizzle")                          \
   X(Print, PrintNode, "print")                                          \
+  X(WarpSpecialize, WarpSpecializeNode, "warp_specialize")              \
   X(Evaluate, EvaluateNode, "evaluate")
 
 #endif  // TESSEL_SRC_IR_NODE_KINDS_H_

@@ -325,8 +325,13 @@ class Printer {
       }
       case StmtKind::kCopy: {
         const auto* c = s.As<CopyNode>();
+        std::string tma =
+            c->barrier.defined()
+                ? absl::StrCat(", barrier=",
+                               BarrierRef(c->barrier, c->barrier_index))
+                : "";
         Line(absl::StrCat("T.copy(", PrintRegion(c->src), ", ",
-                          PrintRegion(c->dst), ")"),
+                          PrintRegion(c->dst), tma, ")"),
              node);
         return;
       }
@@ -443,6 +448,19 @@ class Printer {
           msg += c;
         }
         Line(absl::StrCat("T.print(", what, ", msg=\"", msg, "\")"), node);
+        return;
+      }
+      case StmtKind::kWarpSpecialize: {
+        const auto* w = s.As<WarpSpecializeNode>();
+        Line(absl::StrCat("with T.warp_specialize(producer_threads=",
+                          w->producer_threads, "):"),
+             node);
+        ++depth_;
+        Line("producer:", nullptr);
+        Body(w->producer);
+        Line("consumer:", nullptr);
+        Body(w->consumer);
+        --depth_;
         return;
       }
       case StmtKind::kEvaluate:

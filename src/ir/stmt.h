@@ -189,8 +189,19 @@ class CopyNode : public StmtNode {
   TESSEL_IR_STMT_KIND(kCopy);
   CopyNode(Region src, Region dst, SourceLoc loc)
       : StmtNode(kKind, loc), src(std::move(src)), dst(std::move(dst)) {}
+  // A TMA copy (made by warp_specialize): one thread issues it and it
+  // completes on barrier[barrier_index], which expects its bytes.
+  CopyNode(Region src, Region dst, Buffer barrier, Expr barrier_index,
+           SourceLoc loc)
+      : StmtNode(kKind, loc),
+        src(std::move(src)),
+        dst(std::move(dst)),
+        barrier(std::move(barrier)),
+        barrier_index(std::move(barrier_index)) {}
   const Region src;
   const Region dst;
+  const Buffer barrier;  // undefined: an ordinary copy
+  const Expr barrier_index;
 };
 
 enum class GemmWarpPolicy : uint8_t { kSquare, kFullRow, kFullCol };
@@ -386,6 +397,24 @@ class PrintNode : public StmtNode {
   const std::string message;
   const Expr value;     // defined for a value print
   const Buffer buffer;  // defined for a buffer print
+};
+
+// A warp-specialized block (made by warp_specialize): `producer_threads`
+// more threads than the kernel's run `producer` (one of them issues it),
+// while the kernel's own threads run `consumer`. They meet only through
+// mbarriers; a barrier inside `consumer` syncs the consumers alone.
+class WarpSpecializeNode : public StmtNode {
+ public:
+  TESSEL_IR_STMT_KIND(kWarpSpecialize);
+  WarpSpecializeNode(int producer_threads, Stmt producer, Stmt consumer,
+                     SourceLoc loc)
+      : StmtNode(kKind, loc),
+        producer_threads(producer_threads),
+        producer(std::move(producer)),
+        consumer(std::move(consumer)) {}
+  const int producer_threads;
+  const Stmt producer;
+  const Stmt consumer;
 };
 
 // Evaluates an expression for its effect: the statement form of an intrinsic

@@ -211,6 +211,11 @@ class Serializer {
         const auto* c = s.As<CopyNode>();
         Region(c->src);
         Region(c->dst);
+        Put(c->barrier.defined());
+        if (c->barrier.defined()) {
+          BufferRef(c->barrier);
+          Expr(c->barrier_index);
+        }
         return;
       }
       case StmtKind::kGemm: {
@@ -302,6 +307,13 @@ class Serializer {
         String(p->message);
         Expr(p->value);
         BufferRef(p->buffer);
+        return;
+      }
+      case StmtKind::kWarpSpecialize: {
+        const auto* w = s.As<WarpSpecializeNode>();
+        Put(static_cast<uint64_t>(w->producer_threads));
+        Stmt(w->producer);
+        Stmt(w->consumer);
         return;
       }
       case StmtKind::kEvaluate:

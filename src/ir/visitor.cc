@@ -96,6 +96,14 @@ void IRVisitor::Visit(const AllocateNode* op) {
 void IRVisitor::Visit(const CopyNode* op) {
   VisitRegion(op->src);
   VisitRegion(op->dst);
+  if (op->barrier.defined()) {
+    VisitBuffer(op->barrier);
+    VisitExpr(op->barrier_index);
+  }
+}
+void IRVisitor::Visit(const WarpSpecializeNode* op) {
+  VisitStmt(op->producer);
+  VisitStmt(op->consumer);
 }
 void IRVisitor::Visit(const GemmNode* op) {
   VisitRegion(op->a);
@@ -276,8 +284,25 @@ Stmt IRMutator::Visit(const AllocateNode* op) {
 }
 Stmt IRMutator::Visit(const CopyNode* op) {
   Region src = MutateRegion(op->src), dst = MutateRegion(op->dst);
-  if (SameRegion(src, op->src) && SameRegion(dst, op->dst)) return Self(op);
-  return MakeStmt<CopyNode>(src, dst, op->loc);
+  if (!op->barrier.defined()) {
+    if (SameRegion(src, op->src) && SameRegion(dst, op->dst)) return Self(op);
+    return MakeStmt<CopyNode>(src, dst, op->loc);
+  }
+  Buffer bar = MutateBuffer(op->barrier);
+  Expr index = MutateExpr(op->barrier_index);
+  if (SameRegion(src, op->src) && SameRegion(dst, op->dst) &&
+      bar.same_as(op->barrier) && index.same_as(op->barrier_index)) {
+    return Self(op);
+  }
+  return MakeStmt<CopyNode>(src, dst, bar, index, op->loc);
+}
+Stmt IRMutator::Visit(const WarpSpecializeNode* op) {
+  Stmt producer = MutateStmt(op->producer);
+  Stmt consumer = MutateStmt(op->consumer);
+  if (producer.same_as(op->producer) && consumer.same_as(op->consumer))
+    return Self(op);
+  return MakeStmt<WarpSpecializeNode>(op->producer_threads, producer, consumer,
+                                      op->loc);
 }
 Stmt IRMutator::Visit(const GemmNode* op) {
   Region a = MutateRegion(op->a), b = MutateRegion(op->b),

@@ -97,6 +97,7 @@ class IRVisitor {
   virtual void Visit(const AnnotateLayoutNode* op);
   virtual void Visit(const UseSwizzleNode* op) {}
   virtual void Visit(const PrintNode* op);
+  virtual void Visit(const WarpSpecializeNode* op);
   virtual void Visit(const EvaluateNode* op);
 };
 
@@ -143,6 +144,7 @@ class IRMutator {
   virtual Stmt Visit(const AnnotateLayoutNode* op);
   virtual Stmt Visit(const UseSwizzleNode* op);
   virtual Stmt Visit(const PrintNode* op);
+  virtual Stmt Visit(const WarpSpecializeNode* op);
   virtual Stmt Visit(const EvaluateNode* op);
 
  protected:

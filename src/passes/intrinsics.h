@@ -30,6 +30,12 @@
 //   atomic_add_vec(n, dst_load, v...)    tl::atomic_add_f32x{2,4} / f16x2
 //   mbarrier_init(bar_load, count), mbarrier_arrive(bar_load),
 //   mbarrier_wait_parity(bar_load, parity), fence_barrier_init()
+//   mbarrier_expect_tx(bar_load, bytes)  adds TMA bytes the phase waits for
+//   tma_load(map, smem_addr, bar_load, c0, ...)  one box of tensor map
+//                                        LoweringState::tensor_maps[map] at
+//                                        coordinates c0 (innermost), ...
+//   setmaxnreg(inc, count)               tl::setmaxnreg_{dec,inc}<count>
+//   named_barrier_sync(id, threads)      bar.sync id, threads
 //   print(message tag, value)            printf of one scalar
 // Expressions:
 //   thread_idx()                         threadIdx.x
@@ -80,6 +86,10 @@ enum class Intrinsic {
   kFenceBarrierInit,
   kMbarrierArrive,
   kMbarrierWaitParity,
+  kMbarrierExpectTx,
+  kTmaLoad,
+  kSetMaxNReg,
+  kNamedBarrierSync,
   kPrint,
   // Expressions.
   kThreadIdx,

@@ -85,6 +85,18 @@ struct SharedPlan {
   bool MayAlias(const ir::BufferNode* a, const ir::BufferNode* b) const;
 };
 
+// A TMA descriptor the kernel takes by value after its sizes (`const
+// __grid_constant__ tl::TmaDescriptor name`): launch() encodes it for the
+// tensor passed as params[param] (jit/tensor_map.h), box and swizzle as
+// here. Boxes reaching past the tensor's edges load zeros.
+struct TensorMapParam {
+  int param = 0;
+  std::string name;          // "A_tma"
+  std::vector<int64_t> box;  // elements per dimension, outermost first
+  int swizzle_bytes = 0;     // 0 (none), 32, 64 or 128
+  bool operator==(const TensorMapParam&) const = default;
+};
+
 struct LoweringState {
   ir::Program program;
   Target target;
@@ -100,7 +112,11 @@ struct LoweringState {
   std::vector<PlannedGemm> gemm_plans;
   const GemmPlan* GemmPlanOf(const ir::GemmNode* gemm) const;
   std::vector<AlignmentRequirement> alignment;
-  int threads = 0;
+  // In parameter order; the lowering of TMA copies adds them.
+  std::vector<TensorMapParam> tensor_maps;
+  int threads = 0;  // the kernel's threads: the consumers when specialized
+  // warp_specialize: the producer warpgroup launched after them.
+  int producer_threads = 0;
   // Lowering sets these for the codegen.
   ir::Var thread_var;
 };

@@ -16,6 +16,7 @@
 #include "src/passes/lower/rasterize_blocks.h"
 #include "src/passes/plan_gemms.h"
 #include "src/passes/plan_shared_memory.h"
+#include "src/passes/warp_specialize.h"
 
 namespace tessel::passes {
 namespace {
@@ -34,11 +35,10 @@ struct Pass {
 // The async-proxy fences follow it: they go before the barriers the planner
 // placed, in kernels whose lowered code reads shared memory through the
 // async proxy. The block rasterization comes last: it rebinds the block
-// indices, whose grid ranges the lowering's bound analysis relies on. TMA
-// and warp specialization, when built, go between insert_barriers and
-// plan_gemms.
+// indices, whose grid ranges the lowering's bound analysis relies on.
 constexpr Pass kPasses[] = {
     {"layout_inference", InferLayouts},
+    {"warp_specialize", WarpSpecialize},
     {"inject_pipeline", InjectPipeline},
     {"plan_shared_memory", PlanSharedMemory},
     {"insert_barriers", InsertBarriers},

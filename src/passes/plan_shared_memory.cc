@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "src/ir/visitor.h"
@@ -38,7 +39,10 @@ struct Interval {
 // next iteration's writes after this one's reads.
 class Liveness : public ir::IRVisitor {
  public:
-  explicit Liveness(bool iteration_local) : iteration_local_(iteration_local) {}
+  Liveness(bool iteration_local,
+           std::unordered_set<const ir::BufferNode*> tma_destinations)
+      : iteration_local_(iteration_local),
+        tma_destinations_(std::move(tma_destinations)) {}
 
   std::map<const ir::BufferNode*, Interval> live;
   std::vector<const ir::BufferNode*> order;
@@ -69,8 +73,11 @@ class Liveness : public ir::IRVisitor {
             // 128-byte-row swizzled tiles are SWIZZLE_128B atoms for wgmma:
             // the hardware XOR reads address bits, so tiles start on 1 KB.
             auto cols = ir::AsConstInt(b->shape.back());
-            if (b->layout.kind == ir::Layout::Kind::kSwizzled && cols &&
-                *cols * dtype_bytes(b->dtype) % 128 == 0) {
+            // TMA writes its swizzle from address bits too, whatever the
+            // row width.
+            if ((b->layout.kind == ir::Layout::Kind::kSwizzled && cols &&
+                 *cols * dtype_bytes(b->dtype) % 128 == 0) ||
+                tma_destinations_.count(b)) {
               iv.align = 1024;
             }
           }
@@ -156,6 +163,7 @@ class Liveness : public ir::IRVisitor {
   }
 
   bool iteration_local_;
+  std::unordered_set<const ir::BufferNode*> tma_destinations_;
   int conditional_ = 0;
   std::vector<Loop> loops_;
   std::unordered_map<const ir::BufferNode*, int> alloc_depth_;
@@ -282,16 +290,21 @@ absl::Status PlanSharedMemory(LoweringState& state) {
     if (const auto* c = s.As<ir::CumsumNode>())
       scratch = std::max(scratch, CumsumScratchBytes(*c, state));
   });
+  std::unordered_set<const ir::BufferNode*> tma;
+  ForEachStmt(state.program.body, [&](const ir::Stmt& s) {
+    if (const auto* c = s.As<ir::CopyNode>())
+      if (c->barrier.defined()) tma.insert(c->dst.buffer.get());
+  });
   const int64_t limit = state.target.max_shared_bytes();
   // Bytes shared by buffers that live within one loop iteration cost
   // barriers (the next iteration's writes wait for this one's reads): only
   // when the block does not fit otherwise, or when more blocks then fit on
   // an SM (whose shared memory the per-block limit approximates).
-  Liveness lv(/*iteration_local=*/false);
+  Liveness lv(/*iteration_local=*/false, tma);
   lv.VisitStmt(state.program.body);
   SharedPlan plan = Place(lv, scratch);
   if (limit > 0) {
-    Liveness local(/*iteration_local=*/true);
+    Liveness local(/*iteration_local=*/true, tma);
     local.VisitStmt(state.program.body);
     SharedPlan shared = Place(local, scratch);
     auto blocks = [&](const SharedPlan& p) {

@@ -58,6 +58,7 @@ absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
     if (const auto* k = s.As<ir::KernelNode>()) impl->grid = k->grid;
   });
   impl->alignment = state.alignment;
+  impl->tensor_maps = state.tensor_maps;
   impl->cubin = *cubin;
   impl->signature = gen->signature;
   return impl;

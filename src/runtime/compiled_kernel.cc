@@ -5,6 +5,7 @@
 #include "src/runtime/check_tensors.h"
 #include "src/runtime/cpu_kernel.h"
 #include "src/runtime/kernel_impl.h"
+#include "src/runtime/tensor_maps.h"
 #include "tessel/runtime.h"
 
 namespace tessel {
@@ -46,6 +47,8 @@ absl::Status CompiledKernel::launch(const std::vector<TensorView>& tensors,
     int32_t v = it == values.end() ? 0 : static_cast<int32_t>(it->second);
     args.Add(v);
   }
+  if (absl::Status s = runtime::AddTensorMaps(k, tensors, args); !s.ok())
+    return s;
   absl::StatusOr<jit::LoadedKernel> loaded =
       jit::KernelCache::Default().Load(k.cubin, k.signature);
   if (!loaded.ok()) return loaded.status();

@@ -31,6 +31,7 @@ struct KernelImpl {
   std::vector<ir::Var> dims;
   std::vector<ir::Expr> grid;
   std::vector<passes::AlignmentRequirement> alignment;
+  std::vector<passes::TensorMapParam> tensor_maps;  // encoded at launch
   jit::CachedCubin cubin;
   jit::KernelSignature signature;
   // Set for Target::cpu() (src/runtime/cpu_kernel.h): launch() runs this on

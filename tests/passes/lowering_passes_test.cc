@@ -48,10 +48,11 @@ TEST(Intrinsics, EffectsNameWhatThePlannersAskFor) {
 }
 
 LoweringState Lower(const ir::Program& p, Target target,
-                    const std::string& stop = "") {
+                    const std::string& stop = "", PassConfig config = {}) {
   LoweringState st;
   st.program = p;
   st.target = target;
+  st.config = config;
   absl::Status s = RunPipeline(st, stop);
   EXPECT_TRUE(s.ok()) << s;
   return st;
@@ -74,9 +75,12 @@ int CountSyncs(const ir::Stmt& body) {
 
 TEST(FenceAsyncProxy, BeforeEveryBarrierOfAWgmmaKernelOnly) {
   ir::Program wgmma = testing::Gemm(testing::WgmmaGemm(false));
-  LoweringState lowered = Lower(wgmma, Target::sm90a(), "lower_tile_ops");
+  // The cp.async pipeline: its barriers are __syncthreads.
+  const PassConfig cp_async{.disable_warp_specialized = true};
+  LoweringState lowered =
+      Lower(wgmma, Target::sm90a(), "lower_tile_ops", cp_async);
   EXPECT_EQ(Count(lowered.program.body, Intrinsic::kFenceProxyAsync), 0);
-  LoweringState fenced = Lower(wgmma, Target::sm90a());
+  LoweringState fenced = Lower(wgmma, Target::sm90a(), "", cp_async);
   EXPECT_GT(CountSyncs(fenced.program.body), 0);
   EXPECT_EQ(Count(fenced.program.body, Intrinsic::kFenceProxyAsync),
             CountSyncs(fenced.program.body));

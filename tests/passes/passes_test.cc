@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "absl/strings/str_format.h"
 #include "src/ir/printer.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/pipeline.h"
@@ -74,8 +75,11 @@ TEST(Barriers, DoubleBufferedStagesDoNotConflict) {
   EXPECT_EQ(body[2]->kind, ir::StmtKind::kFor);
 }
 
+// The cp.async pipeline (sm_90a's warp-specialized one: WarpSpecialized.*).
+constexpr PassConfig kCpAsync{.disable_warp_specialized = true};
+
 TEST(Barriers, PipelinedGemmHasOneBarrierPerIteration) {
-  LoweringState st = RunTo(testing::Gemm({}), "insert_barriers");
+  LoweringState st = RunTo(testing::Gemm({}), "insert_barriers", kCpAsync);
   std::vector<ir::Stmt> body = LoopBody(st.program.body);
   ASSERT_GE(body.size(), 3u);
   EXPECT_NE(body[0].As<ir::EvaluateNode>(), nullptr);  // cp_async_wait
@@ -231,11 +235,22 @@ void ExpectGolden(const std::string& name, const std::string& text) {
 
 TEST(Golden, GemmAfterPipelining) {
   ExpectGolden("gemm.inject_pipeline",
-               DumpState(RunTo(testing::Gemm({}), "inject_pipeline")));
+               DumpState(RunTo(testing::Gemm({}), "inject_pipeline", kCpAsync)));
 }
 TEST(Golden, GemmAfterBarriers) {
   ExpectGolden("gemm.insert_barriers",
-               DumpState(RunTo(testing::Gemm({}), "insert_barriers")));
+               DumpState(RunTo(testing::Gemm({}), "insert_barriers", kCpAsync)));
+}
+// The warp-specialized GEMM (TMA producer, wgmma consumers) after every
+// pass, lowered code included.
+TEST(Golden, WarpSpecializedGemmAfterEveryPass) {
+  ir::Program p = testing::Gemm(testing::WgmmaGemm(false));
+  std::vector<std::string> names = PassNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    ExpectGolden(absl::StrFormat("gemm_warp_specialized.%02d_%s", i + 1,
+                                 names[i]),
+                 DumpState(RunTo(p, names[i])));
+  }
 }
 TEST(Golden, LinearAttentionBackwardAfterPipelining) {
   absl::StatusOr<Program> p = seed::LinearAttentionBackward(1, 128, 1, 64, 64);

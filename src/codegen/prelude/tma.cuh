@@ -50,42 +50,61 @@ __device__ __forceinline__ void tma_prefetch_descriptor(
                : "memory");
 }
 
-__device__ __forceinline__ void tma_load(void* dst, const TmaDescriptor* desc,
+// Loads into the shared address dst (tl::smem_addr); c0 innermost.
+__device__ __forceinline__ void tma_load(u32 dst, const TmaDescriptor* desc,
                                          u64* bar, int c0) {
   asm volatile(
       "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::"
-      "bytes [%0], [%1, {%3}], [%2];\n" ::"r"(smem_addr(dst)),
+      "bytes [%0], [%1, {%3}], [%2];\n" ::"r"(dst),
       "l"(tma_desc_addr(desc)), "r"(smem_addr(bar)), "r"(c0)
       : "memory");
 }
 
-__device__ __forceinline__ void tma_load(void* dst, const TmaDescriptor* desc,
+__device__ __forceinline__ void tma_load(u32 dst, const TmaDescriptor* desc,
                                          u64* bar, int c0, int c1) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::"
-      "bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_addr(dst)),
+      "bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
       "l"(tma_desc_addr(desc)), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
       : "memory");
 }
 
-__device__ __forceinline__ void tma_load(void* dst, const TmaDescriptor* desc,
+__device__ __forceinline__ void tma_load(u32 dst, const TmaDescriptor* desc,
                                          u64* bar, int c0, int c1, int c2) {
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::"
-      "bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(smem_addr(dst)),
+      "bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
       "l"(tma_desc_addr(desc)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
       : "memory");
 }
 
-__device__ __forceinline__ void tma_load(void* dst, const TmaDescriptor* desc,
+__device__ __forceinline__ void tma_load(u32 dst, const TmaDescriptor* desc,
                                          u64* bar, int c0, int c1, int c2,
                                          int c3) {
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
-      "bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(smem_addr(dst)),
+      "bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
       "l"(tma_desc_addr(desc)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2),
       "r"(c3)
       : "memory");
+}
+
+__device__ __forceinline__ void tma_load(u32 dst, const TmaDescriptor* desc,
+                                         u64* bar, int c0, int c1, int c2,
+                                         int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::"
+      "bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];\n" ::"r"(dst),
+      "l"(tma_desc_addr(desc)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2),
+      "r"(c3), "r"(c4)
+      : "memory");
+}
+
+// The same into a shared pointer.
+template <typename... Coords>
+__device__ __forceinline__ void tma_load(void* dst, const TmaDescriptor* desc,
+                                         u64* bar, Coords... coords) {
+  tma_load(smem_addr(dst), desc, bar, coords...);
 }
 
 // Stores a shared tile (written before by this thread's or others' generic

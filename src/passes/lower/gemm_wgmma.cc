@@ -49,10 +49,11 @@ Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
                  Ref(m.acc, {Expr(mi)}), Expr(n0 / 8), a, b});
 }
 
-// Waits for the committed wgmma, then tells the compiler their
+// Waits until at most `pending` committed wgmma groups run, then tells the compiler their
 // accumulators changed here (it must not read them before the wait).
-Stmt Lowerer::WaitWgmma(const std::vector<ir::Buffer>& accumulators) {
-  std::vector<Stmt> s{Intrin(Intrinsic::kWgmmaWait, {Expr(0)})};
+Stmt Lowerer::WaitWgmma(const std::vector<ir::Buffer>& accumulators,
+                        int pending) {
+  std::vector<Stmt> s{Intrin(Intrinsic::kWgmmaWait, {Expr(pending)})};
   for (const ir::Buffer& acc : accumulators) {
     const FragmentLayout& l = Layout(acc);
     for (int mi = 0; mi < l.mi(); ++mi) {

@@ -65,6 +65,7 @@ Stmt Lowerer::Visit(const ir::SeqNode* op) {
 
 Stmt Lowerer::Visit(const ir::ForNode* op) {
   if (op->for_kind == ir::ForKind::kParallel) return LowerParallel(op);
+  if (std::optional<Stmt> s = LowerWgmmaConsumerLoop(op)) return *s;
   if (std::optional<Stmt> s = LowerPipelinedGemm(op)) return *s;
   auto mn = ir::AsConstInt(op->min), ex = ir::AsConstInt(op->extent);
   if (mn && ex) ranges_[op->var.get()] = {*mn, *mn + *ex - 1};

@@ -11,6 +11,9 @@
 //   reduce.cc, cumsum.cc  T.reduce_*, T.cumsum
 //   parallel.cc           T.Parallel loops over each thread's elements
 //   atomic.cc             T.atomic_*
+//   tma_copy.cc           T.copy on the TMA (warp-specialized producers)
+//   warp_specialized.cc   the producer / consumer split
+//   wgmma_pipeline.cc     the consumer loop with a wgmma group in flight
 //   mbarrier.cc, print.cc mbarriers, T.print
 //
 // The per-thread facts (thread index, variable ranges, bounds, offsets)
@@ -28,6 +31,7 @@
 #include "src/ir/visitor.h"
 #include "src/passes/lower/thread_context.h"
 #include "src/passes/operand_reuse.h"
+#include "src/passes/tma_copy.h"
 #include "src/passes/wgmma.h"
 
 namespace tessel::passes::lower {
@@ -89,6 +93,7 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Stmt Visit(const ir::MbarrierWaitParityNode* op) override;
   Stmt Visit(const ir::MbarrierExpectTxNode* op) override;
   Stmt Visit(const ir::PrintNode* op) override;  // print.cc
+  Stmt Visit(const ir::WarpSpecializeNode* op) override;  // warp_specialized.cc
 
  private:
   // copy.cc
@@ -129,9 +134,14 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
                        Expr mn0);
   Stmt WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
                  int n0, int n);
-  Stmt WaitWgmma(const std::vector<ir::Buffer>& accumulators);
+  Stmt WaitWgmma(const std::vector<ir::Buffer>& accumulators, int pending = 0);
   Stmt LowerWgmma(const ir::GemmNode& g, const MmaGemm& m);
   bool JoinsDeferredWgmma(const Stmt& s);
+  // wgmma_pipeline.cc
+  std::optional<Stmt> LowerWgmmaConsumerLoop(const ir::ForNode* op);
+  // tma_copy.cc
+  int TensorMapOf(const TmaCopyPlan& plan);
+  Stmt LowerTmaCopy(const ir::CopyNode& c);
   // fragment_pipeline.cc
   static std::optional<PipelinedGemm> MatchPipelinedGemm(const Stmt& body);
   std::optional<Stmt> LowerPipelinedGemm(const ir::ForNode* op);

@@ -28,9 +28,19 @@ Stmt Lowerer::Visit(const ir::MbarrierWaitParityNode* op) {
                  MutateExpr(op->parity)});
 }
 
+// The transaction bytes of TMA copies: only warp_specialize makes those
+// (a user's expect_tx would wait for bytes no copy of theirs delivers).
 Stmt Lowerer::Visit(const ir::MbarrierExpectTxNode* op) {
-  Fail(op, "mbarrier_expect_tx needs the TMA path (not built yet)");
-  return Self(op);
+  if (st_.producer_threads == 0) {
+    Fail(op,
+         "mbarrier_expect_tx: only the scheduler's TMA copies deliver "
+         "transaction bytes (warp specialization of a Pipelined loop); no "
+         "copy of the program would complete this barrier");
+    return Self(op);
+  }
+  return Intrin(Intrinsic::kMbarrierExpectTx,
+                {ir::Load(op->barriers, {MutateExpr(op->index)}),
+                 MutateExpr(op->bytes)});
 }
 
 }  // namespace tessel::passes::lower

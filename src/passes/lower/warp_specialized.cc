@@ -1,0 +1,43 @@
+// The warp-specialized block (warp_specialize.h): the producer warpgroup
+// runs after the kernel's threads, gives registers back and lets one
+// thread issue its copies; the consumers take the registers, and their
+// barriers count them alone (named barrier 1: the producers never arrive).
+#include "src/passes/lower/lowerer.h"
+
+#include "src/passes/intrinsics.h"
+#include "src/passes/ir_util.h"
+
+namespace tessel::passes::lower {
+namespace {
+
+// Register budgets of the two roles (setmaxnreg counts, multiples of 8):
+// 128 producers x 40 + 256 consumers x 232 fit the 64K registers of an SM.
+constexpr int kProducerRegisters = 40;
+constexpr int kConsumerRegisters = 232;
+
+struct ConsumerBarriers : ir::IRMutator {
+  explicit ConsumerBarriers(int threads) : threads(threads) {}
+  Stmt Visit(const ir::SyncThreadsNode*) override {
+    return Intrin(Intrinsic::kNamedBarrierSync, {Expr(1), Expr(threads)});
+  }
+  int threads;
+};
+
+}  // namespace
+
+Stmt Lowerer::Visit(const ir::WarpSpecializeNode* op) {
+  const int consumers = st_.threads;
+  Stmt producer = MutateStmt(op->producer);
+  Stmt consumer = ConsumerBarriers(consumers).MutateStmt(MutateStmt(op->consumer));
+  std::vector<Stmt> p, c;
+  // With one consumer warpgroup every role has registers to spare.
+  if (consumers == 256) {
+    p.push_back(Intrin(Intrinsic::kSetMaxNReg, {Expr(0), Expr(kProducerRegisters)}));
+    c.push_back(Intrin(Intrinsic::kSetMaxNReg, {Expr(1), Expr(kConsumerRegisters)}));
+  }
+  p.push_back(MakeIf(Expr(tx_) == consumers, producer));
+  c.push_back(consumer);
+  return MakeIf(Expr(tx_) >= consumers, ir::Seq(p), ir::Seq(c));
+}
+
+}  // namespace tessel::passes::lower

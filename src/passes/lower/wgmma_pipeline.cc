@@ -1,0 +1,72 @@
+// The consumer loop warp_specialize makes around wgmma gemms, with one
+// wgmma group kept in flight across iterations: the gemms of iteration k
+// are issued before those of k - 1 retire, and the stage k - 1 read is
+// released only then.
+//
+// clang-format off
+//   for k:                                for k:
+//     wait_parity(full[s(k)], ph(k))        wait_parity(full[s(k)], ph(k))
+//     gemm(As[s(k)], Bs[s(k)], C)    =>     issue + commit gemm(k)
+//     arrive(empty[s(k)])                   wgmma_wait<1>   # k - 1 retired
+//                                           if k > min: arrive(empty[s(k-1)])
+//                                         wgmma_wait<0>
+//                                         arrive(empty[s(last)])
+// clang-format on
+//
+// Legal because the gemms accumulate into registers no other statement of
+// the loop touches (no clear_accum: a clear would race the wgmma still
+// running on them), and each stage is released after the wait that
+// retires the reads of it.
+#include "src/passes/lower/lowerer.h"
+
+#include "src/passes/intrinsics.h"
+#include "src/passes/ir_util.h"
+
+namespace tessel::passes::lower {
+
+std::optional<Stmt> Lowerer::LowerWgmmaConsumerLoop(const ir::ForNode* op) {
+  const auto* seq = op->body.As<ir::SeqNode>();
+  if (seq == nullptr || seq->stmts.size() < 3) return std::nullopt;
+  const std::vector<Stmt>& s = seq->stmts;
+  if (!s.front().As<ir::MbarrierWaitParityNode>() ||
+      !s.back().As<ir::MbarrierArriveNode>()) {
+    return std::nullopt;
+  }
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    const auto* g = s[i].As<ir::GemmNode>();
+    if (g == nullptr || g->clear_accum) return std::nullopt;
+    const GemmPlan& plan = PlanOf(*g);
+    if (plan.instruction != GemmInstruction::kWgmma ||
+        plan.a.path != OperandPath::kDescriptor) {
+      return std::nullopt;
+    }
+  }
+  auto mn = ir::AsConstInt(op->min), ex = ir::AsConstInt(op->extent);
+  if (mn && ex) ranges_[op->var.get()] = {*mn, *mn + *ex - 1};
+  std::vector<ir::Buffer> outer;
+  std::swap(outer, deferred_wgmma_);
+  std::vector<Stmt> body{MutateStmt(s.front())};
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    defer_wgmma_ = true;
+    body.push_back(MutateStmt(s[i]));
+    defer_wgmma_ = false;
+  }
+  std::vector<ir::Buffer> accumulators;
+  std::swap(accumulators, deferred_wgmma_);
+  deferred_wgmma_ = std::move(outer);
+  body.push_back(WaitWgmma(accumulators, /*pending=*/1));
+  const ir::Stmt& release = s.back();
+  body.push_back(MakeIf(Expr(op->var) > op->min,
+                        MutateStmt(Substitute(
+                            release, {{op->var.get(), Expr(op->var) - 1}}))));
+  std::vector<Stmt> out{ir::MakeStmt<ir::ForNode>(
+      op->var, op->min, op->extent, ir::ForKind::kSerial, 0, std::vector<int>{},
+      std::vector<int>{}, ir::Seq(body), op->loc)};
+  out.push_back(WaitWgmma(accumulators));
+  Stmt last = MutateStmt(
+      Substitute(release, {{op->var.get(), op->min + op->extent - 1}}));
+  out.push_back(ex && *ex > 0 ? last : MakeIf(op->extent > 0, last));
+  return ir::Seq(out, op->loc);
+}
+
+}  // namespace tessel::passes::lower

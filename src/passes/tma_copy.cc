@@ -1,0 +1,109 @@
+#include "src/passes/tma_copy.h"
+
+#include "absl/strings/str_cat.h"
+#include "src/ir/visitor.h"
+#include "src/passes/ir_util.h"
+
+namespace tessel::passes {
+namespace {
+
+constexpr int64_t kMaxBoxExtent = 256;  // cuTensorMapEncodeTiled's limit
+constexpr int kMaxRank = 5;
+
+// An index the issuing thread alone can compute: no element reads (a
+// fragment's or local's value differs between threads).
+bool ThreadInvariant(const std::vector<ir::Expr>& exprs) {
+  struct Finder : ir::IRVisitor {
+    bool load = false;
+    void Visit(const ir::LoadNode*) override { load = true; }
+  } f;
+  for (const ir::Expr& e : exprs) f.VisitExpr(e);
+  return !f.load;
+}
+
+std::optional<TmaCopyPlan> Refuse(std::string* why, std::string reason) {
+  if (why != nullptr) *why = std::move(reason);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<TmaCopyPlan> PlanTmaCopy(const ir::CopyNode& c,
+                                       const LoweringState& state,
+                                       std::string* why) {
+  const ir::Region &src = c.src, &dst = c.dst;
+  const ir::Buffer &g = src.buffer, &s = dst.buffer;
+  if (g->scope != ir::Scope::kGlobal || s->scope != ir::Scope::kShared)
+    return Refuse(why, "not a global -> shared copy");
+  if (g->dtype != s->dtype) return Refuse(why, "converts its elements");
+  const int eb = dtype_bytes(g->dtype);
+  if (eb != 1 && eb != 2 && eb != 4)
+    return Refuse(why, "elements of an unmapped size");
+  if (g->rank() > kMaxRank) return Refuse(why, "tensor of rank above 5");
+  int param = -1;
+  for (size_t i = 0; i < state.program.params.size(); ++i)
+    if (state.program.params[i].get() == g.get()) param = static_cast<int>(i);
+  if (param < 0) return Refuse(why, "source is not a kernel parameter");
+
+  // The destination: a whole tile, or one stage of a staged tile.
+  auto shape = ConstShape(s->shape);
+  if (!shape || s->rank() < 2) return Refuse(why, "not a 2-d shared tile");
+  const int r = s->rank();
+  const int64_t rows = (*shape)[r - 2], cols = (*shape)[r - 1];
+  for (int d = 0; d < r; ++d) {
+    auto start = ir::AsConstInt(dst.start[d]);
+    auto extent = ir::AsConstInt(dst.extent[d]);
+    const bool lead = d < r - 2;
+    if (!extent || *extent != (lead ? 1 : (*shape)[d]) ||
+        (!lead && (!start || *start != 0))) {
+      return Refuse(why, "writes part of its tile");
+    }
+  }
+
+  // The source box: constant extents whose non-unit ones are the tile's
+  // rows and columns, the innermost one its columns.
+  TmaCopyPlan plan;
+  plan.param = param;
+  std::vector<int64_t> squeezed;
+  for (const ir::Expr& e : src.extent) {
+    auto v = ir::AsConstInt(e);
+    if (!v || *v <= 0 || *v > kMaxBoxExtent)
+      return Refuse(why, "box extent not a constant in [1, 256]");
+    plan.box.push_back(*v);
+    if (*v != 1) squeezed.push_back(*v);
+  }
+  if (plan.box.back() != cols || squeezed.empty() || squeezed.back() != cols ||
+      (squeezed.size() == 2 ? squeezed[0] != rows
+                            : squeezed.size() != 1 || rows != 1)) {
+    return Refuse(why, "box is not the tile's rows x columns");
+  }
+  if (!ThreadInvariant(src.start))
+    return Refuse(why, "origin depends on values read per thread");
+  // Global strides must be multiples of 16 bytes: a constant innermost
+  // dimension is checked here, a symbolic one at launch (alignment).
+  if (auto last = ir::AsConstInt(g->shape.back()); last && *last * eb % 16)
+    return Refuse(why, "rows of the tensor are not whole 16-byte chunks");
+
+  const int64_t row_bytes = cols * eb;
+  plan.box_cols = cols;
+  if (s->layout.kind == ir::Layout::Kind::kSwizzled && row_bytes >= 32) {
+    if (row_bytes == 32 || row_bytes == 64 || row_bytes == 128) {
+      plan.swizzle_bytes = static_cast<int>(row_bytes);
+    } else if (s->layout.atoms && row_bytes % 128 == 0) {
+      plan.swizzle_bytes = 128;
+      plan.boxes = static_cast<int>(row_bytes / 128);
+      plan.box_cols = 128 / eb;
+      plan.box.back() = plan.box_cols;
+    } else {
+      return Refuse(why, "swizzled rows wider than 128 bytes, not atoms");
+    }
+  } else if (row_bytes % 16 != 0) {
+    return Refuse(why, "tile rows are not whole 16-byte chunks");
+  }
+  if (plan.box_cols > kMaxBoxExtent)
+    return Refuse(why, "box extent not a constant in [1, 256]");
+  plan.bytes = rows * cols * eb;
+  return plan;
+}
+
+}  // namespace tessel::passes

@@ -1,0 +1,234 @@
+#include "src/passes/warp_specialize.h"
+
+#include <optional>
+#include <unordered_set>
+#include <vector>
+
+#include "src/ir/visitor.h"
+#include "src/passes/ir_util.h"
+#include "src/passes/tma_copy.h"
+
+namespace tessel::passes {
+namespace {
+
+using ir::Expr;
+using ir::Stmt;
+
+bool Applies(const LoweringState& state) {
+  const PassConfig& c = state.config;
+  return state.target.arch() == "sm_90a" && !c.disable_tma_lower &&
+         !c.disable_warp_specialized && !c.disable_async_copy &&
+         (state.threads == 128 || state.threads == 256);
+}
+
+// Nothing the specialized kernel could not keep: user mbarriers and
+// barriers (they assume every thread runs every statement), a second
+// Pipelined loop.
+bool KernelAllows(const Stmt& body) {
+  int pipelined = 0;
+  bool ok = true;
+  ForEachStmt(body, [&](const Stmt& s) {
+    if (const auto* f = s.As<ir::ForNode>())
+      pipelined += f->for_kind == ir::ForKind::kPipelined;
+    switch (s->kind) {
+      case ir::StmtKind::kSyncThreads:
+      case ir::StmtKind::kMbarrierInit:
+      case ir::StmtKind::kMbarrierArrive:
+      case ir::StmtKind::kMbarrierExpectTx:
+      case ir::StmtKind::kMbarrierWaitParity:
+      case ir::StmtKind::kWarpSpecialize:
+        ok = false;
+        break;
+      default:
+        break;
+    }
+  });
+  return ok && pipelined == 1;
+}
+
+// The loop's body as producer copies, then gemms; nullopt when it is not.
+struct Split {
+  std::vector<const ir::CopyNode*> copies;
+  std::vector<Stmt> consumers;
+  int64_t bytes = 0;
+};
+
+std::optional<Split> SplitBody(const ir::ForNode& loop,
+                               const LoweringState& state) {
+  std::vector<Stmt> stmts{loop.body};
+  if (const auto* seq = loop.body.As<ir::SeqNode>()) stmts = seq->stmts;
+  Split split;
+  std::unordered_set<const ir::BufferNode*> tiles;
+  size_t i = 0;
+  for (; i < stmts.size(); ++i) {
+    const auto* c = stmts[i].As<ir::CopyNode>();
+    if (c == nullptr) break;
+    std::optional<TmaCopyPlan> plan = PlanTmaCopy(*c, state, nullptr);
+    if (!plan || !c->dst.IsFull() || !tiles.insert(c->dst.buffer.get()).second)
+      return std::nullopt;
+    split.copies.push_back(c);
+    split.bytes += plan->bytes;
+  }
+  for (; i < stmts.size(); ++i) {
+    if (stmts[i].As<ir::GemmNode>() == nullptr) return std::nullopt;
+    split.consumers.push_back(stmts[i]);
+  }
+  if (split.copies.empty() || split.consumers.empty()) return std::nullopt;
+  return split;
+}
+
+// Regions of the staged tiles gain the stage index in front.
+class Stage : public ir::IRMutator {
+ public:
+  Stage(const BufferMap& staged, Expr stage) : staged_(staged), stage_(stage) {}
+  ir::Region MutateRegion(const ir::Region& r) override {
+    auto it = staged_.find(r.buffer.get());
+    if (it == staged_.end()) return IRMutator::MutateRegion(r);
+    ir::Region out{it->second, {stage_}, {Expr(1)}};
+    out.start.insert(out.start.end(), r.start.begin(), r.start.end());
+    out.extent.insert(out.extent.end(), r.extent.begin(), r.extent.end());
+    return out;
+  }
+
+ private:
+  const BufferMap& staged_;
+  Expr stage_;
+};
+
+class Specializer {
+ public:
+  explicit Specializer(LoweringState& state) : state_(state) {}
+
+  Stmt Kernel(const ir::KernelNode& k) {
+    Stmt body = Rewrite(k.body);
+    if (!done_) return Stmt();
+    // The staged tiles replace the originals in their allocations.
+    body = ReplaceBuffers(body, staged_);
+    return ir::MakeStmt<ir::KernelNode>(k.grid, k.threads, k.block_vars, body,
+                                        k.loc);
+  }
+
+ private:
+  // Down the kernel's allocations to its statement list.
+  Stmt Rewrite(const Stmt& s) {
+    if (const auto* a = s.As<ir::AllocateNode>()) {
+      Stmt body = Rewrite(a->body);
+      return done_ ? ir::MakeStmt<ir::AllocateNode>(a->buffer, body, a->loc)
+                   : s;
+    }
+    const auto* seq = s.As<ir::SeqNode>();
+    if (seq == nullptr) return s;
+    for (size_t i = 0; i < seq->stmts.size(); ++i) {
+      const auto* f = seq->stmts[i].As<ir::ForNode>();
+      if (f == nullptr || f->for_kind != ir::ForKind::kPipelined ||
+          f->num_stages < 2) {
+        continue;
+      }
+      std::optional<Split> split = SplitBody(*f, state_);
+      if (!split) return s;
+      std::vector<Stmt> before(seq->stmts.begin(), seq->stmts.begin() + i);
+      std::vector<Stmt> after(seq->stmts.begin() + i + 1, seq->stmts.end());
+      for (const ir::CopyNode* c : split->copies) {
+        for (const std::vector<Stmt>* list : {&before, &after})
+          for (const Stmt& o : *list)
+            if (UsesBuffer(o, c->dst.buffer.get())) return s;
+      }
+      done_ = true;
+      return Specialize(*f, *split, before, after);
+    }
+    return s;
+  }
+
+  Stmt Specialize(const ir::ForNode& loop, const Split& split,
+                  std::vector<Stmt> before, const std::vector<Stmt>& after) {
+    const int stages = loop.num_stages;
+    for (const ir::CopyNode* c : split.copies) {
+      const ir::Buffer& b = c->dst.buffer;
+      std::vector<Expr> shape{Expr(stages)};
+      shape.insert(shape.end(), b->shape.begin(), b->shape.end());
+      staged_[b.get()] =
+          ir::MakeBuffer(b->name, b->dtype, shape, b->scope, b->layout);
+    }
+    ir::Buffer full = ir::MakeBuffer("tma_full", DataType::kI64, {stages},
+                                     ir::Scope::kBarrier);
+    ir::Buffer empty = ir::MakeBuffer("tma_empty", DataType::kI64, {stages},
+                                      ir::Scope::kBarrier);
+
+    // Iteration i = k - min of either loop, its stage and phase.
+    auto iteration = [&](const ir::Var& k) {
+      return ir::IsConstInt(loop.min, 0) ? Expr(k) : Expr(k) - loop.min;
+    };
+    ir::Var pk(loop.var->name);
+    Expr pi = iteration(pk), ps = pi % stages;
+    std::vector<Stmt> produce{
+        ir::MakeStmt<ir::MbarrierWaitParityNode>(empty, ps,
+                                                 (pi / stages + 1) % 2,
+                                                 loop.loc),
+        ir::MakeStmt<ir::MbarrierExpectTxNode>(full, ps, Expr(int(split.bytes)),
+                                               loop.loc)};
+    VarMap to_pk{{loop.var.get(), Expr(pk)}};
+    for (const ir::CopyNode* c : split.copies) {
+      ir::Region src = c->src;
+      for (Expr& e : src.start) e = Substitute(e, to_pk);
+      ir::Region dst = Stage(staged_, ps).MutateRegion(c->dst);
+      produce.push_back(
+          ir::MakeStmt<ir::CopyNode>(src, dst, full, ps, c->loc));
+    }
+    produce.push_back(ir::MakeStmt<ir::MbarrierArriveNode>(full, ps, loop.loc));
+    Stmt producer = MakeFor(pk, loop.min, loop.extent, ir::ForKind::kSerial,
+                            ir::Seq(produce));
+
+    Expr ci = iteration(loop.var), cs = ci % stages;
+    std::vector<Stmt> consume{ir::MakeStmt<ir::MbarrierWaitParityNode>(
+        full, cs, ci / stages % 2, loop.loc)};
+    Stage stage(staged_, cs);
+    for (const Stmt& s : split.consumers) consume.push_back(stage.MutateStmt(s));
+    consume.push_back(ir::MakeStmt<ir::MbarrierArriveNode>(empty, cs, loop.loc));
+
+    // Annotations stay kernel-wide; the consumers run the rest.
+    std::vector<Stmt> top, consumer;
+    for (const Stmt& s : before) {
+      bool note = s.As<ir::UseSwizzleNode>() || s.As<ir::AnnotateLayoutNode>();
+      (note ? top : consumer).push_back(s);
+    }
+    consumer.push_back(MakeFor(loop.var, loop.min, loop.extent,
+                               ir::ForKind::kSerial, ir::Seq(consume)));
+    consumer.insert(consumer.end(), after.begin(), after.end());
+    std::vector<Expr> ones(stages, Expr(1)),
+        consumers(stages, Expr(state_.threads));
+    top.insert(top.begin(),
+               {ir::MakeStmt<ir::MbarrierInitNode>(full, ones, loop.loc),
+                ir::MakeStmt<ir::MbarrierInitNode>(empty, consumers, loop.loc),
+                ir::MakeStmt<ir::SyncThreadsNode>(loop.loc)});
+    top.push_back(ir::MakeStmt<ir::WarpSpecializeNode>(
+        kProducerThreads, producer, ir::Seq(consumer), loop.loc));
+    Stmt body = ir::Seq(top);
+    body = ir::MakeStmt<ir::AllocateNode>(empty, body, loop.loc);
+    return ir::MakeStmt<ir::AllocateNode>(full, body, loop.loc);
+  }
+
+  LoweringState& state_;
+  BufferMap staged_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+absl::Status WarpSpecialize(LoweringState& state) {
+  if (!Applies(state) || !KernelAllows(state.program.body))
+    return absl::OkStatus();
+  struct Kernels : ir::IRMutator {
+    explicit Kernels(LoweringState& state) : state(state) {}
+    Stmt Visit(const ir::KernelNode* op) override {
+      Stmt out = Specializer(state).Kernel(*op);
+      if (!out.defined()) return Self(op);
+      state.producer_threads = kProducerThreads;
+      return out;
+    }
+    LoweringState& state;
+  } kernels(state);
+  state.program.body = kernels.MutateStmt(state.program.body);
+  return absl::OkStatus();
+}
+
+}  // namespace tessel::passes

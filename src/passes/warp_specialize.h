@@ -1,0 +1,56 @@
+// Warp specialization of a Pipelined loop on sm_90a (tile level): a
+// producer warpgroup moves the tiles with the TMA into a ring of stages,
+// the kernel's own threads consume them, and full / empty mbarriers
+// between them replace the cp.async waits and block-wide barriers.
+//
+// clang-format off
+//   for k in T.Pipelined(n, num_stages=3):    As = T.alloc_shared([3, 128, 64])
+//     T.copy(A[.., k*64], As)                 full = T.alloc_barrier(3)
+//     T.copy(B[k*64, ..], Bs)                 empty = T.alloc_barrier(3)
+//     T.gemm(As, Bs, C)              =>       T.mbarrier_init(full, [1, 1, 1])
+//                                             T.mbarrier_init(empty, [256, ..])
+//                                             T.sync_threads()
+//   with T.warp_specialize(producer_threads=128):
+//     producer:                               # one thread of the producers
+//       for k in T.serial(n):
+//         T.mbarrier_wait_parity(empty[k % 3], (k / 3 + 1) % 2)
+//         T.mbarrier_expect_tx(full[k % 3], 32768)
+//         T.copy(A[.., k*64], As[k % 3], barrier=full[k % 3])   # TMA
+//         T.copy(B[k*64, ..], Bs[k % 3], barrier=full[k % 3])
+//         T.mbarrier_arrive(full[k % 3])
+//     consumer:                               # the kernel's threads
+//       ... statements before the loop ...
+//       for k in T.serial(n):
+//         T.mbarrier_wait_parity(full[k % 3], k / 3 % 2)
+//         T.gemm(As[k % 3], Bs[k % 3], C)
+//         T.mbarrier_arrive(empty[k % 3])
+//       ... statements after it ...
+// clang-format on
+//
+// The empty barriers' first wait (parity 1 of a fresh barrier) passes at
+// once: every stage starts free. The lowering keeps one wgmma group in
+// flight in the consumer loop and releases a stage when its reads retire
+// (lower/wgmma_pipeline.cc).
+//
+// Applies to the kernel's one Pipelined loop (num_stages >= 2, 128 or 256
+// threads) whose body is global -> shared copies the TMA can make
+// (tma_copy.h) followed by gemms; the copied tiles used nowhere else, no
+// user mbarriers or barriers in the kernel. Off with disable_tma_lower,
+// disable_warp_specialized or disable_async_copy, or on other targets:
+// then inject_pipeline makes today's cp.async pipeline.
+#ifndef TESSEL_SRC_PASSES_WARP_SPECIALIZE_H_
+#define TESSEL_SRC_PASSES_WARP_SPECIALIZE_H_
+
+#include "absl/status/status.h"
+#include "src/passes/lowering_state.h"
+
+namespace tessel::passes {
+
+// The producer warpgroup's size.
+inline constexpr int kProducerThreads = 128;
+
+absl::Status WarpSpecialize(LoweringState& state);
+
+}  // namespace tessel::passes
+
+#endif  // TESSEL_SRC_PASSES_WARP_SPECIALIZE_H_

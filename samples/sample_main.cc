@@ -30,7 +30,10 @@ constexpr char kCommonUsage[] =
     "                       (e.g. sm_90a) through the kernel cache\n"
     "  --seed=N             input seed (default 1)\n"
     "  --wgmma=true|false   sm_90a gemms on wgmma where they fit (default\n"
-    "                       true); false keeps mma.sync everywhere\n";
+    "                       true); false keeps mma.sync everywhere\n"
+    "  --tma=true|false     sm_90a: TMA copies (false: disable_tma_lower)\n"
+    "  --warp-specialized=true|false  sm_90a: producer / consumer warpgroups\n"
+    "                       (false: disable_warp_specialized)\n";
 
 std::string Usage(const SampleSpec& spec) {
   return absl::StrCat("usage: ", spec.name, " [flags]\n", kCommonUsage,
@@ -323,11 +326,19 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
         "its device)");
   }
   SAMPLES_ASSIGN_OR_RETURN(bool wgmma, flags.Bool("wgmma", true));
+  SAMPLES_ASSIGN_OR_RETURN(bool tma, flags.Bool("tma", true));
+  SAMPLES_ASSIGN_OR_RETURN(bool specialized,
+                           flags.Bool("warp-specialized", true));
   SAMPLES_ASSIGN_OR_RETURN(std::vector<Workload> workloads,
                            spec.make(args, flags));
   SAMPLES_RETURN_IF_ERROR(flags.CheckAllUsed());
-  for (Workload& w : workloads)
-    for (Step& step : w.steps) step.pass_config.disable_wgmma = !wgmma;
+  for (Workload& w : workloads) {
+    for (Step& step : w.steps) {
+      step.pass_config.disable_wgmma = !wgmma;
+      step.pass_config.disable_tma_lower = !tma;
+      step.pass_config.disable_warp_specialized = !specialized;
+    }
+  }
 
   std::vector<ResultRow> rows;
   bool all_passed = true;

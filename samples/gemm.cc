@@ -91,6 +91,11 @@ absl::StatusOr<GemmLayout> ParseGemmLayout(std::string_view name) {
                    "\" (expected NN, NT, TN or TT)"));
 }
 
+GemmTile DefaultGemmTile(int sm) {
+  if (sm < 90) return GemmTile{};
+  return GemmTile{.block_m = 128, .block_n = 256, .num_stages = 4};
+}
+
 absl::StatusOr<Program> GemmProgram(const GemmConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
   const GemmTile& t = c.tile;

@@ -38,8 +38,10 @@ inline bool TransposedB(GemmLayout l) {
 }
 
 // The defaults are the fastest tile measured on the H200 with mma.sync (8
-// warps as 4x2, each 64x64; docs/prelude.md). On sm_90a the tile takes
-// wgmma: each of the two warpgroups owns 128 rows (docs/scheduler.md).
+// warps as 4x2, each 64x64; docs/prelude.md), and they fit every arch's
+// shared memory (the warmup manifest compiles them for sm_80 and sm_90a).
+// On sm_90a the tile takes wgmma: each of the two warpgroups owns 128 rows
+// (docs/scheduler.md). DefaultGemmTile gives the best tile of an arch.
 struct GemmTile {
   int block_m = 256;
   int block_n = 128;
@@ -48,6 +50,12 @@ struct GemmTile {
   int threads = 256;
   int panel = 8;  // T::use_swizzle panel size; 0: plain raster order
 };
+
+// The default tile for sm_<sm>: on sm_90 and later 128x256x64 in 4
+// stages (192 KB of shared memory): each consumer warpgroup of the
+// warp-specialized kernel runs one m64n256k16 wgmma per k16 step
+// (bench/results/h200_s6_*); elsewhere GemmTile{}.
+GemmTile DefaultGemmTile(int sm);
 
 struct GemmConfig {
   int M = 0;

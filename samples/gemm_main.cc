@@ -60,6 +60,9 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                            flags.Dtype("out-dtype", base.in_dtype));
   SAMPLES_ASSIGN_OR_RETURN(base.layout,
                            ParseGemmLayout(flags.String("layout", "NN")));
+  // The device's best tile unless the flags pin one.
+  if (args.backend == Backend::kGpu)
+    base.tile = DefaultGemmTile(Target::detect().sm());
   GemmTile& t = base.tile;
   SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &t.block_m},
                                       {"block-n", &t.block_n},

@@ -273,8 +273,7 @@ absl::StatusOr<GeneratedKernel> EmitCuda(const passes::LoweringState& state) {
   // Params and dims claim their names first.
   for (const ir::Buffer& b : state.program.params) p.BufName(b.get());
   for (const ir::Var& d : state.program.dims) p.VarName(d.get());
-  for (const passes::TensorMapParam& m : state.tensor_maps)
-    p.Name(&m, m.name);
+  for (const passes::TensorMapParam& m : state.tensor_maps) p.Name(&m, m.name);
   GeneratedKernel k;
   std::string entry;
   k.source.text = p.Emit(&entry);

@@ -274,6 +274,8 @@ std::string Printer::Call(const ir::CallNode& c) {
   switch (*id) {
     case I::kThreadIdx:
       return "static_cast<int>(threadIdx.x)";
+    case I::kGridDimX:
+      return "static_cast<int>(gridDim.x)";
     case I::kSharedAddr: {
       const auto* l = c.args[0].As<ir::LoadNode>();
       int eb = dtype_bytes(l->buffer->dtype);

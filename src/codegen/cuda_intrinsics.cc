@@ -202,9 +202,9 @@ void Printer::Intrinsic(const ir::CallNode& c) {
     case I::kTmaLoad: {
       const passes::TensorMapParam& map =
           st_.tensor_maps.at(*ir::AsConstInt(c.args[0]));
-      std::string line = absl::StrCat("tl::tma_load(", arg(1), ", &",
-                                      Name(&map, map.name), ", ",
-                                      Addr(c.args[2]));
+      std::string line =
+          absl::StrCat("tl::tma_load(", arg(1), ", &", Name(&map, map.name),
+                       ", ", Addr(c.args[2]));
       for (size_t i = 3; i < c.args.size(); ++i)
         absl::StrAppend(&line, ", ", arg(i));
       Line(line + ");");
@@ -216,8 +216,7 @@ void Printer::Intrinsic(const ir::CallNode& c) {
                         arg(1), ">();"));
       return;
     case I::kNamedBarrierSync:
-      Line(absl::StrCat("tl::named_barrier_sync(", arg(0), ", ", arg(1),
-                        ");"));
+      Line(absl::StrCat("tl::named_barrier_sync(", arg(0), ", ", arg(1), ");"));
       return;
     case I::kPrint:
       Print(c);

@@ -36,13 +36,13 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kFenceBarrierInit, "fence_barrier_init", 0, 0, {}, kFence},
       {I::kMbarrierArrive, "mbarrier_arrive", 1, 1, {0}, kW | kMbarrier},
       {I::kMbarrierWaitParity, "mbarrier_wait_parity", 2, 2, {}, kMbarrier},
-      {I::kMbarrierExpectTx, "mbarrier_expect_tx", 2, 2, {0},
-       kW | kMbarrier},
+      {I::kMbarrierExpectTx, "mbarrier_expect_tx", 2, 2, {0}, kW | kMbarrier},
       {I::kTmaLoad, "tma_load", 8, 4, {}, kStartsAsyncCopy},
       {I::kSetMaxNReg, "setmaxnreg", 2, 2, {}, 0},
       {I::kNamedBarrierSync, "named_barrier_sync", 2, 2, {}, kFence},
       {I::kPrint, "print", 2, 2, {}, kPrints},
       {I::kThreadIdx, "thread_idx", 0, 0, {}, kExpression},
+      {I::kGridDimX, "grid_dim_x", 0, 0, {}, kExpression},
       {I::kSharedAddr, "shared_addr", 1, 1, {}, kExpression},
       {I::kRef, "ref", 1, 1, {}, kExpression},
       {I::kAddressOf, "address_of", 1, 1, {}, kExpression},
@@ -112,6 +112,7 @@ ir::Stmt Let(const ir::Var& var, ir::Expr value) {
 }
 
 ir::Expr ThreadIdx() { return IntrinExpr(DataType::kI32, I::kThreadIdx, {}); }
+ir::Expr GridDimX() { return IntrinExpr(DataType::kI32, I::kGridDimX, {}); }
 
 ir::Expr Ref(const ir::Buffer& buffer, std::vector<ir::Expr> indices) {
   return IntrinExpr(buffer->dtype, I::kRef,

@@ -39,6 +39,7 @@
 //   print(message tag, value)            printf of one scalar
 // Expressions:
 //   thread_idx()                         threadIdx.x
+//   grid_dim_x()                         gridDim.x (a persistent grid's size)
 //   shared_addr(load)                    u32 address of a shared element
 //   ref(load with fewer indices)         a sub-array reference
 //   address_of(load)                     &buffer[index]
@@ -93,6 +94,7 @@ enum class Intrinsic {
   kPrint,
   // Expressions.
   kThreadIdx,
+  kGridDimX,
   kSharedAddr,
   kRef,
   kAddressOf,
@@ -143,6 +145,7 @@ ir::Expr Tag(std::string name);
 // const <dtype> var = value; visible to the end of the enclosing block.
 ir::Stmt Let(const ir::Var& var, ir::Expr value);
 ir::Expr ThreadIdx();
+ir::Expr GridDimX();
 // A reference to buffer[indices...] (fewer indices than dims: a sub-array).
 ir::Expr Ref(const ir::Buffer& buffer, std::vector<ir::Expr> indices);
 ir::Expr SharedAddr(const ir::Buffer& flat_shared, ir::Expr offset);

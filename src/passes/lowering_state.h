@@ -117,6 +117,11 @@ struct LoweringState {
   int threads = 0;  // the kernel's threads: the consumers when specialized
   // warp_specialize: the producer warpgroup launched after them.
   int producer_threads = 0;
+  // A persistent grid (warp_specialize): launch() runs at most one block
+  // per SM; each block loops over output tiles, binding these block
+  // indices per tile (to [0, extent), as the grid's did).
+  bool persistent = false;
+  std::vector<std::pair<ir::Var, int64_t>> tile_block_vars;
   // Lowering sets these for the codegen.
   ir::Var thread_var;
 };

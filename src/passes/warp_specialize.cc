@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "src/ir/visitor.h"
+#include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/lower/rasterize_blocks.h"
 #include "src/passes/tma_copy.h"
 
 namespace tessel::passes {
@@ -100,12 +102,18 @@ class Specializer {
   explicit Specializer(LoweringState& state) : state_(state) {}
 
   Stmt Kernel(const ir::KernelNode& k) {
+    kernel_ = &k;
     Stmt body = Rewrite(k.body);
     if (!done_) return Stmt();
     // The staged tiles replace the originals in their allocations.
     body = ReplaceBuffers(body, staged_);
-    return ir::MakeStmt<ir::KernelNode>(k.grid, k.threads, k.block_vars, body,
-                                        k.loc);
+    if (!first_tile_.defined()) {
+      return ir::MakeStmt<ir::KernelNode>(k.grid, k.threads, k.block_vars,
+                                          body, k.loc);
+    }
+    return ir::MakeStmt<ir::KernelNode>(std::vector<Expr>{Tiles()}, k.threads,
+                                        std::vector<ir::Var>{first_tile_},
+                                        body, k.loc);
   }
 
  private:
@@ -139,9 +147,57 @@ class Specializer {
     return s;
   }
 
+  // A persistent grid: one block per SM loops over the output tiles, so
+  // that the producer loads the next tile while the consumers store this
+  // one. For 1-d and 2-d grids of constant size whose k loop runs the same
+  // iterations for every tile.
+  bool PersistentFits(const ir::ForNode& loop) const {
+    const auto& grid = kernel_->grid;
+    if (grid.empty() || grid.size() > 2) return false;
+    for (const Expr& g : grid)
+      if (!ir::AsConstInt(g)) return false;
+    for (const ir::Var& b : kernel_->block_vars) {
+      if (UsesVar(loop.min, b.get()) || UsesVar(loop.extent, b.get()))
+        return false;
+    }
+    return true;
+  }
+
+  Expr Tiles() const {
+    Expr n = kernel_->grid[0];
+    for (size_t d = 1; d < kernel_->grid.size(); ++d) n = n * kernel_->grid[d];
+    return n;
+  }
+
+  // for t in serial(ceildiv(tiles - first_tile, grid_dim_x())):
+  //   <bind the block indices to tile first_tile + t * grid_dim_x()>; body
+  Stmt PerTile(const ir::Var& t, Stmt body) {
+    Expr tile = Expr(first_tile_) + Expr(t) * GridDimX();
+    const auto& vars = kernel_->block_vars;
+    std::vector<Stmt> s;
+    if (vars.size() == 1) {
+      s.push_back(Let(vars[0], tile));
+    } else {
+      s = BindRasterizedBlock(tile, vars[0], vars[1], kernel_->grid[0],
+                              kernel_->grid[1], panel_, column_major_);
+    }
+    s.push_back(std::move(body));
+    return MakeFor(t, Expr(0), ir::CeilDiv(Tiles() - first_tile_, GridDimX()),
+                   ir::ForKind::kSerial, ir::Seq(s));
+  }
+
   Stmt Specialize(const ir::ForNode& loop, const Split& split,
                   std::vector<Stmt> before, const std::vector<Stmt>& after) {
     const int stages = loop.num_stages;
+    const bool persistent = PersistentFits(loop);
+    ir::Var producer_tile("tile"), consumer_tile("tile");
+    if (persistent) {
+      first_tile_ = ir::Var("first_tile");
+      for (size_t d = 0; d < kernel_->grid.size(); ++d) {
+        state_.tile_block_vars.push_back(
+            {kernel_->block_vars[d], *ir::AsConstInt(kernel_->grid[d])});
+      }
+    }
     for (const ir::CopyNode* c : split.copies) {
       const ir::Buffer& b = c->dst.buffer;
       std::vector<Expr> shape{Expr(stages)};
@@ -154,46 +210,60 @@ class Specializer {
     ir::Buffer empty = ir::MakeBuffer("tma_empty", DataType::kI64, {stages},
                                       ir::Scope::kBarrier);
 
-    // Iteration i = k - min of either loop, its stage and phase.
-    auto iteration = [&](const ir::Var& k) {
-      return ir::IsConstInt(loop.min, 0) ? Expr(k) : Expr(k) - loop.min;
+    // Iteration i of either loop (counted on across tiles), its stage and
+    // phase.
+    auto iteration = [&](const ir::Var& k, const ir::Var& tile) {
+      Expr i = ir::IsConstInt(loop.min, 0) ? Expr(k) : Expr(k) - loop.min;
+      return persistent ? Expr(tile) * loop.extent + i : i;
     };
     ir::Var pk(loop.var->name);
-    Expr pi = iteration(pk), ps = pi % stages;
-    std::vector<Stmt> produce{
-        ir::MakeStmt<ir::MbarrierWaitParityNode>(empty, ps,
-                                                 (pi / stages + 1) % 2,
-                                                 loop.loc),
-        ir::MakeStmt<ir::MbarrierExpectTxNode>(full, ps, Expr(int(split.bytes)),
-                                               loop.loc)};
+    Expr pi = iteration(pk, producer_tile), ps = pi % stages;
+    std::vector<Stmt> produce{ir::MakeStmt<ir::MbarrierWaitParityNode>(
+                                  empty, ps, (pi / stages + 1) % 2, loop.loc),
+                              ir::MakeStmt<ir::MbarrierExpectTxNode>(
+                                  full, ps, Expr(int(split.bytes)), loop.loc)};
     VarMap to_pk{{loop.var.get(), Expr(pk)}};
     for (const ir::CopyNode* c : split.copies) {
       ir::Region src = c->src;
       for (Expr& e : src.start) e = Substitute(e, to_pk);
       ir::Region dst = Stage(staged_, ps).MutateRegion(c->dst);
-      produce.push_back(
-          ir::MakeStmt<ir::CopyNode>(src, dst, full, ps, c->loc));
+      produce.push_back(ir::MakeStmt<ir::CopyNode>(src, dst, full, ps, c->loc));
     }
     produce.push_back(ir::MakeStmt<ir::MbarrierArriveNode>(full, ps, loop.loc));
     Stmt producer = MakeFor(pk, loop.min, loop.extent, ir::ForKind::kSerial,
                             ir::Seq(produce));
 
-    Expr ci = iteration(loop.var), cs = ci % stages;
+    Expr ci = iteration(loop.var, consumer_tile), cs = ci % stages;
     std::vector<Stmt> consume{ir::MakeStmt<ir::MbarrierWaitParityNode>(
         full, cs, ci / stages % 2, loop.loc)};
     Stage stage(staged_, cs);
-    for (const Stmt& s : split.consumers) consume.push_back(stage.MutateStmt(s));
-    consume.push_back(ir::MakeStmt<ir::MbarrierArriveNode>(empty, cs, loop.loc));
+    for (const Stmt& s : split.consumers)
+      consume.push_back(stage.MutateStmt(s));
+    consume.push_back(
+        ir::MakeStmt<ir::MbarrierArriveNode>(empty, cs, loop.loc));
 
-    // Annotations stay kernel-wide; the consumers run the rest.
+    // Annotations stay kernel-wide (a persistent grid rasterizes its tiles
+    // itself); the consumers run the rest.
     std::vector<Stmt> top, consumer;
     for (const Stmt& s : before) {
-      bool note = s.As<ir::UseSwizzleNode>() || s.As<ir::AnnotateLayoutNode>();
-      (note ? top : consumer).push_back(s);
+      if (const auto* u = s.As<ir::UseSwizzleNode>()) {
+        panel_ = u->panel_size;
+        column_major_ = u->column_major;
+        if (!persistent) top.push_back(s);
+      } else if (s.As<ir::AnnotateLayoutNode>()) {
+        top.push_back(s);
+      } else {
+        consumer.push_back(s);
+      }
     }
     consumer.push_back(MakeFor(loop.var, loop.min, loop.extent,
                                ir::ForKind::kSerial, ir::Seq(consume)));
     consumer.insert(consumer.end(), after.begin(), after.end());
+    Stmt consumer_body = ir::Seq(consumer);
+    if (persistent) {
+      producer = PerTile(producer_tile, producer);
+      consumer_body = PerTile(consumer_tile, consumer_body);
+    }
     std::vector<Expr> ones(stages, Expr(1)),
         consumers(stages, Expr(state_.threads));
     top.insert(top.begin(),
@@ -201,15 +271,19 @@ class Specializer {
                 ir::MakeStmt<ir::MbarrierInitNode>(empty, consumers, loop.loc),
                 ir::MakeStmt<ir::SyncThreadsNode>(loop.loc)});
     top.push_back(ir::MakeStmt<ir::WarpSpecializeNode>(
-        kProducerThreads, producer, ir::Seq(consumer), loop.loc));
+        kProducerThreads, producer, consumer_body, loop.loc));
     Stmt body = ir::Seq(top);
     body = ir::MakeStmt<ir::AllocateNode>(empty, body, loop.loc);
     return ir::MakeStmt<ir::AllocateNode>(full, body, loop.loc);
   }
 
   LoweringState& state_;
+  const ir::KernelNode* kernel_ = nullptr;
   BufferMap staged_;
   bool done_ = false;
+  ir::Var first_tile_;  // defined: the grid is persistent
+  int panel_ = 0;       // the kernel's T.use_swizzle
+  bool column_major_ = false;
 };
 
 }  // namespace
@@ -223,6 +297,7 @@ absl::Status WarpSpecialize(LoweringState& state) {
       Stmt out = Specializer(state).Kernel(*op);
       if (!out.defined()) return Self(op);
       state.producer_threads = kProducerThreads;
+      state.persistent = !state.tile_block_vars.empty();
       return out;
     }
     LoweringState& state;

@@ -59,6 +59,7 @@ absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
   });
   impl->alignment = state.alignment;
   impl->tensor_maps = state.tensor_maps;
+  impl->persistent = state.persistent;
   impl->cubin = *cubin;
   impl->signature = gen->signature;
   return impl;

@@ -1,5 +1,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include <algorithm>
+
+#include "jit/context.h"
 #include "jit/kernel_cache.h"
 #include "jit/launch.h"
 #include "src/runtime/check_tensors.h"
@@ -35,6 +38,13 @@ absl::Status CompiledKernel::launch(const std::vector<TensorView>& tensors,
     if (!n.ok()) return n.status();
     if (*n <= 0) return absl::OkStatus();  // nothing to do
     *g[d] = static_cast<uint32_t>(*n);
+  }
+  if (k.persistent) {
+    // One block per SM, each looping over the tiles (warp_specialize.h).
+    static const absl::StatusOr<int> sms =
+        jit::DeviceAttribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    if (!sms.ok()) return sms.status();
+    config.grid.x = std::min(config.grid.x, static_cast<uint32_t>(*sms));
   }
   config.block.x = static_cast<uint32_t>(k.threads);
   config.dynamic_smem_bytes = static_cast<uint32_t>(k.dynamic_smem_bytes);

@@ -43,9 +43,9 @@ absl::StatusOr<jit::TensorMapSpec> TensorMapSpecFor(
   absl::StatusOr<CUtensorMapDataType> type = MapType(t.dtype);
   if (!type.ok()) return type.status();
   if (m.box.size() != t.shape.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a rank-", m.box.size(), " TMA box for a rank-",
-                     t.shape.size(), " tensor"));
+    return absl::InvalidArgumentError(absl::StrCat("a rank-", m.box.size(),
+                                                   " TMA box for a rank-",
+                                                   t.shape.size(), " tensor"));
   }
   jit::TensorMapSpec spec;
   spec.dtype = *type;
@@ -73,9 +73,8 @@ absl::Status AddTensorMaps(const KernelImpl& k,
     if (!map.ok()) {
       return absl::Status(
           map.status().code(),
-          absl::StrCat(k.name, ": ", k.params[m.param]->name, " ",
-                       t.ToString(), ": its TMA descriptor: ",
-                       map.status().message()));
+          absl::StrCat(k.name, ": ", k.params[m.param]->name, " ", t.ToString(),
+                       ": its TMA descriptor: ", map.status().message()));
     }
     args.AddBytes(&*map, sizeof(CUtensorMap));
   }

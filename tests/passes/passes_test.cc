@@ -234,12 +234,14 @@ void ExpectGolden(const std::string& name, const std::string& text) {
 }
 
 TEST(Golden, GemmAfterPipelining) {
-  ExpectGolden("gemm.inject_pipeline",
-               DumpState(RunTo(testing::Gemm({}), "inject_pipeline", kCpAsync)));
+  ExpectGolden(
+      "gemm.inject_pipeline",
+      DumpState(RunTo(testing::Gemm({}), "inject_pipeline", kCpAsync)));
 }
 TEST(Golden, GemmAfterBarriers) {
-  ExpectGolden("gemm.insert_barriers",
-               DumpState(RunTo(testing::Gemm({}), "insert_barriers", kCpAsync)));
+  ExpectGolden(
+      "gemm.insert_barriers",
+      DumpState(RunTo(testing::Gemm({}), "insert_barriers", kCpAsync)));
 }
 // The warp-specialized GEMM (TMA producer, wgmma consumers) after every
 // pass, lowered code included.
@@ -247,9 +249,9 @@ TEST(Golden, WarpSpecializedGemmAfterEveryPass) {
   ir::Program p = testing::Gemm(testing::WgmmaGemm(false));
   std::vector<std::string> names = PassNames();
   for (size_t i = 0; i < names.size(); ++i) {
-    ExpectGolden(absl::StrFormat("gemm_warp_specialized.%02d_%s", i + 1,
-                                 names[i]),
-                 DumpState(RunTo(p, names[i])));
+    ExpectGolden(
+        absl::StrFormat("gemm_warp_specialized.%02d_%s", i + 1, names[i]),
+        DumpState(RunTo(p, names[i])));
   }
 }
 TEST(Golden, LinearAttentionBackwardAfterPipelining) {

@@ -171,7 +171,8 @@ void CheckDescriptors(const testing::GemmShape& g) {
   int64_t checked = 0;
   for (int group = 0; group < groups; ++group) {
     for (int stage = 0; stage < std::max(g.stages, 1); ++stage) {
-      Env env{{"tx", group * 128 + 5}, {"k", stage}};
+      // tile: a persistent kernel's tile counter (its first tile).
+      Env env{{"tx", group * 128 + 5}, {"k", stage}, {"tile", 0}};
       for (int i = 0; i < static_cast<int>(wgmma.size()); ++i) {
         const ir::CallNode& c = *wgmma[i];
         const int kk = i / per_step, mi = i % per_step / pieces;

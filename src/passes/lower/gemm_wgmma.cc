@@ -49,8 +49,9 @@ Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
                  Ref(m.acc, {Expr(mi)}), Expr(n0 / 8), a, b});
 }
 
-// Waits until at most `pending` committed wgmma groups run, then tells the compiler their
-// accumulators changed here (it must not read them before the wait).
+// Waits until at most `pending` committed wgmma groups run, then tells the
+// compiler their accumulators changed here (it must not read them before the
+// wait).
 Stmt Lowerer::WaitWgmma(const std::vector<ir::Buffer>& accumulators,
                         int pending) {
   std::vector<Stmt> s{Intrin(Intrinsic::kWgmmaWait, {Expr(pending)})};

@@ -15,6 +15,9 @@ Stmt Lowerer::Visit(const ir::KernelNode* op) {
     if (auto g = ir::AsConstInt(op->grid[d]))
       ranges_[op->block_vars[d].get()] = {0, *g - 1};
   }
+  // A persistent kernel's per-tile block indices range as a grid's.
+  for (const auto& [var, extent] : st_.tile_block_vars)
+    ranges_[var.get()] = {0, extent - 1};
   Stmt body = MutateStmt(op->body);
   // The thread index first: rasterize_blocks adds its block remap after it.
   std::vector<Stmt> top{Let(tx_, ThreadIdx())};

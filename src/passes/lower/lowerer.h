@@ -92,7 +92,7 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Stmt Visit(const ir::MbarrierArriveNode* op) override;
   Stmt Visit(const ir::MbarrierWaitParityNode* op) override;
   Stmt Visit(const ir::MbarrierExpectTxNode* op) override;
-  Stmt Visit(const ir::PrintNode* op) override;  // print.cc
+  Stmt Visit(const ir::PrintNode* op) override;           // print.cc
   Stmt Visit(const ir::WarpSpecializeNode* op) override;  // warp_specialized.cc
 
  private:

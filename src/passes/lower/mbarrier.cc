@@ -38,9 +38,9 @@ Stmt Lowerer::Visit(const ir::MbarrierExpectTxNode* op) {
          "copy of the program would complete this barrier");
     return Self(op);
   }
-  return Intrin(Intrinsic::kMbarrierExpectTx,
-                {ir::Load(op->barriers, {MutateExpr(op->index)}),
-                 MutateExpr(op->bytes)});
+  return Intrin(
+      Intrinsic::kMbarrierExpectTx,
+      {ir::Load(op->barriers, {MutateExpr(op->index)}), MutateExpr(op->bytes)});
 }
 
 }  // namespace tessel::passes::lower

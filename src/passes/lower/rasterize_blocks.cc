@@ -38,25 +38,14 @@ class Rasterize : public ir::IRMutator {
     size_t i = 0;
     while (i < rest.size() && AsIntrin(rest[i], Intrinsic::kLet))
       top.push_back(rest[i++]);
-    // Rasterize (bx, by) in panels of `panel` rows of by (columns of bx).
     std::vector<ir::Var> vars = op->block_vars;
     ir::Var rx("raw_bx"), ry("raw_by");
-    Expr gx = op->grid[0], gy = op->grid[1];
-    bool col = swizzle_->column_major;
-    Expr fast = col ? gy : gx;  // tiles along the panel
-    Expr slow = col ? gx : gy;
-    int panel = swizzle_->panel;
-    Expr linear = Expr(ry) * gx + rx;
-    ir::Var lin("block_linear"), pid("panel"), rows("panel_rows"),
-        inp("in_panel");
-    top.push_back(Let(lin, linear));
-    top.push_back(Let(pid, Expr(lin) / (fast * panel)));
-    top.push_back(Let(rows, ir::Min(slow - Expr(pid) * panel, Expr(panel))));
-    top.push_back(Let(inp, Expr(lin) - Expr(pid) * (fast * panel)));
-    Expr s_idx = Expr(pid) * panel + Expr(inp) % Expr(rows);
-    Expr f_idx = Expr(inp) / Expr(rows);
-    top.push_back(Let(col ? vars[0] : vars[1], s_idx));
-    top.push_back(Let(col ? vars[1] : vars[0], f_idx));
+    Expr linear = Expr(ry) * op->grid[0] + rx;
+    for (Stmt& let :
+         BindRasterizedBlock(linear, vars[0], vars[1], op->grid[0], op->grid[1],
+                             swizzle_->panel, swizzle_->column_major)) {
+      top.push_back(std::move(let));
+    }
     vars[0] = rx;
     vars[1] = ry;
     top.insert(top.end(), rest.begin() + i, rest.end());
@@ -69,6 +58,29 @@ class Rasterize : public ir::IRMutator {
 };
 
 }  // namespace
+
+std::vector<Stmt> BindRasterizedBlock(const Expr& linear, const ir::Var& bx,
+                                      const ir::Var& by, const Expr& gx,
+                                      const Expr& gy, int panel,
+                                      bool column_major) {
+  if (panel <= 0) return {Let(by, linear / gx), Let(bx, linear % gx)};
+  // Panels of `panel` rows of by (columns of bx when column-major).
+  const bool col = column_major;
+  Expr fast = col ? gy : gx;  // tiles along the panel
+  Expr slow = col ? gx : gy;
+  ir::Var lin("block_linear"), pid("panel"), rows("panel_rows"),
+      inp("in_panel");
+  std::vector<Stmt> out;
+  out.push_back(Let(lin, linear));
+  out.push_back(Let(pid, Expr(lin) / (fast * panel)));
+  out.push_back(Let(rows, ir::Min(slow - Expr(pid) * panel, Expr(panel))));
+  out.push_back(Let(inp, Expr(lin) - Expr(pid) * (fast * panel)));
+  Expr s_idx = Expr(pid) * panel + Expr(inp) % Expr(rows);
+  Expr f_idx = Expr(inp) / Expr(rows);
+  out.push_back(Let(col ? bx : by, s_idx));
+  out.push_back(Let(col ? by : bx, f_idx));
+  return out;
+}
 
 absl::Status RasterizeBlocks(LoweringState& state) {
   Rasterize r;

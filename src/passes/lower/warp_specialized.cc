@@ -28,12 +28,15 @@ struct ConsumerBarriers : ir::IRMutator {
 Stmt Lowerer::Visit(const ir::WarpSpecializeNode* op) {
   const int consumers = st_.threads;
   Stmt producer = MutateStmt(op->producer);
-  Stmt consumer = ConsumerBarriers(consumers).MutateStmt(MutateStmt(op->consumer));
+  Stmt consumer =
+      ConsumerBarriers(consumers).MutateStmt(MutateStmt(op->consumer));
   std::vector<Stmt> p, c;
   // With one consumer warpgroup every role has registers to spare.
   if (consumers == 256) {
-    p.push_back(Intrin(Intrinsic::kSetMaxNReg, {Expr(0), Expr(kProducerRegisters)}));
-    c.push_back(Intrin(Intrinsic::kSetMaxNReg, {Expr(1), Expr(kConsumerRegisters)}));
+    p.push_back(
+        Intrin(Intrinsic::kSetMaxNReg, {Expr(0), Expr(kProducerRegisters)}));
+    c.push_back(
+        Intrin(Intrinsic::kSetMaxNReg, {Expr(1), Expr(kConsumerRegisters)}));
   }
   p.push_back(MakeIf(Expr(tx_) == consumers, producer));
   c.push_back(consumer);

@@ -56,9 +56,9 @@ std::optional<Stmt> Lowerer::LowerWgmmaConsumerLoop(const ir::ForNode* op) {
   deferred_wgmma_ = std::move(outer);
   body.push_back(WaitWgmma(accumulators, /*pending=*/1));
   const ir::Stmt& release = s.back();
-  body.push_back(MakeIf(Expr(op->var) > op->min,
-                        MutateStmt(Substitute(
-                            release, {{op->var.get(), Expr(op->var) - 1}}))));
+  body.push_back(MakeIf(
+      Expr(op->var) > op->min,
+      MutateStmt(Substitute(release, {{op->var.get(), Expr(op->var) - 1}}))));
   std::vector<Stmt> out{ir::MakeStmt<ir::ForNode>(
       op->var, op->min, op->extent, ir::ForKind::kSerial, 0, std::vector<int>{},
       std::vector<int>{}, ir::Seq(body), op->loc)};

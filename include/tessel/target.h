@@ -48,11 +48,18 @@ class Target {
 // Switches of the scheduler, as TileLang's pass configs. Part of the cache
 // key (it changes the generated source).
 struct PassConfig {
-  bool disable_tma_lower = false;         // accepted; no TMA path yet
-  bool disable_warp_specialized = false;  // accepted; no warp specialization
-  bool disable_async_copy = false;        // no cp.async: plain loads/stores
-  bool disable_thread_sync = false;       // no barrier insertion (tests only)
+  // sm_90a: Pipelined loops of TMA-able copies and gemms run on a TMA
+  // producer warpgroup and consumer warpgroups (src/passes/warp_specialize.h);
+  // either switch keeps the cp.async pipeline.
+  bool disable_tma_lower = false;
+  bool disable_warp_specialized = false;
+  bool disable_async_copy = false;   // no cp.async: plain loads/stores
+  bool disable_thread_sync = false;  // no barrier insertion (tests only)
   bool disable_wgmma = false;  // sm_90a: mma.sync instead of wgmma.mma_async
+  // Warp-specialized kernels on a persistent grid (one block per SM over
+  // the output tiles). Off by default: slower than one block per tile on
+  // the H200 so far (docs/scheduler.md).
+  bool persistent_grid = false;
   // A folder: the IR after every pass is written there (also
   // $TESSEL_DUMP_IR).
   std::string dump_ir;

@@ -108,12 +108,12 @@ class Specializer {
     // The staged tiles replace the originals in their allocations.
     body = ReplaceBuffers(body, staged_);
     if (!first_tile_.defined()) {
-      return ir::MakeStmt<ir::KernelNode>(k.grid, k.threads, k.block_vars,
-                                          body, k.loc);
+      return ir::MakeStmt<ir::KernelNode>(k.grid, k.threads, k.block_vars, body,
+                                          k.loc);
     }
     return ir::MakeStmt<ir::KernelNode>(std::vector<Expr>{Tiles()}, k.threads,
-                                        std::vector<ir::Var>{first_tile_},
-                                        body, k.loc);
+                                        std::vector<ir::Var>{first_tile_}, body,
+                                        k.loc);
   }
 
  private:
@@ -152,6 +152,7 @@ class Specializer {
   // one. For 1-d and 2-d grids of constant size whose k loop runs the same
   // iterations for every tile.
   bool PersistentFits(const ir::ForNode& loop) const {
+    if (!state_.config.persistent_grid) return false;
     const auto& grid = kernel_->grid;
     if (grid.empty() || grid.size() > 2) return false;
     for (const Expr& g : grid)

@@ -81,7 +81,8 @@ std::string PassConfig::ToString() const {
                       " warp_specialized=", !disable_warp_specialized,
                       " async_copy=", !disable_async_copy,
                       " thread_sync=", !disable_thread_sync,
-                      " wgmma=", !disable_wgmma);
+                      " wgmma=", !disable_wgmma,
+                      " persistent_grid=", persistent_grid);
 }
 
 }  // namespace tessel

@@ -215,6 +215,24 @@ TEST(SharedPlan, CarriedTileKeepsItsBytes) {
   EXPECT_THAT(tight.status().message(), ::testing::HasSubstr("a 49152 B"));
 }
 
+// A persistent grid: one 1-d block index, a loop over tiles in both roles
+// binding bx and by per tile, the stage counted across tiles.
+TEST(WarpSpecialized, PersistentGridLoopsOverTiles) {
+  ir::Program p = testing::Gemm(testing::WgmmaGemm(false));
+  LoweringState st = RunTo(p, "warp_specialize", {.persistent_grid = true});
+  const auto* k = st.program.body.As<ir::KernelNode>();
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->grid.size(), 1u);
+  EXPECT_TRUE(st.persistent);
+  EXPECT_EQ(st.tile_block_vars.size(), 2u);
+  std::string text = ir::ToString(st.program);
+  EXPECT_NE(text.find("grid_dim_x"), std::string::npos) << text;
+  EXPECT_NE(text.find("(tile * 4 + k) % 3"), std::string::npos) << text;
+  LoweringState plain = RunTo(p, "warp_specialize");
+  EXPECT_FALSE(plain.persistent);
+  EXPECT_EQ(plain.program.body.As<ir::KernelNode>()->grid.size(), 2u);
+}
+
 // ---------------------------------------------------------------- golden
 
 void ExpectGolden(const std::string& name, const std::string& text) {

@@ -34,7 +34,7 @@ constexpr char kCommonUsage[] =
     "  --tma=true|false     sm_90a: TMA copies (false: disable_tma_lower)\n"
     "  --warp-specialized=true|false  sm_90a: producer / consumer warpgroups\n"
     "                       (false: disable_warp_specialized)\n"
-    "  --persistent=true|false  sm_90a: persistent grid (default false)\n";
+    "  --persistent=true|false  sm_90a: persistent grid (default true)\n";
 
 std::string Usage(const SampleSpec& spec) {
   return absl::StrCat("usage: ", spec.name, " [flags]\n", kCommonUsage,
@@ -330,7 +330,7 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
   SAMPLES_ASSIGN_OR_RETURN(bool tma, flags.Bool("tma", true));
   SAMPLES_ASSIGN_OR_RETURN(bool specialized,
                            flags.Bool("warp-specialized", true));
-  SAMPLES_ASSIGN_OR_RETURN(bool persistent, flags.Bool("persistent", false));
+  SAMPLES_ASSIGN_OR_RETURN(bool persistent, flags.Bool("persistent", true));
   SAMPLES_ASSIGN_OR_RETURN(std::vector<Workload> workloads,
                            spec.make(args, flags));
   SAMPLES_RETURN_IF_ERROR(flags.CheckAllUsed());
@@ -339,7 +339,7 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
       step.pass_config.disable_wgmma = !wgmma;
       step.pass_config.disable_tma_lower = !tma;
       step.pass_config.disable_warp_specialized = !specialized;
-      step.pass_config.persistent_grid = persistent;
+      step.pass_config.disable_persistent_grid = !persistent;
     }
   }
 

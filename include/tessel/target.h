@@ -56,10 +56,9 @@ struct PassConfig {
   bool disable_async_copy = false;   // no cp.async: plain loads/stores
   bool disable_thread_sync = false;  // no barrier insertion (tests only)
   bool disable_wgmma = false;  // sm_90a: mma.sync instead of wgmma.mma_async
-  // Warp-specialized kernels on a persistent grid (one block per SM over
-  // the output tiles). Off by default: slower than one block per tile on
-  // the H200 so far (docs/scheduler.md).
-  bool persistent_grid = false;
+  // sm_90a warp-specialized kernels: one block per tile instead of a
+  // persistent grid (one block per SM looping over the output tiles).
+  bool disable_persistent_grid = false;
   // A folder: the IR after every pass is written there (also
   // $TESSEL_DUMP_IR).
   std::string dump_ir;

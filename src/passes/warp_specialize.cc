@@ -152,7 +152,7 @@ class Specializer {
   // one. For 1-d and 2-d grids of constant size whose k loop runs the same
   // iterations for every tile.
   bool PersistentFits(const ir::ForNode& loop) const {
-    if (!state_.config.persistent_grid) return false;
+    if (state_.config.disable_persistent_grid) return false;
     const auto& grid = kernel_->grid;
     if (grid.empty() || grid.size() > 2) return false;
     for (const Expr& g : grid)

@@ -53,7 +53,8 @@ absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
   impl->dynamic_smem_bytes = gen->dynamic_smem_bytes;
   impl->params = program.params;
   impl->dims = program.dims;
-  ir::Stmt body = program.body;
+  // The scheduled kernel's grid: a persistent kernel's is not the user's.
+  ir::Stmt body = state.program.body;
   ir::ForEachStmt(body, [&](const ir::Stmt& s) {
     if (const auto* k = s.As<ir::KernelNode>()) impl->grid = k->grid;
   });

@@ -219,7 +219,7 @@ TEST(SharedPlan, CarriedTileKeepsItsBytes) {
 // binding bx and by per tile, the stage counted across tiles.
 TEST(WarpSpecialized, PersistentGridLoopsOverTiles) {
   ir::Program p = testing::Gemm(testing::WgmmaGemm(false));
-  LoweringState st = RunTo(p, "warp_specialize", {.persistent_grid = true});
+  LoweringState st = RunTo(p, "warp_specialize");
   const auto* k = st.program.body.As<ir::KernelNode>();
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->grid.size(), 1u);
@@ -228,7 +228,8 @@ TEST(WarpSpecialized, PersistentGridLoopsOverTiles) {
   std::string text = ir::ToString(st.program);
   EXPECT_NE(text.find("grid_dim_x"), std::string::npos) << text;
   EXPECT_NE(text.find("(tile * 4 + k) % 3"), std::string::npos) << text;
-  LoweringState plain = RunTo(p, "warp_specialize");
+  LoweringState plain =
+      RunTo(p, "warp_specialize", {.disable_persistent_grid = true});
   EXPECT_FALSE(plain.persistent);
   EXPECT_EQ(plain.program.body.As<ir::KernelNode>()->grid.size(), 2u);
 }

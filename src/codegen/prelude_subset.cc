@@ -137,8 +137,13 @@ std::unordered_set<std::string_view> UsedNames(std::string_view kernel_text) {
           kernel_text.substr(at + prefix.size(), end - at - prefix.size()));
     }
   }
-  for (std::string_view word : Words(kernel_text)) {
-    if (word.substr(0, 7) == "TESSEL_") used.insert(word);
+  constexpr std::string_view kMacro = "TESSEL_";
+  for (size_t at = kernel_text.find(kMacro); at != std::string_view::npos;
+       at = kernel_text.find(kMacro, at + 1)) {
+    if (at > 0 && IsWordChar(kernel_text[at - 1])) continue;
+    size_t end = at;
+    while (end < kernel_text.size() && IsWordChar(kernel_text[end])) ++end;
+    used.insert(kernel_text.substr(at, end - at));
   }
   return used;
 }

@@ -29,6 +29,7 @@
 #ifdef TESSEL_JIT_BENCH_MANIFEST
 #include "bench/kernel_breakdown.h"
 #endif
+#include "bench/median.h"
 #include "jit/context.h"
 #include "jit/driver_api.h"
 #include "jit/kernel_cache.h"
@@ -39,6 +40,7 @@
 namespace {
 
 using namespace tessel::jit;
+using tessel::bench::Median;
 using Clock = std::chrono::steady_clock;
 
 // A representative kernel: shared-memory tiled SGEMM with register blocking.
@@ -126,11 +128,6 @@ CudaSource GemmSource() {
   return CudaSource{.text = kTiledGemm,
                     .entry = "tiled_gemm<128, 128, 8, 8, 8>",
                     .headers = {{"bench_prelude.cuh", kPrelude}}};
-}
-
-double Median(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
 }
 
 // Median of `runs` timings of `body`, in microseconds; `before` runs untimed.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 
+#include "bench/median.h"
 #include "bench/nvrtc_phases.h"
 #include "tessel/registry.h"
 #include "tools/lowering.h"
@@ -23,12 +24,6 @@ double CpuMs() {
   timespec t{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // The phases a summary reports, as named in the records.
@@ -61,6 +56,43 @@ json Summary(const std::vector<const json*>& records) {
   return summary;
 }
 
+// One job's record: its phases, or "error" where lowering or NVRTC failed.
+json Measure(const tools::WarmupJob& job) {
+  json record = {{"index", job.entry->index},
+                 {"name", job.entry->name},
+                 {"params", job.entry->params},
+                 {"arch", job.arch}};
+  absl::StatusOr<tools::LoweredKernel> lowered =
+      tools::LowerWithCodegen(*job.program, {.arch = job.arch,
+                                             .fast_math = job.entry->fast_math,
+                                             .lineinfo = job.entry->lineinfo});
+  if (!lowered.ok()) {
+    record["error"] = lowered.status().ToString();
+    return record;
+  }
+  record["passes_ms"] = lowered->passes_ms;
+  record["codegen_ms"] = lowered->codegen_ms;
+  record["source_lines"] = std::count(lowered->source.text.begin(),
+                                      lowered->source.text.end(), '\n');
+  const double cpu_start = CpuMs();
+  absl::StatusOr<PhasedCubin> compiled =
+      CompileWithPhases(lowered->source, lowered->options);
+  const double nvrtc_cpu_ms = CpuMs() - cpu_start;
+  if (!compiled.ok()) {
+    record["error"] = compiled.status().ToString();
+    return record;
+  }
+  record["frontend_ms"] = compiled->frontend_ms;
+  record["nvvm_ms"] = compiled->nvvm_ms;
+  record["ptxas_ms"] = compiled->ptxas_ms;
+  record["nvrtc_ms"] = compiled->cubin.compile_ms;
+  record["nvrtc_cpu_ms"] = nvrtc_cpu_ms;
+  record["cubin_bytes"] = compiled->cubin.image.size();
+  record["total_ms"] =
+      lowered->passes_ms + lowered->codegen_ms + compiled->cubin.compile_ms;
+  return record;
+}
+
 }  // namespace
 
 absl::StatusOr<json> KernelBreakdown(const std::string& manifest_path,
@@ -86,42 +118,7 @@ absl::StatusOr<json> KernelBreakdown(const std::string& manifest_path,
   json kernels = json::array();
   for (const tools::WarmupJob& job :
        tools::PlanJobs(*manifest, *programs, archs)) {
-    json record = {{"index", job.entry->index},
-                   {"name", job.entry->name},
-                   {"params", job.entry->params},
-                   {"arch", job.arch}};
-    if (job.program == nullptr) continue;
-    absl::StatusOr<tools::LoweredKernel> lowered = tools::LowerWithCodegen(
-        *job.program, {.arch = job.arch,
-                       .fast_math = job.entry->fast_math,
-                       .lineinfo = job.entry->lineinfo});
-    if (!lowered.ok()) {
-      record["error"] = lowered.status().ToString();
-      kernels.push_back(record);
-      continue;
-    }
-    record["passes_ms"] = lowered->passes_ms;
-    record["codegen_ms"] = lowered->codegen_ms;
-    record["source_lines"] = std::count(lowered->source.text.begin(),
-                                        lowered->source.text.end(), '\n');
-    const double cpu_start = CpuMs();
-    absl::StatusOr<PhasedCubin> compiled =
-        CompileWithPhases(lowered->source, lowered->options);
-    const double nvrtc_cpu_ms = CpuMs() - cpu_start;
-    if (!compiled.ok()) {
-      record["error"] = compiled.status().ToString();
-      kernels.push_back(record);
-      continue;
-    }
-    record["frontend_ms"] = compiled->frontend_ms;
-    record["nvvm_ms"] = compiled->nvvm_ms;
-    record["ptxas_ms"] = compiled->ptxas_ms;
-    record["nvrtc_ms"] = compiled->cubin.compile_ms;
-    record["nvrtc_cpu_ms"] = nvrtc_cpu_ms;
-    record["cubin_bytes"] = compiled->cubin.image.size();
-    record["total_ms"] =
-        lowered->passes_ms + lowered->codegen_ms + compiled->cubin.compile_ms;
-    kernels.push_back(record);
+    if (job.program != nullptr) kernels.push_back(Measure(job));
   }
   json summary;
   for (const std::string& arch : archs) {

@@ -96,6 +96,23 @@ TEST(PreludeSubsetTest, Fp8OnlyForKernelsThatNameIt) {
   EXPECT_THAT(Umbrella(PreludeHeaders()), HasSubstr("#include <cuda_fp8.h>"));
 }
 
+// A subset lists only the parts a kernel names, so each part must compile
+// on its own: it includes what it uses.
+TEST(PreludeSubsetTest, EveryPartCompilesAlone) {
+  for (const jit::CudaHeader& h : PreludeHeaders()) {
+    const std::string text = "#include \"" + h.name +
+                             "\"\n"
+                             "extern \"C\" __global__ void k() {}\n";
+    for (const char* arch : {"sm_80", "sm_90a"}) {
+      jit::CudaSource source{
+          .text = text, .entry = "k", .headers = PreludeHeaders()};
+      absl::StatusOr<jit::Cubin> cubin = jit::Compile(source, {.arch = arch});
+      EXPECT_TRUE(cubin.ok())
+          << h.name << " " << arch << ": " << cubin.status();
+    }
+  }
+}
+
 // The subset is enough for NVRTC: a kernel using several parts, and one
 // storing fp8, compile for both archs with only their parts.
 TEST(PreludeSubsetTest, KernelsCompileWithTheirSubset) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/median.h"
 #include "nlohmann/json.hpp"
 #include "tessel/compile.h"
 #include "tessel/registry.h"
@@ -22,11 +23,7 @@
 
 namespace {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using tessel::bench::Median;
 
 template <typename F>
 double Micros(F&& f) {

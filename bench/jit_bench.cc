@@ -1,6 +1,6 @@
 // jit_bench: what the JIT layer costs.
 //
-//   jit_bench [--out FILE] [--arch sm_90a]
+//   jit_bench [--out FILE] [--arch sm_90a[,sm_80...]] [--manifest FILE]
 //
 // Prints JSON: cold NVRTC compile of a ~100-line tiled GEMM kernel, a warm
 // disk hit (to a cubin; with a GPU also to a callable kernel, module load
@@ -8,6 +8,11 @@
 // LoadedKernel::Launch against a raw cuLaunchKernel. Medians of many runs,
 // timed with std::chrono. Goals: disk hit to callable < 1 ms, memory hit
 // < 2 us, launch within 1 us of raw cuLaunchKernel.
+//
+// With --manifest (samples/kernels.json), also every kernel of the manifest
+// compiled cold for each --arch (default sm_90a,sm_80), one at a time, with
+// the time of tessel's passes and codegen and of NVRTC's front end, NVVM and
+// ptxas (bench/kernel_breakdown.h): the "manifest" object of the JSON.
 #include <stdlib.h>
 
 #include <algorithm>
@@ -20,6 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
+#ifdef TESSEL_JIT_BENCH_MANIFEST
+#include "bench/kernel_breakdown.h"
+#endif
+#include "bench/median.h"
 #include "jit/context.h"
 #include "jit/driver_api.h"
 #include "jit/kernel_cache.h"
@@ -30,6 +40,7 @@
 namespace {
 
 using namespace tessel::jit;
+using tessel::bench::Median;
 using Clock = std::chrono::steady_clock;
 
 // A representative kernel: shared-memory tiled SGEMM with register blocking.
@@ -119,11 +130,6 @@ CudaSource GemmSource() {
                     .headers = {{"bench_prelude.cuh", kPrelude}}};
 }
 
-double Median(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
-
 // Median of `runs` timings of `body`, in microseconds; `before` runs untimed.
 double TimeUs(
     int runs, const std::function<void()>& body,
@@ -150,14 +156,24 @@ double TimeUs(
 int main(int argc, char** argv) {
   std::string out_path;
   std::string arch;
+  std::string manifest;
+  std::vector<std::string> archs;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--out" && i + 1 < argc) {
       out_path = argv[++i];
     } else if (arg == "--arch" && i + 1 < argc) {
-      arch = argv[++i];
+      archs = absl::StrSplit(argv[++i], ',', absl::SkipEmpty());
+      if (archs.empty()) {
+        std::cerr << "jit_bench: --arch: no arch given\n";
+        return 2;
+      }
+      arch = archs.front();
+    } else if (arg == "--manifest" && i + 1 < argc) {
+      manifest = argv[++i];
     } else {
-      std::cerr << "usage: jit_bench [--out FILE] [--arch sm_XX]\n";
+      std::cerr << "usage: jit_bench [--out FILE] [--arch sm_XX[,sm_YY...]] "
+                   "[--manifest FILE]\n";
       return 2;
     }
   }
@@ -304,6 +320,21 @@ int main(int argc, char** argv) {
                      {"launch_overhead_us", 1}};
   std::error_code ec;
   std::filesystem::remove_all(cache_dir, ec);
+  if (!manifest.empty()) {
+#ifndef TESSEL_JIT_BENCH_MANIFEST
+    std::cerr << "jit_bench: built without the tools: no --manifest\n";
+    return 2;
+#else
+    if (archs.empty()) archs = {"sm_90a", "sm_80"};
+    absl::StatusOr<nlohmann::json> breakdown =
+        tessel::bench::KernelBreakdown(manifest, archs);
+    if (!breakdown.ok()) {
+      std::cerr << "jit_bench: " << breakdown.status().message() << "\n";
+      return 2;
+    }
+    report["manifest"] = *std::move(breakdown);
+#endif
+  }
 
   const std::string text = report.dump(2) + "\n";
   if (out_path.empty()) {

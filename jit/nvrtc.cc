@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -128,9 +129,33 @@ std::string QuoteOffendingLines(const std::string& log,
   return quoted;
 }
 
+// NVRTC's precompiled headers: an automatic PCH is picked up again by a later
+// compile in the process whose headers have the same names, even when their
+// content differs (seen with CUDA 13.0: "using precompiled header file", then
+// "has no member" for a function the new content declares), and tessel hands
+// each kernel its own tessel_prelude.cuh under one name; a PCH file only
+// works in the process that wrote it. Refused, so no compile reads another's.
+absl::Status CheckNoPch(const std::vector<std::string>& extra) {
+  for (const std::string& flag : extra) {
+    absl::string_view name = flag;
+    name = name.substr(0, name.find('='));
+    while (absl::ConsumePrefix(&name, "-")) {
+    }
+    if (absl::StrContains(name, "pch")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CompileOptions::extra: ", flag,
+          ": NVRTC precompiled headers are not supported (NVRTC reuses a PCH "
+          "for headers of the same name whatever their content, and each "
+          "tessel kernel has its own tessel_prelude.cuh)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Cubin> CompileResolved(const CudaSource& source,
                                       const CompileOptions& options,
                                       const std::string& arch) {
+  if (absl::Status s = CheckNoPch(options.extra); !s.ok()) return s;
   if (source.entry.empty()) {
     return absl::InvalidArgumentError(
         "CudaSource::entry is empty: name the __global__ function to load");

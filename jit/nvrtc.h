@@ -50,6 +50,7 @@ struct CompileOptions {
   // -DNAME=VALUE (-DNAME when VALUE is empty). Order does not matter.
   std::vector<std::pair<std::string, std::string>> defines;
   // Further NVRTC flags, passed in the order given after the others.
+  // Precompiled-header flags (-pch, --use-pch, ...) are refused.
   std::vector<std::string> extra;
 };
 

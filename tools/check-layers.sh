@@ -34,7 +34,8 @@ src/registry/   | tessel/
 src/autotune/   | jit/ tessel/
 src/testing/    | tessel/
 samples/        | tessel/
-bench/          | jit/ tessel/
+bench/          | jit/ tessel/ tools/lowering.h tools/manifest.h
+                  tools/warmup_driver.h tools/shard.h
 tools/          | jit/ tessel/ src/runtime/lower.h tests/dsl/seed_programs.h
 "
 # Roots an include can name; anything else is a third-party header.

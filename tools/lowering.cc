@@ -15,7 +15,8 @@ absl::StatusOr<LoweredKernel> LowerWithCodegen(const Program& program,
       runtime::Lower(program.ir(), compile_options);
   if (!lowered.ok()) return lowered.status();
   return LoweredKernel{std::move(lowered->generated.source),
-                       std::move(lowered->jit_options)};
+                       std::move(lowered->jit_options), lowered->passes_ms,
+                       lowered->codegen_ms};
 }
 
 }  // namespace tessel::tools

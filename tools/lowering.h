@@ -28,6 +28,8 @@ struct LowerOptions {
 struct LoweredKernel {
   jit::CudaSource source;
   jit::CompileOptions options;
+  double passes_ms = 0;   // wall time of the scheduler passes
+  double codegen_ms = 0;  // and of the CUDA codegen
 };
 
 using LowerFn = std::function<absl::StatusOr<LoweredKernel>(

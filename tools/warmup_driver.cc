@@ -195,6 +195,12 @@ absl::Status ValidateOptions(const WarmupOptions& options) {
           absl::StrCat("--arch ", arch, ": ", s.message()));
     }
   }
+  if (options.shard.count < 1 || options.shard.index < 1 ||
+      options.shard.index > options.shard.count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--shard ", options.shard.ToString(),
+                     ": expected I/N with 1 <= I <= N"));
+  }
   if (options.jobs < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("--jobs ", options.jobs, ": expected at least 1"));
@@ -236,7 +242,8 @@ int WarmupReport::Count(JobOutcome outcome) const {
 
 std::vector<WarmupJob> PlanJobs(const Manifest& manifest,
                                 const ManifestPrograms& programs,
-                                const std::vector<std::string>& archs) {
+                                const std::vector<std::string>& archs,
+                                const Shard& shard) {
   std::vector<WarmupJob> jobs;
   for (size_t i = 0; i < manifest.kernels.size() && i < programs.size(); ++i) {
     const ManifestEntry& entry = manifest.kernels[i];
@@ -246,6 +253,7 @@ std::vector<WarmupJob> PlanJobs(const Manifest& manifest,
               entry.archs.end()) {
         continue;
       }
+      if (!shard.Contains(entry, arch)) continue;
       auto program = programs[i].find(arch);
       const Program* built =
           program == programs[i].end() ? nullptr : &program->second;
@@ -280,7 +288,7 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
   }
   const jit::CacheDirectory directory(disk.dir);
   const std::vector<WarmupJob> jobs =
-      PlanJobs(manifest, programs, options.archs);
+      PlanJobs(manifest, programs, options.archs, options.shard);
   for (const WarmupJob& job : jobs) {
     if (job.program == nullptr) {
       return absl::InvalidArgumentError(
@@ -292,6 +300,11 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
   WarmupReport report;
   report.jobs = options.jobs;
   report.dry_run = options.dry_run;
+  report.shard = options.shard;
+  report.all_jobs =
+      static_cast<int>(options.shard.count > 1
+                           ? PlanJobs(manifest, programs, options.archs).size()
+                           : jobs.size());
   std::vector<std::optional<JobResult>> results(jobs.size());
   const absl::Time run_start = absl::Now();
   if (progress != nullptr) progress->Start(static_cast<int>(jobs.size()));
@@ -409,6 +422,10 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
 std::string FormatSummary(const WarmupReport& report) {
   std::string out;
   const int total = static_cast<int>(report.results.size());
+  if (report.shard.count > 1) {
+    absl::StrAppendFormat(&out, "shard %s: %d of the manifest's %d jobs\n",
+                          report.shard.ToString(), total, report.all_jobs);
+  }
   if (report.dry_run) {
     const int missing = report.Count(JobOutcome::kMissing);
     absl::StrAppendFormat(&out,

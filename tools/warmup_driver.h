@@ -29,6 +29,7 @@
 #include "tessel/program.h"
 #include "tools/lowering.h"
 #include "tools/manifest.h"
+#include "tools/shard.h"
 
 namespace tessel::tools {
 
@@ -61,6 +62,8 @@ struct WarmupReport {
   double seconds = 0;              // wall time of the whole run
   int jobs = 1;
   bool dry_run = false;
+  Shard shard;       // --shard; results hold only this shard's jobs
+  int all_jobs = 0;  // the jobs of every shard
   // Entries of this run gone by its end (the cache's size limit, or a
   // removal from outside: `warning` says which).
   int evicted = 0;
@@ -89,6 +92,7 @@ struct WarmupOptions {
   int jobs = 1;
   std::string cache_dir;  // empty: TESSEL_CACHE_DIR or the default
   bool dry_run = false;
+  Shard shard;  // --shard I/N: only the jobs of shard I (shard.h)
   absl::Duration timeout = absl::Minutes(10);  // per job
   LowerFn lower = LowerWithCodegen;
   // Runs in each child at `stage` "lower" (before lowering) and "compile"
@@ -99,10 +103,11 @@ struct WarmupOptions {
 
 // The jobs of a manifest: each entry on each arch of `archs` that the entry
 // allows, in manifest order, with the entry's program for that arch
-// (nullptr when `programs` has none).
+// (nullptr when `programs` has none); of those, the ones in `shard`.
 std::vector<WarmupJob> PlanJobs(const Manifest& manifest,
                                 const ManifestPrograms& programs,
-                                const std::vector<std::string>& archs);
+                                const std::vector<std::string>& archs,
+                                const Shard& shard = {});
 
 // InvalidArgument for bad options (no arch, an arch the toolkit cannot
 // compile for, jobs < 1, a job whose program was not built), FailedPrecondition

@@ -13,6 +13,7 @@
 #include "tessel/warmup.h"
 #include "tools/manifest.h"
 #include "tools/progress.h"
+#include "tools/shard.h"
 #include "tools/warmup_main.h"
 
 namespace tessel {
@@ -31,6 +32,10 @@ cache, each compile in its own child process.
   --cache-dir DIR       the cache folder (default: $TESSEL_CACHE_DIR, else
                         $XDG_CACHE_HOME/tessel, else ~/.cache/tessel)
   --dry-run             compile nothing: list what is missing from the cache
+  --shard I/N           only the jobs of shard I of N (1 <= I <= N): N
+                        machines, each with its own I, cover the manifest
+                        once; merge their caches with tessel-cache
+                        export/import (docs/warmup.md)
   --timeout SECONDS     per compile (default 600)
   --progress MODE       auto (a bar on a terminal), bar or plain
   --list-kernels        print the registered kernel names and exit
@@ -46,6 +51,7 @@ struct Flags {
   int jobs = 0;
   std::string cache_dir;
   bool dry_run = false;
+  Shard shard;
   int timeout_seconds = 600;
   std::string progress = "auto";
   bool list_kernels = false;
@@ -104,6 +110,12 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
            absl::StrSplit(*v, ',', absl::SkipEmpty())) {
         flags.archs.emplace_back(arch);
       }
+    } else if (name == "--shard") {
+      absl::StatusOr<std::string> v = take_value();
+      if (!v.ok()) return v.status();
+      absl::StatusOr<Shard> shard = ParseShard(*v);
+      if (!shard.ok()) return shard.status();
+      flags.shard = *shard;
     } else if (name == "--progress") {
       absl::StatusOr<std::string> v = take_value();
       if (!v.ok()) return v.status();
@@ -181,6 +193,7 @@ int WarmupMainWithConfig(int argc, char** argv,
                      : std::max(1u, std::thread::hardware_concurrency());
   options.cache_dir = flags->cache_dir;
   options.dry_run = flags->dry_run;
+  options.shard = flags->shard;
   options.timeout = absl::Seconds(flags->timeout_seconds);
   options.lower = config.lower;
   options.child_hook_for_testing = config.child_hook_for_testing;

@@ -1,6 +1,9 @@
 #include "src/runtime/lower.h"
 
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
+#include "src/codegen/prelude_subset.h"
 #include "src/passes/pipeline.h"
 
 namespace tessel::runtime {
@@ -23,16 +26,26 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
   lowered.state.program = program;
   lowered.state.target = target;
   lowered.state.config = options.pass_config;
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+  };
+  const Clock::time_point start = Clock::now();
   if (absl::Status s = passes::RunPipeline(lowered.state); !s.ok()) return s;
+  const Clock::time_point passes_done = Clock::now();
   absl::StatusOr<codegen::GeneratedKernel> gen =
       codegen::EmitCuda(lowered.state);
   if (!gen.ok()) return gen.status();
+  lowered.passes_ms = ms(start, passes_done);
+  lowered.codegen_ms = ms(passes_done, Clock::now());
   lowered.generated = *std::move(gen);
   // The pass config changes the source; say so in it so it also keys the
   // cache when it does not.
   jit::CudaSource& source = lowered.generated.source;
   source.text = absl::StrCat(
       "// pass config: ", lowered.state.config.ToString(), "\n", source.text);
+  // Only the prelude parts the kernel uses: less for NVRTC's front end.
+  source.headers = codegen::PreludeHeadersFor(source.text);
   lowered.jit_options.arch = target.arch();
   lowered.jit_options.fast_math = options.fast_math;
   lowered.jit_options.lineinfo = options.lineinfo;

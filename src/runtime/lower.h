@@ -21,6 +21,9 @@ struct Lowered {
   passes::LoweringState state;  // the program after every pass
   codegen::GeneratedKernel generated;
   jit::CompileOptions jit_options;
+  // Wall time of the scheduler passes and of the codegen (for benchmarks).
+  double passes_ms = 0;
+  double codegen_ms = 0;
 };
 
 // Fails for the CPU target and for archs below sm_80.

@@ -125,6 +125,22 @@ TEST(NvrtcTest, OptionsNormalize) {
   EXPECT_NE(NormalizedOptions(a, "sm_90a"), NormalizedOptions(b, "sm_90a"));
 }
 
+// NVRTC would reuse a PCH across kernels whose headers share names.
+TEST(NvrtcTest, RefusesPrecompiledHeaders) {
+  for (const std::string flag :
+       {"-pch", "--pch", "--use-pch=/tmp/x.pch", "-create-pch=x.pch",
+        "--pch-dir=/tmp", "--instantiate-templates-in-pch=true"}) {
+    absl::StatusOr<Cubin> cubin =
+        Compile(SaxpySource(), {.arch = "sm_80", .extra = {flag}});
+    ASSERT_FALSE(cubin.ok()) << flag;
+    EXPECT_EQ(cubin.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(cubin.status().message(), HasSubstr(flag));
+    EXPECT_THAT(cubin.status().message(), HasSubstr("precompiled headers"));
+  }
+  EXPECT_TRUE(
+      Compile(SaxpySource(), {.arch = "sm_80", .extra = {"-lineinfo"}}).ok());
+}
+
 TEST(NvrtcTest, RejectsVirtualOrMalformedArch) {
   for (const std::string arch : {"compute_90", "sm_", "sm90", "sm_9x"}) {
     absl::StatusOr<Cubin> cubin = Compile(SaxpySource(), {.arch = arch});

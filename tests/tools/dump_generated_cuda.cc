@@ -8,8 +8,10 @@
 // Manifest kernels are built for each arch, as tessel-warmup builds them
 // (their factories may pick tiles per target). A kernel that fails to lower
 // gets its file all the same, holding the status text, and the dump goes on.
-// The prelude headers are written once under OUT_DIR/headers/. Run through
-// tools/dump_generated_cuda.sh.
+// The prelude headers are written once under OUT_DIR/headers/; where a
+// kernel's copy differs from the first one written (each kernel gets its own
+// tessel_prelude.cuh, src/codegen/prelude_subset.h), that copy is
+// headers/<header>.<kernel>.<arch>. Run through tools/dump_generated_cuda.sh.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>

@@ -4,8 +4,10 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <regex>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/cache_directory.h"
@@ -300,6 +302,95 @@ TEST(CacheToolTest, VerifyReportsAndRemovesAnOrphanSource) {
                  scratch)
           .exit_code,
       0);
+}
+
+// Every .cubin and .cu of a cache by its path under the root: the entries
+// and their code (the .json holds times, so it is compared by name only).
+std::map<std::string, std::string> EntryFiles(const std::string& root) {
+  std::map<std::string, std::string> files;
+  for (const auto& file : std::filesystem::recursive_directory_iterator(root)) {
+    if (!file.is_regular_file()) continue;
+    const std::string ext = file.path().extension().string();
+    if (ext != ".cubin" && ext != ".cu" && ext != ".json") continue;
+    const std::string path =
+        std::filesystem::relative(file.path(), root).string();
+    files[path] = ext == ".json" ? "" : ReadFile(file.path().string());
+  }
+  return files;
+}
+
+// A CI matrix of three machines, each warming its shard into its own cache,
+// and the three exports imported into one: the same entries, byte for byte,
+// as one unsharded warmup.
+TEST(WarmupProcessTest, ShardsImportedIntoOneCacheEqualAnUnshardedRun) {
+  TempDir scratch, whole, merged;
+  auto warm = [&](const std::string& cache, std::vector<std::string> extra) {
+    std::vector<std::string> args = {TESSEL_WARMUP_BIN,
+                                     "--manifest",
+                                     SmallManifest(),
+                                     "--arch",
+                                     "sm_90a,sm_80",
+                                     "--cache-dir",
+                                     cache,
+                                     "--jobs",
+                                     "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunCommand(args, scratch);
+  };
+  RunResult unsharded = warm(whole.path(), {});
+  ASSERT_EQ(unsharded.exit_code, 0) << unsharded.output;
+  ASSERT_EQ(CompiledAndCached(unsharded.output), std::make_pair(6, 0));
+
+  int jobs = 0, shards_with_jobs = 0;
+  std::vector<TempDir> shard_caches(3);
+  for (int i = 1; i <= 3; ++i) {
+    const std::string shard = absl::StrCat(i, "/3");
+    RunResult r = warm(shard_caches[i - 1].path(), {"--shard", shard});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::smatch m;
+    const std::regex line(R"(shard (\d+)/3: (\d+) of the manifest's 6 jobs)");
+    ASSERT_TRUE(std::regex_search(r.output, m, line)) << r.output;
+    EXPECT_EQ(std::stoi(m[1]), i);
+    const int mine = std::stoi(m[2]);
+    EXPECT_EQ(CompiledAndCached(r.output), std::make_pair(mine, 0));
+    jobs += mine;
+    shards_with_jobs += mine > 0;
+    // The same shard again picks the same jobs: all of them cached now.
+    RunResult again = warm(shard_caches[i - 1].path(), {"--shard", shard});
+    EXPECT_EQ(CompiledAndCached(again.output), std::make_pair(0, mine));
+
+    const std::string archive = scratch / absl::StrCat("shard", i, ".tsc");
+    RunResult exported =
+        RunCommand({TESSEL_CACHE_BIN, "--cache-dir", shard_caches[i - 1].path(),
+                    "export", archive},
+                   scratch);
+    ASSERT_EQ(exported.exit_code, 0) << exported.output;
+    RunResult imported = RunCommand(
+        {TESSEL_CACHE_BIN, "--cache-dir", merged.path(), "import", archive},
+        scratch);
+    ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  }
+  EXPECT_EQ(jobs, 6);
+  EXPECT_GE(shards_with_jobs, 2) << "the split put every job in one shard";
+  const std::map<std::string, std::string> expected = EntryFiles(whole.path());
+  EXPECT_EQ(expected.size(), 18u);  // 6 entries: .cubin, .cu, .json
+  EXPECT_EQ(EntryFiles(merged.path()), expected);
+  RunResult dry = warm(merged.path(), {"--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.output;
+}
+
+TEST(WarmupProcessTest, BadShardExitsTwoNamingIt) {
+  TempDir scratch, cache;
+  for (const std::string bad :
+       {"0/3", "4/3", "3", "1/0", "x/y", "-1/2", "1/99999999999", ""}) {
+    RunResult r = Warmup(scratch, cache.path(), {"--shard", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("--shard " + bad + ":")) << r.output;
+  }
+  RunResult missing = Warmup(scratch, cache.path(), {"--shard"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_THAT(missing.output, HasSubstr("--shard: missing its value"));
+  EXPECT_THAT(testing::FilesUnder(cache.path()), IsEmpty());
 }
 
 // docs/warmup.md's host application: its own binary with its own kernels.

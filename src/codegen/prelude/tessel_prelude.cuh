@@ -8,6 +8,11 @@
 //   extern "C" __global__ void k(float* o) { o[0] = tl::exp2_approx(1.0f); }
 #pragma once
 
+// A kernel's NVRTC compile gets this file with only the parts below that it
+// uses, and cuda_fp8.h (a tenth of a front end's time) only when it names an
+// fp8 type (src/codegen/prelude_subset.h): no part uses fp8 itself.
+#include <cuda_fp8.h>
+
 #include "atomics.cuh"
 #include "convert.cuh"
 #include "copy_async.cuh"

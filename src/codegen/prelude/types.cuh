@@ -2,8 +2,8 @@
 //
 // Every generated kernel includes "tessel_prelude.cuh", which includes this
 // file first. The prelude is handed to NVRTC by content, so it may include
-// only the CUDA toolkit headers NVRTC can see (cuda_fp16.h, cuda_bf16.h,
-// cuda_fp8.h) and must not rely on libc++ or CCCL.
+// only the CUDA toolkit headers NVRTC can see (cuda_fp16.h, cuda_bf16.h;
+// tessel_prelude.cuh adds cuda_fp8.h) and must not rely on libc++ or CCCL.
 //
 //   __shared__ alignas(128) tessel::dev::u8 smem[1024];
 //   tessel::dev::u32 addr = tessel::dev::smem_addr(smem);  // for PTX operands
@@ -11,7 +11,6 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cuda_fp8.h>
 
 namespace tessel {
 namespace dev {

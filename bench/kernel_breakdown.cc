@@ -1,0 +1,144 @@
+#include "bench/kernel_breakdown.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "bench/median.h"
+#include "bench/nvrtc_phases.h"
+#include "tessel/registry.h"
+#include "tools/lowering.h"
+#include "tools/manifest.h"
+#include "tools/warmup_driver.h"
+
+namespace tessel::bench {
+namespace {
+
+using nlohmann::json;
+
+// CPU time of this process: on a shared machine, less noisy than wall time
+// (NVRTC compiles in the calling thread).
+double CpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+// The phases a summary reports, as named in the records.
+constexpr const char* kPhases[] = {"passes_ms",   "codegen_ms", "frontend_ms",
+                                   "nvvm_ms",     "ptxas_ms",   "nvrtc_ms",
+                                   "nvrtc_cpu_ms"};
+
+json Summary(const std::vector<const json*>& records) {
+  std::vector<double> totals;
+  std::map<std::string, std::vector<double>> phases;
+  for (const json* r : records) {
+    totals.push_back((*r)["total_ms"]);
+    for (const char* phase : kPhases) phases[phase].push_back((*r)[phase]);
+  }
+  json summary = {
+      {"kernels", records.size()},
+      {"median_ms", Median(totals)},
+      {"max_ms",
+       totals.empty() ? 0.0 : *std::max_element(totals.begin(), totals.end())}};
+  json medians;
+  for (const char* phase : kPhases) medians[phase] = Median(phases[phase]);
+  summary["median_phase_ms"] = medians;
+  std::vector<const json*> slowest = records;
+  std::sort(slowest.begin(), slowest.end(), [](const json* a, const json* b) {
+    return (*a)["total_ms"].get<double>() > (*b)["total_ms"].get<double>();
+  });
+  slowest.resize(std::min<size_t>(slowest.size(), 5));
+  summary["slowest"] = json::array();
+  for (const json* r : slowest) summary["slowest"].push_back(*r);
+  return summary;
+}
+
+// One job's record: its phases, or "error" where lowering or NVRTC failed.
+json Measure(const tools::WarmupJob& job) {
+  json record = {{"index", job.entry->index},
+                 {"name", job.entry->name},
+                 {"params", job.entry->params},
+                 {"arch", job.arch}};
+  absl::StatusOr<tools::LoweredKernel> lowered =
+      tools::LowerWithCodegen(*job.program, {.arch = job.arch,
+                                             .fast_math = job.entry->fast_math,
+                                             .lineinfo = job.entry->lineinfo});
+  if (!lowered.ok()) {
+    record["error"] = lowered.status().ToString();
+    return record;
+  }
+  record["passes_ms"] = lowered->passes_ms;
+  record["codegen_ms"] = lowered->codegen_ms;
+  record["source_lines"] = std::count(lowered->source.text.begin(),
+                                      lowered->source.text.end(), '\n');
+  const double cpu_start = CpuMs();
+  absl::StatusOr<PhasedCubin> compiled =
+      CompileWithPhases(lowered->source, lowered->options);
+  const double nvrtc_cpu_ms = CpuMs() - cpu_start;
+  if (!compiled.ok()) {
+    record["error"] = compiled.status().ToString();
+    return record;
+  }
+  record["frontend_ms"] = compiled->frontend_ms;
+  record["nvvm_ms"] = compiled->nvvm_ms;
+  record["ptxas_ms"] = compiled->ptxas_ms;
+  record["nvrtc_ms"] = compiled->cubin.compile_ms;
+  record["nvrtc_cpu_ms"] = nvrtc_cpu_ms;
+  record["cubin_bytes"] = compiled->cubin.image.size();
+  record["total_ms"] =
+      lowered->passes_ms + lowered->codegen_ms + compiled->cubin.compile_ms;
+  return record;
+}
+
+}  // namespace
+
+absl::StatusOr<json> KernelBreakdown(const std::string& manifest_path,
+                                     const std::vector<std::string>& archs) {
+  absl::StatusOr<tools::Manifest> manifest = tools::LoadManifest(manifest_path);
+  if (!manifest.ok()) return manifest.status();
+  for (const std::string& arch : archs) {
+    if (absl::Status s = tools::CheckSupportedArch(arch); !s.ok()) return s;
+  }
+  absl::StatusOr<tools::ManifestPrograms> programs =
+      tools::BuildManifestPrograms(*manifest, KernelRegistry::Global(), archs);
+  if (!programs.ok()) return programs.status();
+
+  // NVRTC's first call in a process loads its builtins: paid once, apart.
+  const auto start = std::chrono::steady_clock::now();
+  (void)jit::Compile(
+      {.text = "extern \"C\" __global__ void k() {}", .entry = "k"},
+      {.arch = archs.front()});
+  const double first_call_ms = std::chrono::duration<double, std::milli>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count();
+
+  json kernels = json::array();
+  for (const tools::WarmupJob& job :
+       tools::PlanJobs(*manifest, *programs, archs)) {
+    if (job.program != nullptr) kernels.push_back(Measure(job));
+  }
+  json summary;
+  for (const std::string& arch : archs) {
+    std::vector<const json*> records;
+    int errors = 0;
+    for (const json& r : kernels) {
+      if (r["arch"] != arch) continue;
+      if (r.contains("total_ms")) {
+        records.push_back(&r);
+      } else {
+        ++errors;
+      }
+    }
+    summary[arch] = Summary(records);
+    summary[arch]["errors"] = errors;
+  }
+  return json{{"manifest", manifest_path},
+              {"nvrtc_first_call_ms", first_call_ms},
+              {"summary", summary},
+              {"kernels", kernels}};
+}
+
+}  // namespace tessel::bench

@@ -71,6 +71,8 @@ enum class Intrinsic {
   kFenceProxyAsync,
   kVecCopy,
   kVecZero,
+  kLoadVec,
+  kStoreVec,
   kStorePair,
   kAtomicAdd,
   kAtomicMax,

@@ -119,6 +119,23 @@ int BlockedVec(const ir::Buffer& b, int threads) {
   return vec;
 }
 
+// Elements per access of a row-reduced [M, N] tile: 16 bytes of the
+// narrowest element among the tiles of its shape and the global tensors
+// copied to or from them (f16 rows of an f32 tile still load 16 bytes).
+int RowVec(const std::vector<int64_t>& shape, const Collector& c) {
+  int bytes = 16;
+  for (const ir::Buffer& f : c.fragments)
+    if (ShapeOf(f) == shape) bytes = std::min(bytes, dtype_bytes(f->dtype));
+  for (const ir::CopyNode* cp : c.copies) {
+    const ir::Buffer &s = cp->src.buffer, &d = cp->dst.buffer;
+    if (IsFragment(s) && ShapeOf(s) == shape && !IsFragment(d))
+      bytes = std::min(bytes, dtype_bytes(d->dtype));
+    if (IsFragment(d) && ShapeOf(d) == shape && !IsFragment(s))
+      bytes = std::min(bytes, dtype_bytes(s->dtype));
+  }
+  return 16 / std::max(1, bytes);
+}
+
 }  // namespace
 
 int PickSwizzleBytes(int64_t row_bytes) {
@@ -256,7 +273,9 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
             changed = true;
           }
         }
-        if (d.kind() != FragmentLayout::Kind::kMma) {
+        const bool row_wise = d.kind() == FragmentLayout::Kind::kMma ||
+                              d.kind() == FragmentLayout::Kind::kRows;
+        if (!row_wise) {
           for (const ir::Buffer& b : loop.rows) {
             if (!layouts.count(b.get())) {
               layouts.emplace(
@@ -265,7 +284,7 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
             }
           }
         }
-        if (d.kind() == FragmentLayout::Kind::kMma) {
+        if (row_wise) {
           for (const ir::Buffer& b : loop.rows) {
             if (!layouts.count(b.get()) &&
                 ShapeOf(b) == std::vector<int64_t>{d.shape()[0]}) {
@@ -278,8 +297,10 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
       for (const ir::ReduceNode* r : c.reduces) {
         auto it = layouts.find(r->src.get());
         if (it == layouts.end() || layouts.count(r->dst.get())) continue;
-        if (it->second.kind() == FragmentLayout::Kind::kMma && r->dim == 1 &&
-            IsFragment(r->dst)) {
+        const FragmentLayout::Kind k = it->second.kind();
+        if ((k == FragmentLayout::Kind::kMma ||
+             k == FragmentLayout::Kind::kRows) &&
+            r->dim == 1 && IsFragment(r->dst)) {
           layouts.emplace(r->dst.get(), it->second.RowsOf());
           changed = true;
         }
@@ -300,6 +321,19 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
     }
   };
   propagate();
+  // Tiles reduced along their rows that nothing laid out yet: rows over
+  // thread groups, 16-byte accesses (reduce_rows.cc lowers them).
+  for (const ir::ReduceNode* r : c.reduces) {
+    if (!IsFragment(r->src) || !IsFragment(r->dst) || r->dim != 1 ||
+        layouts.count(r->src.get()) || layouts.count(r->dst.get()))
+      continue;
+    std::vector<int64_t> shape = ShapeOf(r->src);
+    auto rows =
+        FragmentLayout::ForRowReduce(shape, c.threads, RowVec(shape, c));
+    if (!rows) continue;
+    layouts.emplace(r->src.get(), *rows);
+    propagate();
+  }
   // Register A operands that nothing laid out yet take the layout the mma
   // reads them in.
   for (const ir::GemmNode* g : c.gemms) {

@@ -180,7 +180,28 @@ bool IsMmaRowReduce(const ir::ReduceNode& r, const LoweringState& s) {
          dl->second == sl->second.RowsOf();
 }
 
+bool IsRowsReduce(const ir::ReduceNode& r, const LoweringState& s) {
+  auto sl = s.layouts.find(r.src.get());
+  auto dl = s.layouts.find(r.dst.get());
+  return sl != s.layouts.end() && dl != s.layouts.end() &&
+         sl->second.kind() == FragmentLayout::Kind::kRows && r.dim == 1 &&
+         dl->second == sl->second.RowsOf();
+}
+
+DataType RowsScratchType(DataType t) {
+  return dtype_bytes(t) >= 4 ? t : DataType::kF32;
+}
+
+int64_t RowsReduceScratchBytes(const ir::ReduceNode& r,
+                               const FragmentLayout& l) {
+  if (l.group() <= 32) return 0;
+  return l.shape()[0] * (l.group() / 32) *
+         dtype_bytes(RowsScratchType(r.dst->dtype));
+}
+
 int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s) {
+  if (IsRowsReduce(r, s))
+    return RowsReduceScratchBytes(r, s.layouts.at(r.src.get()));
   auto it = s.layouts.find(r.src.get());
   if (it != s.layouts.end() &&
       it->second.kind() == FragmentLayout::Kind::kMma && r.dim == 1) {
@@ -264,6 +285,9 @@ void PlanScratch(const ir::Stmt& body, const LoweringState& state,
       if (IsMmaRowReduce(*r, state)) {
         if (state.layouts.at(r->src.get()).warps_n() > 1)
           add(s, DataType::kF32);
+      } else if (IsRowsReduce(*r, state)) {
+        if (RowsReduceScratchBytes(*r, state.layouts.at(r->src.get())) > 0)
+          add(s, RowsScratchType(r->dst->dtype));
       } else if (r->src->scope != ir::Scope::kShared) {
         add(s, r->src->dtype);
       }

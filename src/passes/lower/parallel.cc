@@ -126,6 +126,11 @@ Stmt Lowerer::MapFragments(const Stmt& body,
           idx[0].get() == (*vars)[0] && l == d->RowsOf()) {
         return std::vector<Expr>{(*local)[0], (*local)[2] / 2};
       }
+      if (d->kind() == FragmentLayout::Kind::kRows &&
+          l.kind() == FragmentLayout::Kind::kRowStats && idx.size() == 1 &&
+          idx[0].get() == (*vars)[0] && l == d->RowsOf()) {
+        return std::vector<Expr>{(*local)[0]};
+      }
       self->Fail(nullptr,
                  absl::StrCat("fragment ", b->name, " (", l.ToString(),
                               ") indexed in a T.Parallel loop laid out as ",

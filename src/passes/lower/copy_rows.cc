@@ -1,0 +1,76 @@
+// Copies between a kRows fragment and a global tile: each thread's chunk of
+// vec contiguous row elements moves as 16-byte words (tl::load_vec /
+// store_vec), converted in registers. Anything else goes to copy.cc.
+#include "src/passes/intrinsics.h"
+#include "src/passes/ir_util.h"
+#include "src/passes/lower/lowerer.h"
+
+namespace tessel::passes::lower {
+
+namespace {
+
+bool Float(DataType t) {
+  return t == DataType::kF32 || t == DataType::kF16 || t == DataType::kBF16;
+}
+
+}  // namespace
+
+Stmt Lowerer::Visit(const ir::CopyNode* op) {
+  if (std::optional<Stmt> s = CopyRows(*op)) return *s;
+  return LowerCopy(*op);
+}
+
+std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
+  const bool load = c.dst.buffer->scope == ir::Scope::kFragment;
+  const ir::Region& frag = load ? c.dst : c.src;
+  if (frag.buffer->scope != ir::Scope::kFragment || !frag.IsFull())
+    return std::nullopt;
+  const FragmentLayout& l = Layout(frag.buffer);
+  if (l.kind() != FragmentLayout::Kind::kRows || l.vec() < 2)
+    return std::nullopt;
+  ir::Region g = MutateRegion(load ? c.src : c.dst);
+  if (g.buffer->scope != ir::Scope::kGlobal || !Float(g.buffer->dtype) ||
+      !Float(frag.buffer->dtype))
+    return std::nullopt;
+  // The tile's rows are the global's innermost, contiguous dim; every chunk
+  // starts on a vec boundary and lies wholly inside or outside the tensor.
+  const int vec = l.vec();
+  auto ext = ConstSqueezedExtents(g);
+  std::vector<int> dims = NonUnitDims(g);
+  auto last = ir::AsConstInt(g.buffer->shape.back());
+  if (!ext || *ext != l.shape() || dims.size() != 2 ||
+      dims.back() != g.rank() - 1 || KnownDivisor(g.start.back()) % vec != 0 ||
+      (last && *last % vec != 0))
+    return std::nullopt;
+  const int bytes = vec * dtype_bytes(g.buffer->dtype);
+  if (bytes % 4 != 0 || (bytes > 16 && bytes % 16 != 0)) return std::nullopt;
+  RequireAlignment(g.buffer, vec, "16-byte row copies");
+  ir::Buffer local = Local(frag.buffer);
+  std::vector<int64_t> ls = l.local_shape();
+  ir::Var mr("mr"), nc("nc");
+  ranges_[mr.get()] = {0, ls[0] - 1};
+  ranges_[nc.get()] = {0, ls[1] - 1};
+  std::vector<Expr> li{mr, nc, Expr(0)};
+  std::vector<Expr> gi = RegionIndices(g, l.Logical(tx_, li));
+  Expr in = InBounds(g.buffer, gi);
+  Expr mem = ir::Load(g.buffer, {GlobalIndex(g.buffer, gi)});
+  Expr regs = ir::Load(local, li);
+  Stmt body;
+  if (load) {
+    body = Intrin(Intrinsic::kLoadVec, {Expr(vec), regs, mem});
+    if (in.defined()) {
+      std::vector<Stmt> zero;
+      for (int v = 0; v < vec; ++v)
+        zero.push_back(Store(local, {mr, nc, Expr(v)},
+                             ir::Zero(frag.buffer->dtype)));
+      body = MakeIf(in, body, ir::Seq(zero));
+    }
+  } else {
+    body = Guard(And(l.Valid(tx_, li), in),
+                 Intrin(Intrinsic::kStoreVec, {Expr(vec), mem, regs}));
+  }
+  body = MakeFor(nc, 0, Expr(int(ls[1])), ir::ForKind::kUnrolled, body);
+  return MakeFor(mr, 0, Expr(int(ls[0])), ir::ForKind::kUnrolled, body);
+}
+
+}  // namespace tessel::passes::lower

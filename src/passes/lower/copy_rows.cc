@@ -34,13 +34,24 @@ std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
     return std::nullopt;
   // The tile's rows are the global's innermost, contiguous dim; every chunk
   // starts on a vec boundary and lies wholly inside or outside the tensor.
+  // Unit dims on either side drop out (a [1, N] tile of a row).
   const int vec = l.vec();
-  auto ext = ConstSqueezedExtents(g);
-  std::vector<int> dims = NonUnitDims(g);
+  std::vector<int> fd, gd;
+  for (int d = 0; d < 2; ++d)
+    if (l.shape()[d] != 1) fd.push_back(d);
+  for (int d = 0; d < g.rank(); ++d) {
+    auto e = ir::AsConstInt(g.extent[d]);
+    if (!e) return std::nullopt;
+    if (*e != 1) gd.push_back(d);
+  }
+  if (fd.size() != gd.size() || fd.empty() || fd.back() != 1 ||
+      gd.back() != g.rank() - 1)
+    return std::nullopt;
+  for (size_t i = 0; i < fd.size(); ++i)
+    if (*ir::AsConstInt(g.extent[gd[i]]) != l.shape()[fd[i]])
+      return std::nullopt;
   auto last = ir::AsConstInt(g.buffer->shape.back());
-  if (!ext || *ext != l.shape() || dims.size() != 2 ||
-      dims.back() != g.rank() - 1 || KnownDivisor(g.start.back()) % vec != 0 ||
-      (last && *last % vec != 0))
+  if (KnownDivisor(g.start.back()) % vec != 0 || (last && *last % vec != 0))
     return std::nullopt;
   const int bytes = vec * dtype_bytes(g.buffer->dtype);
   if (bytes % 4 != 0 || (bytes > 16 && bytes % 16 != 0)) return std::nullopt;
@@ -51,7 +62,9 @@ std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
   ranges_[mr.get()] = {0, ls[0] - 1};
   ranges_[nc.get()] = {0, ls[1] - 1};
   std::vector<Expr> li{mr, nc, Expr(0)};
-  std::vector<Expr> gi = RegionIndices(g, l.Logical(tx_, li));
+  std::vector<Expr> logical = l.Logical(tx_, li);
+  std::vector<Expr> gi = g.start;
+  for (size_t i = 0; i < fd.size(); ++i) gi[gd[i]] = gi[gd[i]] + logical[fd[i]];
   Expr in = InBounds(g.buffer, gi);
   Expr mem = ir::Load(g.buffer, {GlobalIndex(g.buffer, gi)});
   Expr regs = ir::Load(local, li);
@@ -61,8 +74,8 @@ std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
     if (in.defined()) {
       std::vector<Stmt> zero;
       for (int v = 0; v < vec; ++v)
-        zero.push_back(Store(local, {mr, nc, Expr(v)},
-                             ir::Zero(frag.buffer->dtype)));
+        zero.push_back(
+            Store(local, {mr, nc, Expr(v)}, ir::Zero(frag.buffer->dtype)));
       body = MakeIf(in, body, ir::Seq(zero));
     }
   } else {

@@ -40,7 +40,6 @@ Intrinsic WarpReduce(ir::ReduceKind k) {
   return Intrinsic::kWarpReduceSum;
 }
 
-
 Expr CombineTree(ir::ReduceKind k, std::vector<Expr> terms) {
   while (terms.size() > 1) {
     std::vector<Expr> next;

@@ -53,8 +53,8 @@ Stmt Lowerer::ReduceRows(const ir::ReduceNode& r) {
   std::vector<Expr> partials;
   for (int w = 0; w < warps; ++w)
     partials.push_back(Cast(t, ir::Load(scratch, {row2 * warps + w})));
-  out.push_back(rows(
-      mr2, Guard(stats.Valid(tx_, {mr2}), finish(mr2, CombineTree(k, partials)))));
+  out.push_back(rows(mr2, Guard(stats.Valid(tx_, {mr2}),
+                                finish(mr2, CombineTree(k, partials)))));
   // The next reduce reuses the scratch.
   out.push_back(ir::MakeStmt<ir::SyncThreadsNode>(ir::SourceLoc()));
   return ir::Seq(out);

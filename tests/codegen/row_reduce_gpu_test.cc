@@ -1,0 +1,81 @@
+// Row reductions of register tiles on the GPU against the interpreter: every
+// case of row_reduce_cases.h (reduce kinds, clear or not, rows within a
+// warp, over warps, tail rows, ragged rows, f16 / bf16 / f32).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "jit/device_buffer.h"
+#include "jit/driver_api.h"
+#include "tessel/compile.h"
+#include "tessel/interpret.h"
+#include "tessel/testing.h"
+#include "tests/codegen/row_reduce_cases.h"
+
+namespace tessel::testing {
+namespace {
+
+std::vector<HostTensor> Arguments(const RowCase& c) {
+  HostTensor x = *HostTensor::Create(c.dtype, {c.M, c.N});
+  uint32_t s = 12345;
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    s = s * 1664525u + 1013904223u;
+    x.set_flat(i, (s >> 8) / double(1 << 24) * 2.0 - 1.0);
+  }
+  return {x, *HostTensor::Create(DataType::kF32, {c.M}),
+          *HostTensor::Create(c.dtype, {c.M, c.bn})};
+}
+
+class RowReduceGpu : public ::testing::TestWithParam<RowCase> {};
+
+TEST_P(RowReduceGpu, MatchesTheInterpreter) {
+  TESSEL_SKIP_WITHOUT_GPU();
+  const RowCase& c = GetParam();
+  absl::StatusOr<Program> program = RowReduceProgram(c);
+  ASSERT_TRUE(program.ok()) << program.status();
+  std::vector<HostTensor> want = Arguments(c);
+  std::vector<HostTensor*> ptrs;
+  for (HostTensor& t : want) ptrs.push_back(&t);
+  ASSERT_TRUE(interpret(*program, ptrs).ok());
+
+  absl::StatusOr<CompiledKernel> kernel =
+      compile(*program, {.target = Target::detect()});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<HostTensor> got = Arguments(c);
+  std::vector<jit::DeviceBuffer> buffers;
+  std::vector<TensorView> views;
+  for (const HostTensor& t : got) {
+    absl::StatusOr<jit::DeviceBuffer> b =
+        jit::DeviceBuffer::Allocate(t.num_bytes());
+    ASSERT_TRUE(b.ok()) << b.status();
+    ASSERT_TRUE(b->CopyFromHost(t.data(), t.num_bytes()).ok());
+    views.push_back(TensorView::Contiguous(b->ptr(), t.dtype(), t.shape()));
+    buffers.push_back(*std::move(b));
+  }
+  ASSERT_TRUE(kernel->launch(views).ok());
+  ASSERT_TRUE(jit::SynchronizeStream(nullptr).ok());
+  // Sums combine in another order than the interpreter's; 16-bit outputs
+  // round.
+  const double rel = c.dtype == DataType::kF32   ? 1e-5
+                     : c.dtype == DataType::kF16 ? 2e-3
+                                                 : 1e-2;
+  for (size_t i = 1; i < got.size(); ++i) {
+    ASSERT_TRUE(buffers[i].CopyToHost(got[i].data(), got[i].num_bytes()).ok());
+    int bad = 0;
+    for (int64_t e = 0; e < got[i].num_elements(); ++e) {
+      double g = got[i].get_flat(e), w = want[i].get_flat(e);
+      double tol = 1e-4 + rel * (std::fabs(w) + (i == 2 ? 8.0 : 0.0));
+      if (!(std::fabs(g - w) <= tol) && bad++ < 5)
+        ADD_FAILURE() << c.name << " output " << i << " element " << e
+                      << ": gpu " << g << ", interpreter " << w;
+    }
+    EXPECT_EQ(bad, 0) << c.name << " output " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, RowReduceGpu, ::testing::ValuesIn(RowCases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace tessel::testing

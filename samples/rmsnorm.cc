@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "samples/row_tile.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
@@ -45,20 +46,20 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
     return absl::InvalidArgumentError(absl::StrCat(
         "rmsnorm: dtype must be f16, bf16 or f32, got ", DtypeName(c.dtype)));
   }
-  if (c.block_m <= 0 || c.block_n <= 0 || c.threads <= 0 || !(c.eps >= 0)) {
+  if (c.block_m < 0 || c.block_n < 0 || c.threads < 0 || !(c.eps >= 0)) {
     return absl::InvalidArgumentError(
-        "rmsnorm: block_m, block_n, threads must be positive, eps >= 0");
+        "rmsnorm: block_m, block_n, threads must be >= 0 (0: default), eps "
+        ">= 0");
   }
-  const int bm = c.block_m;
   // A row that fits one chunk is loaded once and kept.
-  const int bn = std::min(c.block_n, c.N);
-  const int chunks = (c.N + bn - 1) / bn;
+  const RowTile tile = PickRowTile(c.N, c.block_m, c.block_n, c.threads);
+  const int bm = tile.block_m, bn = tile.block_n, chunks = tile.chunks;
   T::ProgramBuilder p("rmsnorm");
   auto X = p.tensor("X", {c.M, c.N}, c.dtype);
   auto W = p.tensor("W", {c.N}, c.dtype);
   auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
   {
-    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = c.threads});
+    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = tile.threads});
     auto [bx] = kernel.block_index();
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto sq = T::alloc_fragment({bm, bn}, f32, "sq");

@@ -26,9 +26,10 @@ struct RmsNormConfig {
   int N = 0;
   DataType dtype = f16;
   double eps = 1e-6;
-  int block_m = 4;
-  int block_n = 512;
-  int threads = 128;
+  // 0: the default (samples/row_tile.h).
+  int block_m = 0;
+  int block_n = 0;
+  int threads = 0;
 };
 
 absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& config);

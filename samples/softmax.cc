@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "samples/row_tile.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
@@ -46,19 +47,18 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
     return absl::InvalidArgumentError(absl::StrCat(
         "softmax: dtype must be f16, bf16 or f32, got ", DtypeName(c.dtype)));
   }
-  if (c.block_m <= 0 || c.block_n <= 0 || c.threads <= 0) {
+  if (c.block_m < 0 || c.block_n < 0 || c.threads < 0) {
     return absl::InvalidArgumentError(
-        "softmax: block_m, block_n and threads must be positive");
+        "softmax: block_m, block_n and threads must be >= 0 (0: default)");
   }
-  const int bm = c.block_m;
-  const int bn = std::min(c.block_n, c.N);
-  const int chunks = (c.N + bn - 1) / bn;
-  const bool ragged = c.N % bn != 0;
+  const RowTile tile = PickRowTile(c.N, c.block_m, c.block_n, c.threads);
+  const int bm = tile.block_m, bn = tile.block_n, chunks = tile.chunks;
+  const bool ragged = tile.ragged;
   T::ProgramBuilder p("softmax");
   auto X = p.tensor("X", {c.M, c.N}, c.dtype);
   auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
   {
-    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = c.threads});
+    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = tile.threads});
     auto [bx] = kernel.block_index();
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto e = T::alloc_fragment({bm, bn}, f32, "e");
@@ -67,6 +67,7 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
     auto prev_max = T::alloc_fragment({bm}, f32, "prev_max");
     auto chunk_sum = T::alloc_fragment({bm}, f32, "chunk_sum");
     auto row_sum = T::alloc_fragment({bm}, f32, "row_sum");
+    auto inv_sum = T::alloc_fragment({bm}, f32, "inv_sum");
     const T::Expr neg_inf = -T::infinity(f32);
     // Loads chunk j of the rows; columns past N become -inf (weight 0).
     auto load = [&](const T::Expr& j) {
@@ -93,6 +94,8 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
                      chunk_sum(r);
       }
     }
+    // One division per row, not per element.
+    for (auto r : T::Parallel(bm)) inv_sum(r) = 1.0f / row_sum(r);
     for (auto j : T::Serial(chunks, {.name = "j"})) {
       if (chunks > 1) {
         load(j);
@@ -101,7 +104,7 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
         }
       }
       for (auto [r, col] : T::Parallel(bm, bn)) {
-        y(r, col) = e(r, col) / row_sum(r);
+        y(r, col) = e(r, col) * inv_sum(r);
       }
       T::copy(y, Y(bx * bm, j * bn));
     }

@@ -25,9 +25,10 @@ struct SoftmaxConfig {
   int M = 0;
   int N = 0;
   DataType dtype = f16;
-  int block_m = 4;
-  int block_n = 512;
-  int threads = 128;
+  // 0: the default (samples/row_tile.h).
+  int block_m = 0;
+  int block_n = 0;
+  int threads = 0;
 };
 
 absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& config);

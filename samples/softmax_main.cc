@@ -38,6 +38,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   if (args.size == "small") {
     // A row in one chunk; and ragged rows over several chunks.
     configs = {with(64, 256), with(37, 1000)};
+    if (!flags.Has("block-n")) configs[1].block_n = 256;
     if (!chosen) configs[1].dtype = bf16;
   } else if (args.size == "bench") {
     configs = {with(4096, 8192)};

@@ -12,6 +12,7 @@
 #include "samples/execute.h"
 #include "samples/flash_attention.h"
 #include "samples/gemm.h"
+#include "samples/layernorm.h"
 #include "samples/linear_attention.h"
 #include "samples/rmsnorm.h"
 #include "samples/softmax.h"
@@ -110,6 +111,9 @@ TEST(BenchShapes, CompileForSm90a) {
   }
   programs.push_back(RmsNormProgram({.M = 4096, .N = 8192}));
   programs.push_back(SoftmaxProgram({.M = 4096, .N = 8192}));
+  programs.push_back(LayerNormProgram({.M = 4096, .N = 8192}));
+  programs.push_back(
+      LayerNormProgram({.M = 16384, .N = 4096, .residual = true}));
   for (const absl::StatusOr<Program>& p : programs) {
     ASSERT_TRUE(p.ok()) << p.status();
     absl::StatusOr<CompiledKernel> k =

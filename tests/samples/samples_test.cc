@@ -8,6 +8,7 @@
 #include "samples/execute.h"
 #include "samples/flash_attention.h"
 #include "samples/gemm.h"
+#include "samples/layernorm.h"
 #include "samples/linear_attention.h"
 #include "samples/rmsnorm.h"
 #include "samples/sample_main.h"
@@ -153,6 +154,10 @@ TEST(Builders, RejectBadConfigs) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(SoftmaxProgram({.M = 4, .N = -1}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LayerNormProgram({.M = 4, .N = 4, .dtype = i8}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LayerNormProgram({.M = 4, .N = 4, .eps = -1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(GemmLayouts, ParseAndName) {
@@ -228,6 +233,7 @@ TEST(Registry, EverySampleIsRegisteredAndBuilds) {
        {{"B", 1}, {"S", 128}, {"H", 2}, {"D", 64}, {"causal", true}}},
       {"rmsnorm", {{"M", 64}, {"N", 512}}},
       {"softmax", {{"M", 64}, {"N", 512}, {"dtype", "bf16"}}},
+      {"layernorm", {{"M", 64}, {"N", 512}, {"residual", true}}},
       {"zero_tensor", {{"n", 1000}}},
       {"cast_tensor", {{"n", 1000}, {"from", "f32"}, {"to", "bf16"}}},
   };

@@ -47,7 +47,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     if (!flags.Has("block-n")) configs[1].block_n = 256;
     if (!chosen) configs[1].dtype = bf16;
   } else if (args.size == "bench") {
-    configs = {with(4096, 8192)};
+    // The sizes of the table (docs/benchmarks.md).
+    configs = {with(4096, 8192), with(16384, 4096), with(8192, 1024)};
   } else {
     SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(args.size, {"M", "N"}));
     configs = {with(dims["M"], dims["N"])};

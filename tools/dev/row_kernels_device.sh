@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# One H200 call for the row kernels (issue 17), ~3 minutes: the row-reduce
+# and sample GPU tests against the interpreter / float64 references, the
+# rmsnorm / layernorm / softmax benches at 4096x8192, 16384x4096 and
+# 8192x1024 (f16, checked) with JSON, the PyTorch peers and the copy
+# bandwidth of the same run (bench/peers.py --only norms), and memcheck /
+# racecheck of the row-reduce cases (small sizes; every shared-memory path). $OUT gets summary.txt, table.txt and the
+# JSON files; logs are packed into logs.tar.gz.
+#
+#   tools/dev/stage_device.sh          # on the dev machine; carry .probe
+#   tools/dev/row_kernels_device.sh .probe/stage/build     # on the H200
+#
+# BUILD_DIR is a build folder (or the staged copy) with runtime-libs/.
+set -u
+S=${1:?usage: tools/dev/row_kernels_device.sh BUILD_DIR}
+OUT=${OUT:-/tmp/row_kernels_out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
+export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc TESSEL_REQUIRE_GPU=1
+summary=()
+# step NAME SECONDS COMMAND...: runs it with a time limit, logs to $OUT/NAME.log.
+step() {
+  local n=$1 limit=$2; shift 2; local t=$SECONDS
+  timeout "$limit" "$@" >"$OUT/$n.log" 2>&1; local rc=$?
+  summary+=("$(printf '%-28s rc=%-3s %4ss' "$n" "$rc" "$((SECONDS - t))")")
+}
+san="compute-sanitizer --report-api-errors no --error-exitcode 99 --tool"
+rows='*rmsnorm*:*layernorm*:*softmax*'
+step row-reduce-gpu 60 "$S/tests/codegen/tessel_row_reduce_gpu_test"
+step samples-gpu 60 "$S/tests/samples/samples_gpu_test" --gtest_filter="$rows"
+step codegen-gpu 60 "$S/tests/codegen/tessel_codegen_gpu_test" \
+  --gtest_filter='*Reduce*:*RowMax*'
+for s in rmsnorm layernorm softmax; do
+  step "bench-$s" 60 "$S/samples/$s" --backend=gpu --bench --check \
+    --size=bench --json="$OUT/tessel_$s.json"
+done
+step peers-norms 75 python3 bench/peers.py --only norms --compile-norms \
+  --out "$OUT/peers_norms.json"
+python3 tools/dev/row_kernels_table.py "$OUT" | tee "$OUT/table.txt"
+step mem-row-reduce 60 $san memcheck "$S/tests/codegen/tessel_row_reduce_gpu_test"
+step race-row-reduce 60 $san racecheck \
+  "$S/tests/codegen/tessel_row_reduce_gpu_test"
+printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+# Few files come back: keep the tables and the JSON, pack the logs.
+(cd "$OUT" && tar -czf /tmp/row_logs.tar.gz ./*.log && rm -f ./*.log &&
+  mv /tmp/row_logs.tar.gz logs.tar.gz)

@@ -89,6 +89,13 @@ FragmentLayout FragmentLayout::RowsOf() const {
   return l;
 }
 
+FragmentLayout FragmentLayout::ColsOf() const {
+  FragmentLayout l = *this;
+  l.kind_ = kind_ == Kind::kRows ? Kind::kRowCols : Kind::kMmaCols;
+  l.shape_ = {shape_[1]};
+  return l;
+}
+
 namespace {
 int64_t NumElements(const std::vector<int64_t>& s) {
   int64_t n = 1;
@@ -114,6 +121,10 @@ std::vector<int64_t> FragmentLayout::local_shape() const {
               shape_[1] / (group_ * vec_), vec_};
     case Kind::kRowStats:
       return {(shape_[0] + row_groups() - 1) / row_groups()};
+    case Kind::kMmaCols:
+      return {ni_, 2};
+    case Kind::kRowCols:
+      return {shape_[0] / (group_ * vec_), vec_};
   }
   return {};
 }
@@ -155,6 +166,13 @@ std::vector<ir::Expr> FragmentLayout::Logical(
       if (kind_ == Kind::kRowStats) return {row};
       return {row, (local[1] * group_ + tx % group_) * vec_ + local[2]};
     }
+    case Kind::kMmaCols: {
+      ir::Expr wn = tx / 32 % warps_n_;
+      int wtn = static_cast<int>(shape_[0] / warps_n_);
+      return {wn * wtn + local[0] * 8 + (tx % 32 % 4) * 2 + local[1]};
+    }
+    case Kind::kRowCols:
+      return {(local[0] * group_ + tx % group_) * vec_ + local[1]};
   }
   return {};
 }
@@ -176,6 +194,10 @@ ir::Expr FragmentLayout::Leader(const ir::Expr& tx) const {
   if (kind_ == Kind::kRowStats) {
     return group_ > 1 ? tx % group_ == 0 : ir::Expr();
   }
+  if (kind_ == Kind::kRowCols) {
+    return row_groups() > 1 ? tx / group_ == 0 : ir::Expr();
+  }
+  if (kind_ == Kind::kMmaCols) return tx % 32 < 4 && tx / 32 < warps_n_;
   if (kind_ != Kind::kMmaRows) return ir::Expr();
   ir::Expr lead = tx % 4 == 0;
   if (warps_n_ > 1) lead = lead && ((tx / 32) % warps_n_ == 0);
@@ -196,6 +218,10 @@ int FragmentLayout::contiguous() const {
       return vec_;
     case Kind::kRowStats:
       return 1;
+    case Kind::kMmaCols:
+      return 2;
+    case Kind::kRowCols:
+      return vec_;
   }
   return 1;
 }
@@ -219,12 +245,18 @@ std::string FragmentLayout::ToString() const {
                           "][2]");
     case Kind::kReplicated:
       return absl::StrCat("replicated[", shape, "]");
+    case Kind::kMmaCols:
+      return absl::StrCat("mma_cols[", shape, "] warps ", warps_m_, "x",
+                          warps_n_, " local [", ni_, "][2]");
     case Kind::kRows:
-    case Kind::kRowStats: {
+    case Kind::kRowStats:
+    case Kind::kRowCols: {
       std::vector<int64_t> l = local_shape();
-      return absl::StrCat(kind_ == Kind::kRows ? "rows[" : "row_stats[", shape,
-                          "] vec ", vec_, " group ", group_, " local [",
-                          absl::StrJoin(l, "]["), "]");
+      const char* name = kind_ == Kind::kRows       ? "rows["
+                         : kind_ == Kind::kRowStats ? "row_stats["
+                                                    : "row_cols[";
+      return absl::StrCat(name, shape, "] vec ", vec_, " group ", group_,
+                          " local [", absl::StrJoin(l, "]["), "]");
     }
     case Kind::kBlocked: {
       std::vector<int64_t> l = local_shape();

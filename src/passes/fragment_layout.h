@@ -34,6 +34,11 @@
 //    shuffles within a warp, then through shared memory across warps.
 //  - kRowStats: a rank-1 [M] tile of one value per row of a kRows layout,
 //    held by every thread of the row's group; local [mr].
+//  - kMmaCols / kRowCols: a rank-1 [N] tile broadcast over the rows of a
+//    kMma / kRows layout (a bias, column statistics): each thread holds the
+//    columns its row elements have; local [ni][2] (columns wn * N/warps_n +
+//    ni * 8 + (lane % 4) * 2 + j), or [nc][v] (column (nc * group + tx %
+//    group) * vec + v).
 #ifndef TESSEL_SRC_PASSES_FRAGMENT_LAYOUT_H_
 #define TESSEL_SRC_PASSES_FRAGMENT_LAYOUT_H_
 
@@ -48,7 +53,16 @@ namespace tessel::passes {
 
 class FragmentLayout {
  public:
-  enum class Kind { kMma, kMmaRows, kBlocked, kReplicated, kRows, kRowStats };
+  enum class Kind {
+    kMma,
+    kMmaRows,
+    kBlocked,
+    kReplicated,
+    kRows,
+    kRowStats,
+    kMmaCols,
+    kRowCols
+  };
 
   static FragmentLayout Mma(std::vector<int64_t> shape, int threads,
                             int warps_m, int warps_n);
@@ -68,6 +82,9 @@ class FragmentLayout {
   // The row-wise layout of this kMma (kMmaRows) or kRows (kRowStats)
   // layout's rows.
   FragmentLayout RowsOf() const;
+  // The column-wise layout of this kMma (kMmaCols) or kRows (kRowCols)
+  // layout's columns.
+  FragmentLayout ColsOf() const;
 
   Kind kind() const { return kind_; }
   const std::vector<int64_t>& shape() const { return shape_; }

@@ -22,6 +22,7 @@ struct ParallelLoop {
   std::vector<int64_t> extents;
   std::vector<ir::Buffer> full;  // indexed by exactly the loop's vars
   std::vector<ir::Buffer> rows;  // rank 1, indexed by the first var
+  std::vector<ir::Buffer> cols;  // rank 1, indexed by the second of two
 };
 
 class Collector : public ir::IRVisitor {
@@ -101,6 +102,10 @@ class Collector : public ir::IRVisitor {
     if (idx.size() == 1 && current_->vars.size() == 2 &&
         is_var(0, current_->vars[0])) {
       current_->rows.push_back(b);
+    }
+    if (idx.size() == 1 && current_->vars.size() == 2 &&
+        is_var(0, current_->vars[1])) {
+      current_->cols.push_back(b);
     }
   }
   ParallelLoop* current_ = nullptr;
@@ -293,6 +298,17 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
             }
           }
         }
+        // Broadcast over the rows: the columns each thread's elements have
+        // (a blocked driver's columns vary per element: every thread all).
+        for (const ir::Buffer& b : loop.cols) {
+          if (layouts.count(b.get()) || d.shape().size() != 2) continue;
+          const bool fits =
+              row_wise && ShapeOf(b) == std::vector<int64_t>{d.shape()[1]};
+          layouts.emplace(b.get(), fits ? d.ColsOf()
+                                        : FragmentLayout::Replicated(
+                                              ShapeOf(b), c.threads));
+          changed = true;
+        }
       }
       for (const ir::ReduceNode* r : c.reduces) {
         auto it = layouts.find(r->src.get());
@@ -302,6 +318,14 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
              k == FragmentLayout::Kind::kRows) &&
             r->dim == 1 && IsFragment(r->dst)) {
           layouts.emplace(r->dst.get(), it->second.RowsOf());
+          changed = true;
+        }
+        // Column statistics take the columns' layout, as a later Parallel
+        // loop over the tile reads them.
+        if ((k == FragmentLayout::Kind::kMma ||
+             k == FragmentLayout::Kind::kRows) &&
+            r->dim == 0 && IsFragment(r->dst) && r->src->rank() == 2) {
+          layouts.emplace(r->dst.get(), it->second.ColsOf());
           changed = true;
         }
       }

@@ -1,6 +1,8 @@
 // Row reductions of register tiles on the GPU against the interpreter: every
 // case of row_reduce_cases.h (reduce kinds, clear or not, rows within a
-// warp, over warps, tail rows, ragged rows, f16 / bf16 / f32).
+// warp, over warps, tail rows, ragged rows, f16 / bf16 / f32), and the
+// broadcasts of broadcast_cases.h (a GEMM's bias + ReLU epilogue, column
+// statistics).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,38 +13,26 @@
 #include "tessel/compile.h"
 #include "tessel/interpret.h"
 #include "tessel/testing.h"
+#include "tests/codegen/broadcast_cases.h"
 #include "tests/codegen/row_reduce_cases.h"
 
 namespace tessel::testing {
 namespace {
 
-std::vector<HostTensor> Arguments(const RowCase& c) {
-  HostTensor x = *HostTensor::Create(c.dtype, {c.M, c.N});
-  uint32_t s = 12345;
-  for (int64_t i = 0; i < x.num_elements(); ++i) {
-    s = s * 1664525u + 1013904223u;
-    x.set_flat(i, (s >> 8) / double(1 << 24) * 2.0 - 1.0);
-  }
-  return {x, *HostTensor::Create(DataType::kF32, {c.M}),
-          *HostTensor::Create(c.dtype, {c.M, c.bn})};
-}
-
-class RowReduceGpu : public ::testing::TestWithParam<RowCase> {};
-
-TEST_P(RowReduceGpu, MatchesTheInterpreter) {
-  TESSEL_SKIP_WITHOUT_GPU();
-  const RowCase& c = GetParam();
-  absl::StatusOr<Program> program = RowReduceProgram(c);
-  ASSERT_TRUE(program.ok()) << program.status();
-  std::vector<HostTensor> want = Arguments(c);
+// Runs the program on the interpreter and on the GPU from the same
+// arguments and compares every argument after the first (the outputs):
+// |gpu - interpreter| <= 1e-4 + rel * (|interpreter| + slack).
+void MatchesTheInterpreter(const Program& program,
+                           const std::vector<HostTensor>& args, double rel,
+                           double slack) {
+  std::vector<HostTensor> want = args;
   std::vector<HostTensor*> ptrs;
   for (HostTensor& t : want) ptrs.push_back(&t);
-  ASSERT_TRUE(interpret(*program, ptrs).ok());
-
+  ASSERT_TRUE(interpret(program, ptrs).ok());
   absl::StatusOr<CompiledKernel> kernel =
-      compile(*program, {.target = Target::detect()});
+      compile(program, {.target = Target::detect()});
   ASSERT_TRUE(kernel.ok()) << kernel.status();
-  std::vector<HostTensor> got = Arguments(c);
+  std::vector<HostTensor> got = args;
   std::vector<jit::DeviceBuffer> buffers;
   std::vector<TensorView> views;
   for (const HostTensor& t : got) {
@@ -55,23 +45,69 @@ TEST_P(RowReduceGpu, MatchesTheInterpreter) {
   }
   ASSERT_TRUE(kernel->launch(views).ok());
   ASSERT_TRUE(jit::SynchronizeStream(nullptr).ok());
-  // Sums combine in another order than the interpreter's; 16-bit outputs
-  // round.
-  const double rel = c.dtype == DataType::kF32   ? 1e-5
-                     : c.dtype == DataType::kF16 ? 2e-3
-                                                 : 1e-2;
   for (size_t i = 1; i < got.size(); ++i) {
     ASSERT_TRUE(buffers[i].CopyToHost(got[i].data(), got[i].num_bytes()).ok());
     int bad = 0;
     for (int64_t e = 0; e < got[i].num_elements(); ++e) {
       double g = got[i].get_flat(e), w = want[i].get_flat(e);
-      double tol = 1e-4 + rel * (std::fabs(w) + (i == 2 ? 8.0 : 0.0));
+      double tol = 1e-4 + rel * (std::fabs(w) + slack);
       if (!(std::fabs(g - w) <= tol) && bad++ < 5)
-        ADD_FAILURE() << c.name << " output " << i << " element " << e
+        ADD_FAILURE() << program.name() << " output " << i << " element " << e
                       << ": gpu " << g << ", interpreter " << w;
     }
-    EXPECT_EQ(bad, 0) << c.name << " output " << i;
+    EXPECT_EQ(bad, 0) << program.name() << " output " << i;
   }
+}
+
+HostTensor Random(DataType t, std::vector<int64_t> shape, uint32_t seed) {
+  HostTensor x = *HostTensor::Create(t, std::move(shape));
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    x.set_flat(i, (seed >> 8) / double(1 << 24) * 2.0 - 1.0);
+  }
+  return x;
+}
+
+class RowReduceGpu : public ::testing::TestWithParam<RowCase> {};
+
+TEST_P(RowReduceGpu, MatchesTheInterpreter) {
+  TESSEL_SKIP_WITHOUT_GPU();
+  const RowCase& c = GetParam();
+  absl::StatusOr<Program> program = RowReduceProgram(c);
+  ASSERT_TRUE(program.ok()) << program.status();
+  // Sums combine in another order than the interpreter's; 16-bit outputs
+  // round (Y = X - R: slack for |R| up to ~8).
+  const double rel = c.dtype == DataType::kF32   ? 1e-5
+                     : c.dtype == DataType::kF16 ? 2e-3
+                                                 : 1e-2;
+  MatchesTheInterpreter(*program,
+                        {Random(c.dtype, {c.M, c.N}, 12345),
+                         *HostTensor::Create(DataType::kF32, {c.M}),
+                         *HostTensor::Create(c.dtype, {c.M, c.bn})},
+                        rel, 8.0);
+}
+
+TEST(BroadcastGpu, GemmBiasReluMatchesTheInterpreter) {
+  TESSEL_SKIP_WITHOUT_GPU();
+  const int M = 256, N = 384, K = 96;
+  absl::StatusOr<Program> program = GemmBiasReluProgram(M, N, K);
+  ASSERT_TRUE(program.ok()) << program.status();
+  MatchesTheInterpreter(
+      *program,
+      {Random(DataType::kF16, {M, K}, 1), Random(DataType::kF16, {K, N}, 2),
+       Random(DataType::kF16, {N}, 3),
+       *HostTensor::Create(DataType::kF32, {M, N})},
+      1e-4, 4.0);
+}
+
+TEST(BroadcastGpu, ColumnStatisticsMatchTheInterpreter) {
+  TESSEL_SKIP_WITHOUT_GPU();
+  absl::StatusOr<Program> program = ColumnMaxProgram(40, 512);
+  ASSERT_TRUE(program.ok()) << program.status();
+  MatchesTheInterpreter(*program,
+                        {Random(DataType::kF16, {40, 512}, 4),
+                         *HostTensor::Create(DataType::kF32, {40, 512})},
+                        1e-5, 8.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, RowReduceGpu, ::testing::ValuesIn(RowCases()),

@@ -7,9 +7,13 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "tessel/compile.h"
+#include "tessel/interpret.h"
+#include "tests/codegen/broadcast_cases.h"
 #include "tests/codegen/row_reduce_cases.h"
 
 namespace tessel::testing {
@@ -62,6 +66,47 @@ TEST(RowReduceErrors, MismatchedRowsAreAStatus) {
   }
   absl::StatusOr<Program> program = p.finish();
   EXPECT_FALSE(program.ok());
+}
+
+// A bias over N read in the Parallel epilogue of an mma (sm_80) or wgmma
+// (sm_90a) accumulator: each thread holds its columns (kMmaCols), read by
+// constant indices, no local-memory array.
+TEST(Broadcast, GemmBiasReluCompiles) {
+  absl::StatusOr<Program> program = GemmBiasReluProgram(256, 256, 128);
+  ASSERT_TRUE(program.ok()) << program.status();
+  // The CPU target takes it too (the GPU test's reference).
+  std::vector<HostTensor> args = {
+      *HostTensor::Create(DataType::kF16, {256, 128}),
+      *HostTensor::Create(DataType::kF16, {128, 256}),
+      *HostTensor::Create(DataType::kF16, {256}),
+      *HostTensor::Create(DataType::kF32, {256, 256})};
+  args[2].set_flat(5, -2.0);
+  args[2].set_flat(6, 3.0);
+  ASSERT_TRUE(
+      interpret(*program, {&args[0], &args[1], &args[2], &args[3]}).ok());
+  EXPECT_EQ(args[3].get_flat(5), 0.0);  // relu(0 - 2)
+  EXPECT_EQ(args[3].get_flat(256 + 6), 3.0);
+  // local [ni][2]: the n8 tiles of a warp's columns (wgmma: 4x1 warps, all
+  // 128 columns; mma.sync: 2x2, 64).
+  for (auto [t, decl] : {std::pair{Target::sm90a(), "float bias_f[16][2];"},
+                         std::pair{Target::sm80(), "float bias_f[8][2];"}}) {
+    absl::StatusOr<CompiledKernel> k = compile(*program, {.target = t});
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_TRUE(Has(k->source(), decl)) << k->source();
+    EXPECT_TRUE(Has(k->source(), "bias_f[i_l1][(i_l2 % 2)]")) << k->source();
+  }
+}
+
+// A column max (reduce over dim 0) of a row-reduced tile, read in a later
+// Parallel loop over the tile, next to the row sums.
+TEST(Broadcast, ColumnStatisticsCompile) {
+  absl::StatusOr<Program> program = ColumnMaxProgram(40, 512);
+  ASSERT_TRUE(program.ok()) << program.status();
+  for (Target t : {Target::sm90a(), Target::sm80()}) {
+    absl::StatusOr<CompiledKernel> k = compile(*program, {.target = t});
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_TRUE(Has(k->source(), "tl::warp_reduce_sum<")) << k->source();
+  }
 }
 
 }  // namespace

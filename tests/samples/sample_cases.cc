@@ -58,6 +58,16 @@ std::vector<SampleCase> SmallCases() {
                           .in_dtype = bf16,
                           .out_dtype = f32,
                           .layout = GemmLayout::kTT});
+  // The fused bias + ReLU epilogue over the accumulator (a bias over N
+  // broadcast over the rows), ragged; and the default 256x128 tile.
+  gemm("nn_f16_bias_relu_ragged",
+       {.M = 200, .N = 136, .K = 88, .bias_relu = true});
+  gemm("nn_bf16_bias_relu_tile", {.M = 512,
+                                  .N = 256,
+                                  .K = 128,
+                                  .in_dtype = bf16,
+                                  .out_dtype = bf16,
+                                  .bias_relu = true});
   auto splitk = [&](std::string name, SplitKConfig c) {
     cases.push_back(
         {"splitk_gemm_" + name, [c] { return SplitKGemmWorkload(c, 12); }});

@@ -99,6 +99,8 @@ TEST(BenchShapes, CompileForSm90a) {
         {.M = 4096, .N = 4096, .K = 4096, .in_dtype = t, .out_dtype = t}));
   }
   programs.push_back(
+      GemmProgram({.M = 4096, .N = 4096, .K = 4096, .bias_relu = true}));
+  programs.push_back(
       SplitKGemmProgram({.M = 1024, .N = 1024, .K = 16384, .split_k = 8}));
   for (auto [h, d] : {std::pair{16, 128}, std::pair{32, 64}}) {
     LinearAttentionConfig c{.B = 8, .S = 4096, .H = h, .DK = d, .DV = d};

@@ -224,6 +224,7 @@ TEST(Registry, EverySampleIsRegisteredAndBuilds) {
   const KernelRegistry& r = KernelRegistry::Global();
   const std::pair<const char*, nlohmann::json> kernels[] = {
       {"gemm", {{"M", 256}, {"N", 128}, {"K", 64}, {"layout", "NT"}}},
+      {"gemm", {{"M", 256}, {"N", 128}, {"K", 64}, {"bias_relu", true}}},
       {"splitk_gemm", {{"M", 64}, {"N", 64}, {"K", 512}, {"split_k", 4}}},
       {"linear_attention_fwd", {{"B", 1}, {"S", 128}, {"H", 2}, {"DK", 64}}},
       {"linear_attention_fwd_mbarrier",

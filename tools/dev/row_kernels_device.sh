@@ -4,7 +4,9 @@
 # rmsnorm / layernorm / softmax benches at 4096x8192, 16384x4096 and
 # 8192x1024 (f16, checked) with JSON, the PyTorch peers and the copy
 # bandwidth of the same run (bench/peers.py --only norms), and memcheck /
-# racecheck of the row-reduce cases (small sizes; every shared-memory path). $OUT gets summary.txt, table.txt and the
+# racecheck of the row-reduce cases (small sizes; every shared-memory path),
+# and the GEMM with a fused bias + ReLU epilogue against the plain one at
+# 4096^3. $OUT gets summary.txt, table.txt and the
 # JSON files; logs are packed into logs.tar.gz.
 #
 #   tools/dev/stage_device.sh          # on the dev machine; carry .probe
@@ -25,21 +27,39 @@ step() {
   summary+=("$(printf '%-28s rc=%-3s %4ss' "$n" "$rc" "$((SECONDS - t))")")
 }
 san="compute-sanitizer --report-api-errors no --error-exitcode 99 --tool"
-rows='*rmsnorm*:*layernorm*:*softmax*'
-step row-reduce-gpu 60 "$S/tests/codegen/tessel_row_reduce_gpu_test"
-step samples-gpu 60 "$S/tests/samples/samples_gpu_test" --gtest_filter="$rows"
-step codegen-gpu 60 "$S/tests/codegen/tessel_codegen_gpu_test" \
+rows='*rmsnorm*:*layernorm*:*softmax*:*bias_relu*'
+# The correctness runs side by side (NVRTC compiles dominate), the benches
+# after them, alone on the GPU.
+par() {
+  local n=$1; shift
+  (t=$SECONDS; timeout 90 "$@" >"$OUT/$n.log" 2>&1
+   printf '%-28s rc=%-3s %4ss\n' "$n" "$?" "$((SECONDS - t))" >"$OUT/$n.rc") &
+}
+par row-reduce-gpu "$S/tests/codegen/tessel_row_reduce_gpu_test"
+par samples-gpu "$S/tests/samples/samples_gpu_test" --gtest_filter="$rows"
+par codegen-gpu "$S/tests/codegen/tessel_codegen_gpu_test" \
   --gtest_filter='*Reduce*:*RowMax*'
+wait
+for f in "$OUT"/*.rc; do summary+=("$(cat "$f")"); rm -f "$f"; done
 for s in rmsnorm layernorm softmax; do
   step "bench-$s" 60 "$S/samples/$s" --backend=gpu --bench --check \
     --size=bench --json="$OUT/tessel_$s.json"
 done
+# The fused GEMM epilogue against the plain GEMM, back to back.
+for e in plain bias_relu; do
+  flag=(); [ $e = bias_relu ] && flag=(--bias-relu)
+  step "bench-gemm-$e" 60 "$S/samples/gemm" --backend=gpu --bench \
+    --size=4096x4096x4096 "${flag[@]}" --json="$OUT/tessel_gemm_$e.json"
+done
 step peers-norms 75 python3 bench/peers.py --only norms --compile-norms \
   --out "$OUT/peers_norms.json"
 python3 tools/dev/row_kernels_table.py "$OUT" | tee "$OUT/table.txt"
-step mem-row-reduce 60 $san memcheck "$S/tests/codegen/tessel_row_reduce_gpu_test"
+# The shared-memory paths: rows over warps, tail rows, one warp per row.
+few='*rows_over_warps*:*multiwarp_tail*:*warp_rows*:*chunks_not_clear*'
+step mem-row-reduce 60 $san memcheck \
+  "$S/tests/codegen/tessel_row_reduce_gpu_test" --gtest_filter="$few"
 step race-row-reduce 60 $san racecheck \
-  "$S/tests/codegen/tessel_row_reduce_gpu_test"
+  "$S/tests/codegen/tessel_row_reduce_gpu_test" --gtest_filter="$few"
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 # Few files come back: keep the tables and the JSON, pack the logs.
 (cd "$OUT" && tar -czf /tmp/row_logs.tar.gz ./*.log && rm -f ./*.log &&

@@ -3,8 +3,9 @@
 
   python3 tools/dev/row_kernels_table.py DIR
 
-DIR holds tessel_{rmsnorm,layernorm,softmax}.json (the samples' --json) and
-peers_norms.json (bench/peers.py --only norms). Prints, per kernel and
+DIR holds tessel_{rmsnorm,layernorm,softmax}.json (the samples' --json),
+tessel_gemm_{plain,bias_relu}.json and peers_norms.json (bench/peers.py
+--only norms). Prints, per kernel and
 size: tessel's median time and bandwidth, its fraction of the copy bandwidth
 measured in the same run, PyTorch eager and torch.compile, and the ratio to
 the best peer (> 1: tessel is faster).
@@ -52,6 +53,12 @@ def main():
                                         r["gbps"] / 1000, frac, ms("torch"),
                                         ms("torch_compile"), best,
                                         r.get("check", "")))
+    gemm = {e: load(os.path.join(d, "tessel_gemm_{}.json".format(e)))
+            for e in ("plain", "bias_relu")}
+    if all(gemm.values()):
+        p, b = gemm["plain"][0], gemm["bias_relu"][0]
+        print("gemm 4096^3 f16: plain {:.4f} ms, +bias+relu {:.4f} ms "
+              "({:+.1%})".format(p["ms"], b["ms"], b["ms"] / p["ms"] - 1))
     for size, c in sorted(copy.items()):
         print("copy {:<11} {:.4f} ms {:.2f} TB/s".format(size, c["ms"],
                                                         c["gbps"] / 1000))

@@ -68,8 +68,9 @@ absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& c) {
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto d = T::alloc_fragment({bm, bn}, f32, "d");
     auto y = T::alloc_fragment({bm, bn}, c.dtype, "y");
-    auto w = T::alloc_shared({bn}, c.dtype, "w");
-    auto b = T::alloc_shared({bn}, c.dtype, "b");
+    // W and B broadcast over the rows: each thread loads its columns.
+    auto w = T::alloc_fragment({bn}, f32, "w");
+    auto b = T::alloc_fragment({bn}, f32, "b");
     auto sum = T::alloc_fragment({bm}, f32, "sum");
     auto sum_sq = T::alloc_fragment({bm}, f32, "sum_sq");
     auto mean = T::alloc_fragment({bm}, f32, "mean");

@@ -63,8 +63,8 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
     auto [bx] = kernel.block_index();
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto sq = T::alloc_fragment({bm, bn}, f32, "sq");
-    // W is read by every row: shared, so any thread can index any column.
-    auto w = T::alloc_shared({bn}, c.dtype, "w");
+    // W broadcasts over the rows: each thread loads the columns it holds.
+    auto w = T::alloc_fragment({bn}, f32, "w");
     auto y = T::alloc_fragment({bm, bn}, c.dtype, "y");
     auto sum_sq = T::alloc_fragment({bm}, f32, "sum_sq");
     auto rstd = T::alloc_fragment({bm}, f32, "rstd");

@@ -1,6 +1,7 @@
-// Copies between a kRows fragment and a global tile: each thread's chunk of
-// vec contiguous row elements moves as 16-byte words (tl::load_vec /
-// store_vec), converted in registers. Anything else goes to copy.cc.
+// Copies between a kRows (or kRowCols) fragment and a global tile: each
+// thread's chunk of vec contiguous row elements moves as 16-byte words
+// (tl::load_vec / store_vec), converted in registers. Anything else goes to
+// copy.cc.
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/lower/lowerer.h"
@@ -26,8 +27,10 @@ std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
   if (frag.buffer->scope != ir::Scope::kFragment || !frag.IsFull())
     return std::nullopt;
   const FragmentLayout& l = Layout(frag.buffer);
-  if (l.kind() != FragmentLayout::Kind::kRows || l.vec() < 2)
+  const bool cols = l.kind() == FragmentLayout::Kind::kRowCols;
+  if ((l.kind() != FragmentLayout::Kind::kRows && !cols) || l.vec() < 2)
     return std::nullopt;
+  const int rank = cols ? 1 : 2;
   ir::Region g = MutateRegion(load ? c.src : c.dst);
   if (g.buffer->scope != ir::Scope::kGlobal || !Float(g.buffer->dtype) ||
       !Float(frag.buffer->dtype))
@@ -37,14 +40,14 @@ std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
   // Unit dims on either side drop out (a [1, N] tile of a row).
   const int vec = l.vec();
   std::vector<int> fd, gd;
-  for (int d = 0; d < 2; ++d)
+  for (int d = 0; d < rank; ++d)
     if (l.shape()[d] != 1) fd.push_back(d);
   for (int d = 0; d < g.rank(); ++d) {
     auto e = ir::AsConstInt(g.extent[d]);
     if (!e) return std::nullopt;
     if (*e != 1) gd.push_back(d);
   }
-  if (fd.size() != gd.size() || fd.empty() || fd.back() != 1 ||
+  if (fd.size() != gd.size() || fd.empty() || fd.back() != rank - 1 ||
       gd.back() != g.rank() - 1)
     return std::nullopt;
   for (size_t i = 0; i < fd.size(); ++i)
@@ -58,10 +61,14 @@ std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
   RequireAlignment(g.buffer, vec, "16-byte row copies");
   ir::Buffer local = Local(frag.buffer);
   std::vector<int64_t> ls = l.local_shape();
+  // Loops over the row chunks (kRows) and the column chunks.
   ir::Var mr("mr"), nc("nc");
-  ranges_[mr.get()] = {0, ls[0] - 1};
-  ranges_[nc.get()] = {0, ls[1] - 1};
-  std::vector<Expr> li{mr, nc, Expr(0)};
+  std::vector<ir::Var> loops =
+      cols ? std::vector<ir::Var>{nc} : std::vector<ir::Var>{mr, nc};
+  std::vector<Expr> li(loops.begin(), loops.end());
+  li.push_back(Expr(0));
+  for (size_t i = 0; i < loops.size(); ++i)
+    ranges_[loops[i].get()] = {0, ls[i] - 1};
   std::vector<Expr> logical = l.Logical(tx_, li);
   std::vector<Expr> gi = g.start;
   for (size_t i = 0; i < fd.size(); ++i) gi[gd[i]] = gi[gd[i]] + logical[fd[i]];
@@ -73,17 +80,20 @@ std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
     body = Intrin(Intrinsic::kLoadVec, {Expr(vec), regs, mem});
     if (in.defined()) {
       std::vector<Stmt> zero;
-      for (int v = 0; v < vec; ++v)
-        zero.push_back(
-            Store(local, {mr, nc, Expr(v)}, ir::Zero(frag.buffer->dtype)));
+      for (int v = 0; v < vec; ++v) {
+        li.back() = Expr(v);
+        zero.push_back(Store(local, li, ir::Zero(frag.buffer->dtype)));
+      }
       body = MakeIf(in, body, ir::Seq(zero));
     }
   } else {
-    body = Guard(And(l.Valid(tx_, li), in),
+    // kRowCols: every row group holds the columns; the first stores.
+    body = Guard(And(And(l.Leader(tx_), l.Valid(tx_, li)), in),
                  Intrin(Intrinsic::kStoreVec, {Expr(vec), mem, regs}));
   }
-  body = MakeFor(nc, 0, Expr(int(ls[1])), ir::ForKind::kUnrolled, body);
-  return MakeFor(mr, 0, Expr(int(ls[0])), ir::ForKind::kUnrolled, body);
+  for (int i = static_cast<int>(loops.size()) - 1; i >= 0; --i)
+    body = MakeFor(loops[i], 0, Expr(int(ls[i])), ir::ForKind::kUnrolled, body);
+  return body;
 }
 
 }  // namespace tessel::passes::lower

@@ -47,6 +47,14 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kWarpReduceSum, "warp_reduce_sum", 2, 2, {}, kExpression},
       {I::kWarpReduceMax, "warp_reduce_max", 2, 2, {}, kExpression},
       {I::kWarpReduceMin, "warp_reduce_min", 2, 2, {}, kExpression},
+      // (width, reverse, v): the sum of v over the lanes before this one in
+      // its group of width (after it, reversed).
+      {I::kWarpScanExclusiveSum,
+       "warp_scan_exclusive_sum",
+       3,
+       3,
+       {},
+       kExpression},
       {I::kPackB16x2, "pack_b16x2", 2, 2, {}, kExpression},
       {I::kWgmmaDescSw128, "wgmma_desc_sw128", 3, 2, {}, kExpression},
   };

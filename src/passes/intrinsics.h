@@ -91,6 +91,7 @@ enum class Intrinsic {
   kWarpReduceSum,
   kWarpReduceMax,
   kWarpReduceMin,
+  kWarpScanExclusiveSum,
   kPackB16x2,
   kWgmmaDescSw128,
 };

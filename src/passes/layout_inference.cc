@@ -30,6 +30,7 @@ class Collector : public ir::IRVisitor {
   std::vector<ParallelLoop> loops;
   std::vector<const ir::GemmNode*> gemms;
   std::vector<const ir::ReduceNode*> reduces;
+  std::vector<const ir::CumsumNode*> cumsums;
   std::vector<const ir::CopyNode*> copies;
   std::vector<ir::Buffer> fragments;  // in allocation order
   std::unordered_map<const ir::BufferNode*, ir::Layout> annotated;
@@ -49,6 +50,10 @@ class Collector : public ir::IRVisitor {
   }
   void Visit(const ir::ReduceNode* op) override {
     reduces.push_back(op);
+    IRVisitor::Visit(op);
+  }
+  void Visit(const ir::CumsumNode* op) override {
+    cumsums.push_back(op);
     IRVisitor::Visit(op);
   }
   void Visit(const ir::CopyNode* op) override {
@@ -329,6 +334,16 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
           changed = true;
         }
       }
+      // A row scan's result is laid out as the rows it scans.
+      for (const ir::CumsumNode* cs : c.cumsums) {
+        auto it = layouts.find(cs->src.get());
+        if (it == layouts.end() || layouts.count(cs->dst.get()) ||
+            it->second.kind() != FragmentLayout::Kind::kRows ||
+            !IsFragment(cs->dst) || ShapeOf(cs->dst) != it->second.shape())
+          continue;
+        layouts.emplace(cs->dst.get(), it->second);
+        changed = true;
+      }
       for (const ir::CopyNode* cp : c.copies) {
         const ir::Buffer &s = cp->src.buffer, &d = cp->dst.buffer;
         if (!IsFragment(s) || !IsFragment(d) || ShapeOf(s) != ShapeOf(d))
@@ -345,17 +360,23 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
     }
   };
   propagate();
-  // Tiles reduced along their rows that nothing laid out yet: rows over
-  // thread groups, 16-byte accesses (reduce_rows.cc lowers them).
-  for (const ir::ReduceNode* r : c.reduces) {
-    if (!IsFragment(r->src) || !IsFragment(r->dst) || r->dim != 1 ||
-        layouts.count(r->src.get()) || layouts.count(r->dst.get()))
+  // Tiles reduced or scanned along their rows that nothing laid out yet:
+  // rows over thread groups, 16-byte accesses (reduce_rows.cc,
+  // cumsum_rows.cc lower them).
+  std::vector<std::pair<ir::Buffer, ir::Buffer>> row_ops;
+  for (const ir::ReduceNode* r : c.reduces)
+    if (r->dim == 1) row_ops.push_back({r->src, r->dst});
+  for (const ir::CumsumNode* s : c.cumsums)
+    if (s->dim == 1) row_ops.push_back({s->src, s->dst});
+  for (const auto& [src, dst] : row_ops) {
+    if (!IsFragment(src) || !IsFragment(dst) || layouts.count(src.get()) ||
+        (dst.get() != src.get() && layouts.count(dst.get())))
       continue;
-    std::vector<int64_t> shape = ShapeOf(r->src);
+    std::vector<int64_t> shape = ShapeOf(src);
     auto rows =
         FragmentLayout::ForRowReduce(shape, c.threads, RowVec(shape, c));
     if (!rows) continue;
-    layouts.emplace(r->src.get(), *rows);
+    layouts.emplace(src.get(), *rows);
     propagate();
   }
   // Register A operands that nothing laid out yet take the layout the mma

@@ -213,7 +213,16 @@ int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s) {
   return n * std::max(4, dtype_bytes(r.src->dtype));
 }
 
+bool IsRowsCumsum(const ir::CumsumNode& c, const LoweringState& s) {
+  auto sl = s.layouts.find(c.src.get());
+  auto dl = s.layouts.find(c.dst.get());
+  return sl != s.layouts.end() && dl != s.layouts.end() &&
+         sl->second.kind() == FragmentLayout::Kind::kRows &&
+         sl->second.group() <= 32 && c.dim == 1 && dl->second == sl->second;
+}
+
 int64_t CumsumScratchBytes(const ir::CumsumNode& c, const LoweringState& s) {
+  if (IsRowsCumsum(c, s)) return 0;
   int64_t n = c.src->ConstNumElements().value_or(0);
   return n * std::max(4, dtype_bytes(c.src->dtype));
 }
@@ -292,7 +301,8 @@ void PlanScratch(const ir::Stmt& body, const LoweringState& state,
         add(s, r->src->dtype);
       }
     }
-    if (const auto* c = s.As<ir::CumsumNode>()) add(s, c->src->dtype);
+    if (const auto* c = s.As<ir::CumsumNode>())
+      if (!IsRowsCumsum(*c, state)) add(s, c->src->dtype);
   });
 }
 

@@ -36,6 +36,10 @@ DataType RowsScratchType(DataType t);
 int64_t RowsReduceScratchBytes(const ir::ReduceNode& r,
                                const FragmentLayout& l);
 
+// A cumsum of a kRows tile along its rows within warps into a tile of the
+// same layout: warp scans, no scratch (cumsum_rows.cc).
+bool IsRowsCumsum(const ir::CumsumNode& c, const LoweringState& s);
+
 // Scratch bytes the lowering of a reduce / cumsum needs (0 for none).
 int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s);
 int64_t CumsumScratchBytes(const ir::CumsumNode& c, const LoweringState& s);

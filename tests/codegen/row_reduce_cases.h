@@ -4,7 +4,7 @@
 // (the row statistics broadcast in a Parallel loop). The cases cover rows
 // within a warp, one warp per row, rows over several warps, tile rows past
 // the block's row groups, ragged rows (scalar copies), every reduce kind,
-// f16 and f32.
+// f16 and f32. And row scans (cumsum) likewise.
 //
 //   for (const RowCase& c : RowCases()) {
 //     absl::StatusOr<tessel::Program> p = RowReduceProgram(c);
@@ -75,6 +75,50 @@ inline absl::StatusOr<Program> RowReduceProgram(const RowCase& c) {
     for (auto [i, j] : T::Parallel(c.bm, c.bn)) y(i, j) = x(i, j) - r(i);
     T::copy(y, Y(bx * c.bm, 0));
     T::copy(r, R(bx * c.bm));
+  }
+  return p.finish();
+}
+
+// Row scans: Y = cumsum(X) along the rows of [bm, N] tiles (reversed or
+// not; in place or into another tile), rows within a warp (warp scans) or
+// over several warps (cumsum.cc's staged scan).
+struct ScanCase {
+  std::string name;
+  int M, N, bm, threads;
+  DataType dtype = DataType::kF32;
+  bool reverse = false, in_place = true;
+  int group = 0;  // the kRows group; > 32: the staged scan
+};
+
+inline std::vector<ScanCase> ScanCases() {
+  using D = DataType;
+  return {
+      {"f32_warp_rows", 64, 512, 8, 128, D::kF32, false, true, 32},
+      {"f32_reverse_sub_warp", 40, 64, 8, 64, D::kF32, true, false, 16},
+      {"f16_tail_rows", 30, 256, 6, 128, D::kF16, false, false, 32},
+      {"f32_reverse_tail", 21, 128, 5, 128, D::kF32, true, true, 32},
+      {"f32_rows_over_warps", 4, 4096, 1, 256, D::kF32, false, true, 256},
+  };
+}
+
+inline absl::StatusOr<Program> RowCumsumProgram(const ScanCase& c) {
+  namespace T = tessel;
+  T::ProgramBuilder p(absl::StrCat("row_cumsum_", c.name));
+  auto X = p.tensor("X", {c.M, c.N}, c.dtype);
+  auto Y = p.tensor("Y", {c.M, c.N}, DataType::kF32);
+  {
+    T::Kernel kernel(T::ceildiv(c.M, c.bm), {.threads = c.threads});
+    auto [bx] = kernel.block_index();
+    auto x = T::alloc_fragment({c.bm, c.N}, DataType::kF32, "x");
+    auto y = T::alloc_fragment({c.bm, c.N}, DataType::kF32, "y");
+    T::copy(X(bx * c.bm, 0), x);
+    if (c.in_place) {
+      T::cumsum(x, {.dim = 1, .reverse = c.reverse});
+      T::copy(x, Y(bx * c.bm, 0));
+    } else {
+      T::cumsum(x, y, {.dim = 1, .reverse = c.reverse});
+      T::copy(y, Y(bx * c.bm, 0));
+    }
   }
   return p.finish();
 }

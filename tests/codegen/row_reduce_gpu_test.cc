@@ -87,6 +87,23 @@ TEST_P(RowReduceGpu, MatchesTheInterpreter) {
                         rel, 8.0);
 }
 
+class RowScanGpu : public ::testing::TestWithParam<ScanCase> {};
+
+TEST_P(RowScanGpu, MatchesTheInterpreter) {
+  TESSEL_SKIP_WITHOUT_GPU();
+  const ScanCase& c = GetParam();
+  absl::StatusOr<Program> program = RowCumsumProgram(c);
+  ASSERT_TRUE(program.ok()) << program.status();
+  // Prefix sums of up to N values in [-1, 1], summed in another order.
+  MatchesTheInterpreter(*program,
+                        {Random(c.dtype, {c.M, c.N}, 77),
+                         *HostTensor::Create(DataType::kF32, {c.M, c.N})},
+                        1e-5, 16.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, RowScanGpu, ::testing::ValuesIn(ScanCases()),
+                         [](const auto& info) { return info.param.name; });
+
 TEST(BroadcastGpu, GemmBiasReluMatchesTheInterpreter) {
   TESSEL_SKIP_WITHOUT_GPU();
   const int M = 256, N = 384, K = 96;

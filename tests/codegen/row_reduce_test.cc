@@ -52,6 +52,28 @@ TEST_P(RowReduce, LowersToShufflesAndCompiles) {
 INSTANTIATE_TEST_SUITE_P(Cases, RowReduce, ::testing::ValuesIn(RowCases()),
                          [](const auto& info) { return info.param.name; });
 
+class RowScan : public ::testing::TestWithParam<ScanCase> {};
+
+TEST_P(RowScan, LowersToWarpScansAndCompiles) {
+  const ScanCase& c = GetParam();
+  absl::StatusOr<Program> program = RowCumsumProgram(c);
+  ASSERT_TRUE(program.ok()) << program.status();
+  for (Target t : {Target::sm90a(), Target::sm80()}) {
+    absl::StatusOr<CompiledKernel> k = compile(*program, {.target = t});
+    ASSERT_TRUE(k.ok()) << k.status();
+    const std::string& src = k->source();
+    const bool warp = c.group <= 32;
+    EXPECT_EQ(Has(src, absl::StrCat("tl::warp_scan_exclusive_sum<", c.group,
+                                    ", ", c.reverse ? "true" : "false", ">(")),
+              warp)
+        << src;
+    EXPECT_EQ(Has(src, "red_scratch"), !warp) << src;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, RowScan, ::testing::ValuesIn(ScanCases()),
+                         [](const auto& info) { return info.param.name; });
+
 // A row reduce into a fragment of another shape is the user's mistake.
 TEST(RowReduceErrors, MismatchedRowsAreAStatus) {
   namespace T = tessel;

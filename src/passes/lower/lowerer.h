@@ -10,6 +10,7 @@
 //   gemm_fma.cc           T.gemm as FMA loops (other dtypes)
 //   reduce.cc, cumsum.cc  T.reduce_*, T.cumsum
 //   reduce_rows.cc        T.reduce_* along the rows of a kRows tile
+//   cumsum_rows.cc        T.cumsum along the rows of a kRows tile
 //   copy_rows.cc          16-byte copies of kRows tiles to / from global
 //   parallel.cc           T.Parallel loops over each thread's elements
 //   atomic.cc             T.atomic_*
@@ -158,6 +159,8 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
                  const std::function<Stmt(Expr)>& set, const Expr& old);
   // cumsum.cc
   Stmt LowerCumsum(const ir::CumsumNode& c);
+  // cumsum_rows.cc
+  Stmt CumsumRows(const ir::CumsumNode& c);
 
   // Global -> shared copies that a commit follows: they become cp.async.
   std::unordered_set<const ir::CopyNode*> async_;

@@ -27,7 +27,7 @@ Stmt Lowerer::ReduceRows(const ir::ReduceNode& r) {
     return Store(dst, {mr}, r.clear ? v : Combine(k, ir::Load(dst, {mr}), v));
   };
   // This thread's part of row mr, then the row's lanes.
-  ir::Var mr("mr"), part(absl::StrCat(r.dst->name, "_part"));
+  ir::Var mr("mr"), part(absl::StrCat(r.dst->name, "_part"), t);
   std::vector<Expr> terms;
   for (int64_t nc = 0; nc < ls[1]; ++nc)
     for (int64_t v = 0; v < ls[2]; ++v)

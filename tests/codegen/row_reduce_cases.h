@@ -45,6 +45,9 @@ inline std::vector<RowCase> RowCases() {
        true, 128},
       {"bf16_ragged", 33, 1000, 4, 256, 128, D::kBF16, "max", false, 32},
       {"f32_max_clear_chunks", 8, 2048, 2, 1024, 128, D::kF32, "max", true, 64},
+      // One row per block, an odd row (N % vec != 0: element copies; a
+      // thread per row).
+      {"f16_one_row_odd", 5, 63, 1, 63, 32, D::kF16, "sum", true, 1},
   };
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "samples/row_params.h"
 #include "samples/row_tile.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
@@ -21,17 +22,8 @@ constexpr double kLog2e = 1.4426950408889634;
 
 absl::StatusOr<Program> MakeSoftmax(const nlohmann::json& json) {
   KernelParams params(json);
-  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   SoftmaxConfig c;
-  SAMPLES_ASSIGN_OR_RETURN(c.M, params.IntInRange("M", 1, kMax));
-  SAMPLES_ASSIGN_OR_RETURN(c.N, params.IntInRange("N", 1, kMax));
-  SAMPLES_ASSIGN_OR_RETURN(c.dtype, params.Dtype("dtype", f16));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_m,
-                           params.IntInRange("block_m", 1, 256, c.block_m));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_n,
-                           params.IntInRange("block_n", 1, 8192, c.block_n));
-  SAMPLES_ASSIGN_OR_RETURN(c.threads,
-                           params.IntInRange("threads", 32, 1024, c.threads));
+  SAMPLES_RETURN_IF_ERROR(ReadRowParams(params, c));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return SoftmaxProgram(c);
 }
@@ -39,18 +31,8 @@ absl::StatusOr<Program> MakeSoftmax(const nlohmann::json& json) {
 }  // namespace
 
 absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
-  if (c.M <= 0 || c.N <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "softmax: sizes must be positive, got M=", c.M, " N=", c.N));
-  }
-  if (c.dtype != f16 && c.dtype != bf16 && c.dtype != f32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "softmax: dtype must be f16, bf16 or f32, got ", DtypeName(c.dtype)));
-  }
-  if (c.block_m < 0 || c.block_n < 0 || c.threads < 0) {
-    return absl::InvalidArgumentError(
-        "softmax: block_m, block_n and threads must be >= 0 (0: default)");
-  }
+  SAMPLES_RETURN_IF_ERROR(CheckRowConfig("softmax", c.M, c.N, c.dtype,
+                                         c.block_m, c.block_n, c.threads));
   const RowTile tile = PickRowTile(c.N, c.block_m, c.block_n, c.threads);
   const int bm = tile.block_m, bn = tile.block_n, chunks = tile.chunks;
   const bool ragged = tile.ragged;

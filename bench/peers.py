@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times tessel's peers on the GPU machine and writes one JSON report.
 
-  python3 bench/peers.py [--out FILE] [--only sdpa,fla,torch_ref]
+  python3 bench/peers.py [--out FILE] [--only sdpa,fla,torch_ref,norms]
                          [--warmup-ms 25] [--rep-ms 100]
 
 - flash attention forward: torch.nn.functional.scaled_dot_product_attention
@@ -38,7 +38,7 @@ CHUNK = 64  # the chunk size of the seed's linear attention
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default="", help="JSON file (default: stdout)")
-    p.add_argument("--only", default="sdpa,fla,torch_ref",
+    p.add_argument("--only", default="sdpa,fla,torch_ref,norms",
                    help="comma list of: sdpa, fla, torch_ref, norms")
     p.add_argument("--row-shapes", default="4096,8192;16384,4096;8192,1024",
                    help="M,N;... for the row kernels (norms)")
@@ -242,11 +242,12 @@ def bench_norms(torch, timer, shapes, compile_norms, log):
                        lambda: ln(x))]
         for kernel, impl, bytes_, fn in cases:
             try:
-                r = record(kernel, impl, "fwd", "f16", shape, 0.0, bytes_,
+                # variant "" as the samples' records (run_all.py pairs them).
+                r = record(kernel, impl, "fwd", "", shape, 0.0, bytes_,
                            timer(fn))
             except Exception as exc:
-                r = error_record(kernel, impl, "fwd", "f16", shape, 0.0,
-                                 bytes_, exc)
+                r = error_record(kernel, impl, "fwd", "", shape, 0.0, bytes_,
+                                 exc)
             log(r)
             out.append(r)
         del x, w, b, y

@@ -126,6 +126,25 @@ inline absl::StatusOr<Program> RowCumsumProgram(const ScanCase& c) {
   return p.finish();
 }
 
+// A [1, N] tile of one row per block (odd N: element copies), added into
+// Y with atomic_add and copied to Z: the unit dim drops out of the index.
+inline absl::StatusOr<Program> UnitRowProgram(int M, int N) {
+  namespace T = tessel;
+  T::ProgramBuilder p("unit_row");
+  auto X = p.tensor("X", {M, N}, DataType::kF32);
+  auto Y = p.tensor("Y", {M, N}, DataType::kF32);
+  auto Z = p.tensor("Z", {M, N}, DataType::kF32);
+  {
+    T::Kernel kernel(M, {.threads = 32});
+    auto [bx] = kernel.block_index();
+    auto x = T::alloc_fragment({1, N}, DataType::kF32, "x");
+    T::copy(X(bx, 0), x);
+    T::atomic_add(Y(bx, 0), x);
+    T::copy(x, Z(bx, 0));
+  }
+  return p.finish();
+}
+
 }  // namespace tessel::testing
 
 #endif  // TESSEL_TESTS_CODEGEN_ROW_REDUCE_CASES_H_

@@ -104,6 +104,17 @@ TEST_P(RowScanGpu, MatchesTheInterpreter) {
 INSTANTIATE_TEST_SUITE_P(Cases, RowScanGpu, ::testing::ValuesIn(ScanCases()),
                          [](const auto& info) { return info.param.name; });
 
+TEST(UnitDimGpu, OneRowTilesMatchTheInterpreter) {
+  TESSEL_SKIP_WITHOUT_GPU();
+  absl::StatusOr<Program> program = UnitRowProgram(3, 45);
+  ASSERT_TRUE(program.ok()) << program.status();
+  MatchesTheInterpreter(
+      *program,
+      {Random(DataType::kF32, {3, 45}, 5), Random(DataType::kF32, {3, 45}, 6),
+       *HostTensor::Create(DataType::kF32, {3, 45})},
+      1e-6, 0.0);
+}
+
 TEST(BroadcastGpu, GemmBiasReluMatchesTheInterpreter) {
   TESSEL_SKIP_WITHOUT_GPU();
   const int M = 256, N = 384, K = 96;

@@ -79,6 +79,22 @@ TEST_P(RowScan, LowersToWarpScansAndCompiles) {
 INSTANTIATE_TEST_SUITE_P(Cases, RowScan, ::testing::ValuesIn(ScanCases()),
                          [](const auto& info) { return info.param.name; });
 
+// Element copies and atomics of a [1, N] tile index the tensor's row by the
+// tile's column ((i * 32 + tx + j) % 45 of the blocked layout), not its row.
+TEST(UnitDim, OneRowTilesIndexByTheColumn) {
+  absl::StatusOr<Program> program = UnitRowProgram(3, 45);
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<CompiledKernel> k =
+      compile(*program, {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  const std::string& src = k->source();
+  EXPECT_TRUE(Has(src, "X[((bx * 45) + ((((i_x * 32) + tx) + j_x) % 45))]"))
+      << src;
+  EXPECT_TRUE(
+      Has(src, "&Y[((bx * 45) + ((((i_x_1 * 32) + tx) + j_x_1) % 45))]"))
+      << src;
+}
+
 // A row reduce into a fragment of another shape is the user's mistake.
 TEST(RowReduceErrors, MismatchedRowsAreAStatus) {
   namespace T = tessel;

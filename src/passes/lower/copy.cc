@@ -165,11 +165,8 @@ Stmt Lowerer::CopyFragment(const ir::CopyNode& c, const ir::Region& src,
   Expr leader = l.Leader(tx_);
   return ForEachLocal(frag.buffer, [&](const std::vector<Expr>& li,
                                        const std::vector<Expr>& logical) {
-    // The other region is indexed by the squeezed index: a [1, N] tile's
-    // column, not its row, runs along a row of the tensor.
-    std::vector<Expr> sq;
-    for (int d : NonUnitDims(frag)) sq.push_back(logical[d]);
-    std::vector<Expr> oi = RegionIndices(other, sq);
+    // By the squeezed index: a [1, N] tile's column runs along the row.
+    std::vector<Expr> oi = RegionIndices(other, SqueezedIndex(frag, logical));
     Expr pred = InBounds(other.buffer, oi);
     Expr off = FlatOffset(other.buffer, oi);
     if (from_frag) {

@@ -23,7 +23,6 @@ absl::StatusOr<Program> MakeLayerNorm(const nlohmann::json& json) {
   LayerNormConfig c;
   SAMPLES_RETURN_IF_ERROR(ReadRowParams(params, c));
   SAMPLES_ASSIGN_OR_RETURN(c.eps, params.Number("eps", c.eps));
-  SAMPLES_ASSIGN_OR_RETURN(c.residual, params.Bool("residual", c.residual));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return LayerNormProgram(c);
 }
@@ -61,13 +60,7 @@ absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& c) {
     auto rstd = T::alloc_fragment({bm}, f32, "rstd");
     // h = X (+ R) of chunk j; columns past N read as zeros.
     auto load = [&](const T::Expr& j) {
-      T::copy(X(bx * bm, j * bn), x);
-      if (R) {
-        auto r = T::alloc_fragment({bm, bn}, c.dtype, "r");
-        T::copy((*R)(bx * bm, j * bn), r);
-        for (auto [i, col] : T::Parallel(bm, bn))
-          x(i, col) = x(i, col) + r(i, col);
-      }
+      LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
     };
     if (chunks == 1) {
       load(0);

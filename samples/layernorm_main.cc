@@ -24,11 +24,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
   LayerNormConfig base;
   SAMPLES_RETURN_IF_ERROR(ReadEpsFlag(flags, base.eps));
-  SAMPLES_ASSIGN_OR_RETURN(base.residual, flags.Bool("residual", false));
   SAMPLES_ASSIGN_OR_RETURN(std::vector<LayerNormConfig> configs,
                            RowConfigs(args, flags, base));
-  // The ragged rows of the small set add a residual.
-  if (args.size == "small") configs[1].residual = true;
   return WorkloadsFor(configs, LayerNormWorkload, args.seed);
 }
 

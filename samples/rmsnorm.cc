@@ -40,6 +40,8 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
   const int bm = tile.block_m, bn = tile.block_n, chunks = tile.chunks;
   T::ProgramBuilder p("rmsnorm");
   auto X = p.tensor("X", {c.M, c.N}, c.dtype);
+  std::optional<T::Buffer> R;
+  if (c.residual) R = p.tensor("R", {c.M, c.N}, c.dtype);
   auto W = p.tensor("W", {c.N}, c.dtype);
   auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
   {
@@ -55,7 +57,7 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
     T::clear(sum_sq);
     for (auto j : T::Serial(chunks, {.name = "j"})) {
       // Columns past N read as zeros and add nothing.
-      T::copy(X(bx * bm, j * bn), x);
+      LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
       for (auto [r, col] : T::Parallel(bm, bn))
         sq(r, col) = x(r, col) * x(r, col);
       T::reduce_sum(sq, sum_sq, {.dim = 1, .clear = false});
@@ -65,7 +67,7 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
                          static_cast<float>(c.eps));
     }
     for (auto j : T::Serial(chunks, {.name = "j"})) {
-      if (chunks > 1) T::copy(X(bx * bm, j * bn), x);
+      if (chunks > 1) LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
       T::copy(W(j * bn), w);
       for (auto [r, col] : T::Parallel(bm, bn)) {
         y(r, col) = x(r, col) * rstd(r) * w(col);
@@ -96,26 +98,39 @@ absl::StatusOr<Workload> RmsNormWorkload(const RmsNormConfig& c,
   SAMPLES_ASSIGN_OR_RETURN(Program program, RmsNormProgram(c));
   Workload w;
   w.kernel = "rmsnorm";
-  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype));
+  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype),
+                         c.residual ? " +residual" : "");
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["X"],
                            RandomInput(c.dtype, {c.M, c.N}, seed));
+  std::vector<Arg> args = {"X"};
+  if (c.residual) {
+    SAMPLES_ASSIGN_OR_RETURN(w.tensors["R"],
+                             RandomInput(c.dtype, {c.M, c.N}, seed + 3));
+    args.push_back("R");
+  }
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["W"],
                            RandomInput(c.dtype, {c.N}, seed + 1));
   w.tensors["Y"] = Zeros(c.dtype, {c.M, c.N});
-  w.steps.push_back({.program = program, .args = {"X", "W", "Y"}});
+  args.push_back("W");
+  args.push_back("Y");
+  w.steps.push_back({.program = program, .args = args});
   w.outputs = {"Y"};
-  w.label = {.kernel = "rmsnorm",
+  w.label = {.kernel = c.residual ? "rmsnorm_residual" : "rmsnorm",
              .dtype = DtypeName(c.dtype),
              .shape = {{"M", c.M}, {"N", c.N}},
              .size = absl::StrCat(c.M, "x", c.N)};
-  w.bytes = double(dtype_bytes(c.dtype)) * (2.0 * c.M * c.N + c.N);
+  w.bytes = double(dtype_bytes(c.dtype)) *
+            ((c.residual ? 3.0 : 2.0) * c.M * c.N + c.N);
   const double eps = c.eps;
   const double tol = c.dtype == f32 ? 1e-4 : 1e-2;
+  const bool residual = c.residual;
   w.reference =
-      [eps, tol](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+      [eps, tol,
+       residual](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    const HostTensor& x = w.tensors.at("X");
+    HostTensor h = residual ? AddResidual(x, w.tensors.at("R")) : x;
     return std::vector<Expected>{
-        {"Y", ReferenceRmsNorm(w.tensors.at("X"), w.tensors.at("W"), eps), tol,
-         tol}};
+        {"Y", ReferenceRmsNorm(h, w.tensors.at("W"), eps), tol, tol}};
   };
   return w;
 }

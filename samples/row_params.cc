@@ -49,4 +49,20 @@ absl::StatusOr<std::vector<std::pair<int, int>>> RowSizes(
       {static_cast<int>(dims["M"]), static_cast<int>(dims["N"])}};
 }
 
+void LoadRows(const Buffer& X, const std::optional<Buffer>& R, const Expr& row0,
+              const Expr& col0, const Buffer& x, int bm, int bn) {
+  namespace T = tessel;
+  T::copy(X(row0, col0), x);
+  if (!R) return;
+  auto r = T::alloc_fragment({bm, bn}, X.dtype(), "r");
+  T::copy((*R)(row0, col0), r);
+  for (auto [i, j] : T::Parallel(bm, bn)) x(i, j) = x(i, j) + r(i, j);
+}
+
+HostTensor AddResidual(const HostTensor& x, const HostTensor& r) {
+  std::vector<double> v = x.to_doubles(), rv = r.to_doubles();
+  for (size_t i = 0; i < v.size(); ++i) v[i] += rv[i];
+  return F64Tensor(x.shape(), std::move(v));
+}
+
 }  // namespace tessel::samples

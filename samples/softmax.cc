@@ -38,6 +38,8 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
   const bool ragged = tile.ragged;
   T::ProgramBuilder p("softmax");
   auto X = p.tensor("X", {c.M, c.N}, c.dtype);
+  std::optional<T::Buffer> R;
+  if (c.residual) R = p.tensor("R", {c.M, c.N}, c.dtype);
   auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
   {
     T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = tile.threads});
@@ -53,7 +55,7 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
     const T::Expr neg_inf = -T::infinity(f32);
     // Loads chunk j of the rows; columns past N become -inf (weight 0).
     auto load = [&](const T::Expr& j) {
-      T::copy(X(bx * bm, j * bn), x);
+      LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
       if (ragged) {
         for (auto [r, col] : T::Parallel(bm, bn)) {
           x(r, col) = T::select(j * bn + col < c.N, x(r, col), neg_inf);
@@ -114,24 +116,35 @@ absl::StatusOr<Workload> SoftmaxWorkload(const SoftmaxConfig& c,
   SAMPLES_ASSIGN_OR_RETURN(Program program, SoftmaxProgram(c));
   Workload w;
   w.kernel = "softmax";
-  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype));
+  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype),
+                         c.residual ? " +residual" : "");
   // Spread logits (|x| up to 8) so the max matters.
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["X"],
                            RandomInput(c.dtype, {c.M, c.N}, seed, 8.0));
+  std::vector<Arg> args = {"X"};
+  if (c.residual) {
+    SAMPLES_ASSIGN_OR_RETURN(w.tensors["R"],
+                             RandomInput(c.dtype, {c.M, c.N}, seed + 3));
+    args.push_back("R");
+  }
   w.tensors["Y"] = Zeros(c.dtype, {c.M, c.N});
-  w.steps.push_back({.program = program, .args = {"X", "Y"}});
+  args.push_back("Y");
+  w.steps.push_back({.program = program, .args = args});
   w.outputs = {"Y"};
-  w.label = {.kernel = "softmax",
+  w.label = {.kernel = c.residual ? "softmax_residual" : "softmax",
              .dtype = DtypeName(c.dtype),
              .shape = {{"M", c.M}, {"N", c.N}},
              .size = absl::StrCat(c.M, "x", c.N)};
-  w.bytes = double(dtype_bytes(c.dtype)) * 2.0 * c.M * c.N;
+  w.bytes = double(dtype_bytes(c.dtype)) * (c.residual ? 3.0 : 2.0) * c.M * c.N;
   const double rtol = c.dtype == f32 ? 1e-4 : 1e-2;
+  const bool residual = c.residual;
   w.reference =
-      [rtol](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+      [rtol,
+       residual](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    const HostTensor& x = w.tensors.at("X");
+    HostTensor h = residual ? AddResidual(x, w.tensors.at("R")) : x;
     // Probabilities are small: a tight absolute tolerance.
-    return std::vector<Expected>{
-        {"Y", ReferenceSoftmax(w.tensors.at("X")), rtol, 1e-5}};
+    return std::vector<Expected>{{"Y", ReferenceSoftmax(h), rtol, 1e-5}};
   };
   return w;
 }

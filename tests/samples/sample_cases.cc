@@ -193,12 +193,15 @@ std::vector<SampleCase> SmallCases() {
                          16);
                    }});
   // Whole ragged rows in one masked chunk (the default tile).
-  cases.push_back({"rmsnorm_bf16_ragged_row", [] {
-                     return RmsNormWorkload({.M = 37, .N = 1000, .dtype = bf16},
-                                            17);
+  cases.push_back({"rmsnorm_bf16_residual_ragged_row", [] {
+                     return RmsNormWorkload(
+                         {.M = 37, .N = 1000, .dtype = bf16, .residual = true},
+                         17);
                    }});
-  cases.push_back({"softmax_f16_ragged_row",
-                   [] { return SoftmaxWorkload({.M = 37, .N = 1000}, 18); }});
+  cases.push_back({"softmax_f16_residual_ragged_row", [] {
+                     return SoftmaxWorkload(
+                         {.M = 37, .N = 1000, .residual = true}, 18);
+                   }});
   cases.push_back({"layernorm_f16",
                    [] { return LayerNormWorkload({.M = 64, .N = 256}, 19); }});
   cases.push_back({"layernorm_bf16_residual_ragged_chunks", [] {

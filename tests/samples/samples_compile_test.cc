@@ -113,6 +113,7 @@ TEST(BenchShapes, CompileForSm90a) {
   }
   programs.push_back(RmsNormProgram({.M = 4096, .N = 8192}));
   programs.push_back(SoftmaxProgram({.M = 4096, .N = 8192}));
+  programs.push_back(RmsNormProgram({.M = 16384, .N = 4096, .residual = true}));
   programs.push_back(LayerNormProgram({.M = 4096, .N = 8192}));
   programs.push_back(
       LayerNormProgram({.M = 16384, .N = 4096, .residual = true}));

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Times tessel's peers on the GPU machine and writes one JSON report.
 
-  python3 bench/peers.py [--out FILE] [--only sdpa,fla,torch_ref]
+  python3 bench/peers.py [--out FILE] [--only sdpa,fla,torch_ref,norms]
                          [--warmup-ms 25] [--rep-ms 100]
 
 - flash attention forward: torch.nn.functional.scaled_dot_product_attention
   with each backend (flash, efficient, cudnn), causal and full; the fastest
   backend is also reported as impl "torch_sdpa".
+- row kernels ("norms", sizes M,N): F.rms_norm, F.layer_norm (weight and
+  bias) and torch.softmax in f16 (impl "torch"), torch.compile of rms_norm
+  and layer_norm (impl "torch_compile", with --compile-norms), and a
+  device-to-device copy of the same tensor (kernel "copy"): the bandwidth
+  ceiling of the same run.
 - linear attention (causal, unnormalised, q scaled by 1/sqrt(D), layout
   [B, S, H, D]): flash-linear-attention's chunk_linear_attn and
   fused_chunk_linear_attn (impl "fla:chunk", "fla:fused_chunk", and the
@@ -33,8 +38,12 @@ CHUNK = 64  # the chunk size of the seed's linear attention
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default="", help="JSON file (default: stdout)")
-    p.add_argument("--only", default="sdpa,fla,torch_ref",
-                   help="comma list of: sdpa, fla, torch_ref")
+    p.add_argument("--only", default="sdpa,fla,torch_ref,norms",
+                   help="comma list of: sdpa, fla, torch_ref, norms")
+    p.add_argument("--row-shapes", default="4096,8192;16384,4096;8192,1024",
+                   help="M,N;... for the row kernels (norms)")
+    p.add_argument("--compile-norms", action="store_true",
+                   help="also time torch.compile of rms_norm / layer_norm")
     p.add_argument("--warmup-ms", type=float, default=25)
     p.add_argument("--rep-ms", type=float, default=100)
     p.add_argument("--attention-shapes", default="8,4096,16,128;8,4096,32,64",
@@ -55,7 +64,17 @@ def parse_shapes(text):
 
 
 def size_label(shape):
+    if "M" in shape:
+        return "{M}x{N}".format(**shape)
     return "B{B} S{S} H{H} D{D}".format(**shape)
+
+
+def parse_rows(text):
+    shapes = []
+    for item in text.split(";"):
+        m, n = (int(x) for x in item.split(","))
+        shapes.append({"M": m, "N": n})
+    return shapes
 
 
 class Timer:
@@ -189,6 +208,49 @@ def bench_sdpa(torch, timer, shapes, log):
                 log(best)
                 out.append(best)
         del q, k, v
+        torch.cuda.empty_cache()
+    return out
+
+
+def bench_norms(torch, timer, shapes, compile_norms, log):
+    """Row kernels in f16, as tessel's samples: bytes = inputs + outputs."""
+    import torch.nn.functional as F
+    out = []
+    for shape in shapes:
+        m, n = shape["M"], shape["N"]
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        x = torch.randn(m, n, device="cuda", dtype=torch.float16,
+                        generator=gen)
+        w = torch.randn(n, device="cuda", dtype=torch.float16, generator=gen)
+        b = torch.randn(n, device="cuda", dtype=torch.float16, generator=gen)
+        y = torch.empty_like(x)
+        rows = 2.0 * m * n * 2
+        cases = [
+            ("copy", "torch", rows, lambda: y.copy_(x)),
+            ("rmsnorm", "torch", rows + 2 * n,
+             lambda: F.rms_norm(x, (n,), w, 1e-6)),
+            ("layernorm", "torch", rows + 4 * n,
+             lambda: F.layer_norm(x, (n,), w, b, 1e-5)),
+            ("softmax", "torch", rows, lambda: torch.softmax(x, dim=-1)),
+        ]
+        if compile_norms:
+            rms = torch.compile(lambda t: F.rms_norm(t, (n,), w, 1e-6))
+            ln = torch.compile(lambda t: F.layer_norm(t, (n,), w, b, 1e-5))
+            cases += [("rmsnorm", "torch_compile", rows + 2 * n,
+                       lambda: rms(x)),
+                      ("layernorm", "torch_compile", rows + 4 * n,
+                       lambda: ln(x))]
+        for kernel, impl, bytes_, fn in cases:
+            try:
+                # variant "" as the samples' records (run_all.py pairs them).
+                r = record(kernel, impl, "fwd", "", shape, 0.0, bytes_,
+                           timer(fn))
+            except Exception as exc:
+                r = error_record(kernel, impl, "fwd", "", shape, 0.0, bytes_,
+                                 exc)
+            log(r)
+            out.append(r)
+        del x, w, b, y
         torch.cuda.empty_cache()
     return out
 
@@ -348,6 +410,10 @@ def main():
     if "sdpa" in which:
         sections.append(("sdpa", lambda: bench_sdpa(
             torch, timer, parse_shapes(args.attention_shapes), log)))
+    if "norms" in which:
+        sections.append(("norms", lambda: bench_norms(
+            torch, timer, parse_rows(args.row_shapes), args.compile_norms,
+            log)))
     if which & {"fla", "torch_ref"}:
         if "fla" in which:
             try:

@@ -41,6 +41,8 @@ TESSEL_BENCHES = [
                                            "--json", "{json}"]),
     ("tessel_softmax", "samples/softmax", ["--bench", "--size", "bench",
                                            "--json", "{json}"]),
+    ("tessel_layernorm", "samples/layernorm", ["--bench", "--size", "bench",
+                                               "--json", "{json}"]),
 ]
 # Raw reports kept in the JSON but not charted (another schema).
 RAW_BENCHES = [("jit_bench", "bench/jit_bench", ["--out", "{json}"])]

@@ -1,6 +1,8 @@
 #include "samples/gemm.h"
 
+#include <algorithm>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -60,6 +62,7 @@ absl::StatusOr<Program> MakeGemm(const nlohmann::json& json) {
   SAMPLES_ASSIGN_OR_RETURN(t.threads,
                            params.IntInRange("threads", 32, 1024, t.threads));
   SAMPLES_ASSIGN_OR_RETURN(t.panel, params.IntInRange("panel", 0, 64, t.panel));
+  SAMPLES_ASSIGN_OR_RETURN(c.bias_relu, params.Bool("bias_relu", c.bias_relu));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return GemmProgram(c);
 }
@@ -106,6 +109,8 @@ absl::StatusOr<Program> GemmProgram(const GemmConfig& c) {
               : p.tensor("A", {c.M, c.K}, c.in_dtype);
   auto B = tb ? p.tensor("B", {c.N, c.K}, c.in_dtype)
               : p.tensor("B", {c.K, c.N}, c.in_dtype);
+  std::optional<T::Buffer> Bias;
+  if (c.bias_relu) Bias = p.tensor("bias", {c.N}, c.in_dtype);
   auto C = p.tensor("C", {c.M, c.N}, c.out_dtype);
   {
     T::Kernel kernel(T::ceildiv(c.N, t.block_n), T::ceildiv(c.M, t.block_m),
@@ -134,6 +139,13 @@ absl::StatusOr<Program> GemmProgram(const GemmConfig& c) {
       }
       T::gemm(A_shared, B_shared, C_local,
               {.transpose_A = ta, .transpose_B = tb});
+    }
+    if (Bias) {
+      // Each thread loads the bias columns its accumulator elements have.
+      auto bias_f = T::alloc_fragment({t.block_n}, f32, "bias_f");
+      T::copy((*Bias)(bx * t.block_n), bias_f);
+      for (auto [i, j] : T::Parallel(t.block_m, t.block_n))
+        C_local(i, j) = T::max(C_local(i, j) + bias_f(j), 0.0f);
     }
     T::copy(C_local, C(by * t.block_m, bx * t.block_n));
   }
@@ -187,13 +199,20 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["B"],
                            RandomInput(c.in_dtype, b_shape, seed + 1));
   w.tensors["C"] = Zeros(c.out_dtype, {c.M, c.N});
-  w.steps.push_back({.program = program, .args = {"A", "B", "C"}});
+  std::vector<Arg> args = {"A", "B", "C"};
+  if (c.bias_relu) {
+    SAMPLES_ASSIGN_OR_RETURN(w.tensors["bias"],
+                             RandomInput(c.in_dtype, {c.N}, seed + 2));
+    args = {"A", "B", "bias", "C"};
+    w.shape += " +bias+relu";
+  }
+  w.steps.push_back({.program = program, .args = args});
   w.outputs = {"C"};
   w.flops = 2.0 * c.M * c.N * c.K;
   w.bytes = double(dtype_bytes(c.in_dtype)) *
                 (double(c.M) * c.K + double(c.K) * c.N) +
             double(dtype_bytes(c.out_dtype)) * c.M * c.N;
-  w.label = {.kernel = "gemm",
+  w.label = {.kernel = c.bias_relu ? "gemm_bias_relu" : "gemm",
              .variant = std::string(GemmLayoutName(c.layout)),
              .dtype = DtypeName(c.in_dtype),
              .shape = {{"M", c.M}, {"N", c.N}, {"K", c.K}},
@@ -202,12 +221,19 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
                          : absl::StrCat(c.M, "x", c.N, "x", c.K)};
   const GemmLayout layout = c.layout;
   const double tol = GemmTolerance(c.out_dtype);
+  const bool bias_relu = c.bias_relu;
   w.reference =
-      [layout,
-       tol](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
-    return std::vector<Expected>{
-        {"C", ReferenceGemm(w.tensors.at("A"), w.tensors.at("B"), layout), tol,
-         tol}};
+      [layout, tol,
+       bias_relu](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    HostTensor ref =
+        ReferenceGemm(w.tensors.at("A"), w.tensors.at("B"), layout);
+    if (bias_relu) {
+      const HostTensor& bias = w.tensors.at("bias");
+      const int64_t n = bias.num_elements();
+      for (int64_t e = 0; e < ref.num_elements(); ++e)
+        ref.set_flat(e, std::max(0.0, ref.get_flat(e) + bias.get_flat(e % n)));
+    }
+    return std::vector<Expected>{{"C", std::move(ref), tol, tol}};
   };
   return w;
 }

@@ -11,7 +11,7 @@
 //
 // Registered for tessel-warmup as "gemm" with params M, N, K and optional
 // in_dtype, out_dtype, layout ("NN"...), block_m, block_n, block_k,
-// num_stages, threads, panel.
+// num_stages, threads, panel, bias_relu.
 #ifndef TESSEL_SAMPLES_GEMM_H_
 #define TESSEL_SAMPLES_GEMM_H_
 
@@ -65,6 +65,9 @@ struct GemmConfig {
   DataType out_dtype = f16;
   GemmLayout layout = GemmLayout::kNN;
   GemmTile tile;
+  // The fused epilogue C = relu(op(A) op(B) + bias[j]), bias [N] of
+  // in_dtype (a parameter between B and C).
+  bool bias_relu = false;
 };
 
 // The tile program; InvalidArgument for a bad size, dtype or tile.

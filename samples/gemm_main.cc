@@ -22,6 +22,7 @@ constexpr char kUsage[] =
     "  --dtype=f16|bf16     inputs (default f16)\n"
     "  --out-dtype=f16|bf16|f32   output (default: the input dtype)\n"
     "  --layout=NN|NT|TN|TT (default NN)\n"
+    "  --bias-relu          fused epilogue C = relu(A B + bias[j])\n"
     "  --block-m, --block-n, --block-k, --stages, --threads, --panel\n"
     "  dims: MxNxK\n";
 
@@ -63,6 +64,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   // The device's best tile unless the flags pin one.
   if (args.backend == Backend::kGpu)
     base.tile = DefaultGemmTile(Target::detect().sm());
+  SAMPLES_ASSIGN_OR_RETURN(base.bias_relu, flags.Bool("bias-relu", false));
   GemmTile& t = base.tile;
   SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &t.block_m},
                                       {"block-n", &t.block_n},

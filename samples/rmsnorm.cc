@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "samples/row_params.h"
+#include "samples/row_tile.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
@@ -18,18 +20,9 @@ namespace T = tessel;
 
 absl::StatusOr<Program> MakeRmsNorm(const nlohmann::json& json) {
   KernelParams params(json);
-  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   RmsNormConfig c;
-  SAMPLES_ASSIGN_OR_RETURN(c.M, params.IntInRange("M", 1, kMax));
-  SAMPLES_ASSIGN_OR_RETURN(c.N, params.IntInRange("N", 1, kMax));
-  SAMPLES_ASSIGN_OR_RETURN(c.dtype, params.Dtype("dtype", f16));
+  SAMPLES_RETURN_IF_ERROR(ReadRowParams(params, c));
   SAMPLES_ASSIGN_OR_RETURN(c.eps, params.Number("eps", c.eps));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_m,
-                           params.IntInRange("block_m", 1, 256, c.block_m));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_n,
-                           params.IntInRange("block_n", 1, 8192, c.block_n));
-  SAMPLES_ASSIGN_OR_RETURN(c.threads,
-                           params.IntInRange("threads", 32, 1024, c.threads));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return RmsNormProgram(c);
 }
@@ -37,40 +30,34 @@ absl::StatusOr<Program> MakeRmsNorm(const nlohmann::json& json) {
 }  // namespace
 
 absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
-  if (c.M <= 0 || c.N <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rmsnorm: sizes must be positive, got M=", c.M, " N=", c.N));
+  SAMPLES_RETURN_IF_ERROR(CheckRowConfig("rmsnorm", c.M, c.N, c.dtype,
+                                         c.block_m, c.block_n, c.threads));
+  if (!(c.eps >= 0)) {
+    return absl::InvalidArgumentError("rmsnorm: eps must be >= 0");
   }
-  if (c.dtype != f16 && c.dtype != bf16 && c.dtype != f32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rmsnorm: dtype must be f16, bf16 or f32, got ", DtypeName(c.dtype)));
-  }
-  if (c.block_m <= 0 || c.block_n <= 0 || c.threads <= 0 || !(c.eps >= 0)) {
-    return absl::InvalidArgumentError(
-        "rmsnorm: block_m, block_n, threads must be positive, eps >= 0");
-  }
-  const int bm = c.block_m;
   // A row that fits one chunk is loaded once and kept.
-  const int bn = std::min(c.block_n, c.N);
-  const int chunks = (c.N + bn - 1) / bn;
+  const RowTile tile = PickRowTile(c.N, c.block_m, c.block_n, c.threads);
+  const int bm = tile.block_m, bn = tile.block_n, chunks = tile.chunks;
   T::ProgramBuilder p("rmsnorm");
   auto X = p.tensor("X", {c.M, c.N}, c.dtype);
+  std::optional<T::Buffer> R;
+  if (c.residual) R = p.tensor("R", {c.M, c.N}, c.dtype);
   auto W = p.tensor("W", {c.N}, c.dtype);
   auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
   {
-    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = c.threads});
+    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = tile.threads});
     auto [bx] = kernel.block_index();
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto sq = T::alloc_fragment({bm, bn}, f32, "sq");
-    // W is read by every row: shared, so any thread can index any column.
-    auto w = T::alloc_shared({bn}, c.dtype, "w");
+    // W broadcasts over the rows: each thread loads the columns it holds.
+    auto w = T::alloc_fragment({bn}, f32, "w");
     auto y = T::alloc_fragment({bm, bn}, c.dtype, "y");
     auto sum_sq = T::alloc_fragment({bm}, f32, "sum_sq");
     auto rstd = T::alloc_fragment({bm}, f32, "rstd");
     T::clear(sum_sq);
     for (auto j : T::Serial(chunks, {.name = "j"})) {
       // Columns past N read as zeros and add nothing.
-      T::copy(X(bx * bm, j * bn), x);
+      LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
       for (auto [r, col] : T::Parallel(bm, bn))
         sq(r, col) = x(r, col) * x(r, col);
       T::reduce_sum(sq, sum_sq, {.dim = 1, .clear = false});
@@ -80,7 +67,7 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
                          static_cast<float>(c.eps));
     }
     for (auto j : T::Serial(chunks, {.name = "j"})) {
-      if (chunks > 1) T::copy(X(bx * bm, j * bn), x);
+      if (chunks > 1) LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
       T::copy(W(j * bn), w);
       for (auto [r, col] : T::Parallel(bm, bn)) {
         y(r, col) = x(r, col) * rstd(r) * w(col);
@@ -111,26 +98,39 @@ absl::StatusOr<Workload> RmsNormWorkload(const RmsNormConfig& c,
   SAMPLES_ASSIGN_OR_RETURN(Program program, RmsNormProgram(c));
   Workload w;
   w.kernel = "rmsnorm";
-  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype));
+  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype),
+                         c.residual ? " +residual" : "");
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["X"],
                            RandomInput(c.dtype, {c.M, c.N}, seed));
+  std::vector<Arg> args = {"X"};
+  if (c.residual) {
+    SAMPLES_ASSIGN_OR_RETURN(w.tensors["R"],
+                             RandomInput(c.dtype, {c.M, c.N}, seed + 3));
+    args.push_back("R");
+  }
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["W"],
                            RandomInput(c.dtype, {c.N}, seed + 1));
   w.tensors["Y"] = Zeros(c.dtype, {c.M, c.N});
-  w.steps.push_back({.program = program, .args = {"X", "W", "Y"}});
+  args.push_back("W");
+  args.push_back("Y");
+  w.steps.push_back({.program = program, .args = args});
   w.outputs = {"Y"};
-  w.label = {.kernel = "rmsnorm",
+  w.label = {.kernel = c.residual ? "rmsnorm_residual" : "rmsnorm",
              .dtype = DtypeName(c.dtype),
              .shape = {{"M", c.M}, {"N", c.N}},
              .size = absl::StrCat(c.M, "x", c.N)};
-  w.bytes = double(dtype_bytes(c.dtype)) * (2.0 * c.M * c.N + c.N);
+  w.bytes = double(dtype_bytes(c.dtype)) *
+            ((c.residual ? 3.0 : 2.0) * c.M * c.N + c.N);
   const double eps = c.eps;
   const double tol = c.dtype == f32 ? 1e-4 : 1e-2;
+  const bool residual = c.residual;
   w.reference =
-      [eps, tol](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+      [eps, tol,
+       residual](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    const HostTensor& x = w.tensors.at("X");
+    HostTensor h = residual ? AddResidual(x, w.tensors.at("R")) : x;
     return std::vector<Expected>{
-        {"Y", ReferenceRmsNorm(w.tensors.at("X"), w.tensors.at("W"), eps), tol,
-         tol}};
+        {"Y", ReferenceRmsNorm(h, w.tensors.at("W"), eps), tol, tol}};
   };
   return w;
 }

@@ -1,15 +1,16 @@
-// RMSNorm over the rows of X: Y[i, j] = X[i, j] * W[j] / sqrt(mean_j X[i, j]^2
-// + eps), f16 or bf16 in and out, f32 inside. One block owns block_m rows and
+// RMSNorm over the rows of X (or of X + R with .residual): Y[i, j] =
+// X[i, j] * W[j] / sqrt(mean_j X[i, j]^2 + eps), f16 or bf16 in and out,
+// f32 inside. One block owns block_m rows and
 // walks the columns in block_n chunks twice (sum of squares with
 // reduce_sum, then the scaled store); when a row fits one chunk it is loaded
 // once.
 //
 //   tessel::samples::RmsNormConfig c{.M = 4096, .N = 8192};
 //   absl::StatusOr<tessel::Program> p = tessel::samples::RmsNormProgram(c);
-//   // parameters: X [M, N], W [N], Y [M, N]
+//   // parameters: X [M, N], (R [M, N] with .residual), W [N], Y [M, N]
 //
 // Registered for tessel-warmup as "rmsnorm" (params M, N, dtype, eps,
-// block_m, block_n, threads).
+// residual, block_m, block_n, threads).
 #ifndef TESSEL_SAMPLES_RMSNORM_H_
 #define TESSEL_SAMPLES_RMSNORM_H_
 
@@ -26,9 +27,11 @@ struct RmsNormConfig {
   int N = 0;
   DataType dtype = f16;
   double eps = 1e-6;
-  int block_m = 4;
-  int block_n = 512;
-  int threads = 128;
+  bool residual = false;  // RMSNorm(X + R): R [M, N] after X
+  // 0: the default (samples/row_tile.h).
+  int block_m = 0;
+  int block_n = 0;
+  int threads = 0;
 };
 
 absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& config);

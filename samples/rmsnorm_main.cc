@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "samples/rmsnorm.h"
+#include "samples/row_params.h"
 #include "samples/sample_main.h"
 #include "samples/status_macros.h"
 
@@ -22,35 +21,10 @@ constexpr char kUsage[] =
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
-  const bool chosen = flags.Has("dtype");
   RmsNormConfig base;
-  SAMPLES_ASSIGN_OR_RETURN(base.dtype, flags.Dtype("dtype", f16));
-  if (flags.Has("eps")) {
-    std::string eps = flags.String("eps", "");
-    if (!absl::SimpleAtod(eps, &base.eps)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--eps=", eps, ": expected a number"));
-    }
-  }
-  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &base.block_m},
-                                      {"block-n", &base.block_n},
-                                      {"threads", &base.threads}}));
-  auto with = [&](int m, int n) {
-    RmsNormConfig c = base;
-    c.M = m, c.N = n;
-    return c;
-  };
-  std::vector<RmsNormConfig> configs;
-  if (args.size == "small") {
-    // A row in one chunk; and ragged rows over several chunks.
-    configs = {with(64, 256), with(37, 1000)};
-    if (!chosen) configs[1].dtype = bf16;
-  } else if (args.size == "bench") {
-    configs = {with(4096, 8192)};
-  } else {
-    SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(args.size, {"M", "N"}));
-    configs = {with(dims["M"], dims["N"])};
-  }
+  SAMPLES_RETURN_IF_ERROR(ReadEpsFlag(flags, base.eps));
+  SAMPLES_ASSIGN_OR_RETURN(std::vector<RmsNormConfig> configs,
+                           RowConfigs(args, flags, base));
   return WorkloadsFor(configs, RmsNormWorkload, args.seed);
 }
 

@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "samples/row_params.h"
+#include "samples/row_tile.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
@@ -20,17 +22,8 @@ constexpr double kLog2e = 1.4426950408889634;
 
 absl::StatusOr<Program> MakeSoftmax(const nlohmann::json& json) {
   KernelParams params(json);
-  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   SoftmaxConfig c;
-  SAMPLES_ASSIGN_OR_RETURN(c.M, params.IntInRange("M", 1, kMax));
-  SAMPLES_ASSIGN_OR_RETURN(c.N, params.IntInRange("N", 1, kMax));
-  SAMPLES_ASSIGN_OR_RETURN(c.dtype, params.Dtype("dtype", f16));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_m,
-                           params.IntInRange("block_m", 1, 256, c.block_m));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_n,
-                           params.IntInRange("block_n", 1, 8192, c.block_n));
-  SAMPLES_ASSIGN_OR_RETURN(c.threads,
-                           params.IntInRange("threads", 32, 1024, c.threads));
+  SAMPLES_RETURN_IF_ERROR(ReadRowParams(params, c));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return SoftmaxProgram(c);
 }
@@ -38,27 +31,18 @@ absl::StatusOr<Program> MakeSoftmax(const nlohmann::json& json) {
 }  // namespace
 
 absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
-  if (c.M <= 0 || c.N <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "softmax: sizes must be positive, got M=", c.M, " N=", c.N));
-  }
-  if (c.dtype != f16 && c.dtype != bf16 && c.dtype != f32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "softmax: dtype must be f16, bf16 or f32, got ", DtypeName(c.dtype)));
-  }
-  if (c.block_m <= 0 || c.block_n <= 0 || c.threads <= 0) {
-    return absl::InvalidArgumentError(
-        "softmax: block_m, block_n and threads must be positive");
-  }
-  const int bm = c.block_m;
-  const int bn = std::min(c.block_n, c.N);
-  const int chunks = (c.N + bn - 1) / bn;
-  const bool ragged = c.N % bn != 0;
+  SAMPLES_RETURN_IF_ERROR(CheckRowConfig("softmax", c.M, c.N, c.dtype,
+                                         c.block_m, c.block_n, c.threads));
+  const RowTile tile = PickRowTile(c.N, c.block_m, c.block_n, c.threads);
+  const int bm = tile.block_m, bn = tile.block_n, chunks = tile.chunks;
+  const bool ragged = tile.ragged;
   T::ProgramBuilder p("softmax");
   auto X = p.tensor("X", {c.M, c.N}, c.dtype);
+  std::optional<T::Buffer> R;
+  if (c.residual) R = p.tensor("R", {c.M, c.N}, c.dtype);
   auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
   {
-    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = c.threads});
+    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = tile.threads});
     auto [bx] = kernel.block_index();
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto e = T::alloc_fragment({bm, bn}, f32, "e");
@@ -67,10 +51,11 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
     auto prev_max = T::alloc_fragment({bm}, f32, "prev_max");
     auto chunk_sum = T::alloc_fragment({bm}, f32, "chunk_sum");
     auto row_sum = T::alloc_fragment({bm}, f32, "row_sum");
+    auto inv_sum = T::alloc_fragment({bm}, f32, "inv_sum");
     const T::Expr neg_inf = -T::infinity(f32);
     // Loads chunk j of the rows; columns past N become -inf (weight 0).
     auto load = [&](const T::Expr& j) {
-      T::copy(X(bx * bm, j * bn), x);
+      LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
       if (ragged) {
         for (auto [r, col] : T::Parallel(bm, bn)) {
           x(r, col) = T::select(j * bn + col < c.N, x(r, col), neg_inf);
@@ -93,6 +78,8 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
                      chunk_sum(r);
       }
     }
+    // One division per row, not per element.
+    for (auto r : T::Parallel(bm)) inv_sum(r) = 1.0f / row_sum(r);
     for (auto j : T::Serial(chunks, {.name = "j"})) {
       if (chunks > 1) {
         load(j);
@@ -101,7 +88,7 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
         }
       }
       for (auto [r, col] : T::Parallel(bm, bn)) {
-        y(r, col) = e(r, col) / row_sum(r);
+        y(r, col) = e(r, col) * inv_sum(r);
       }
       T::copy(y, Y(bx * bm, j * bn));
     }
@@ -129,24 +116,35 @@ absl::StatusOr<Workload> SoftmaxWorkload(const SoftmaxConfig& c,
   SAMPLES_ASSIGN_OR_RETURN(Program program, SoftmaxProgram(c));
   Workload w;
   w.kernel = "softmax";
-  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype));
+  w.shape = absl::StrCat(c.M, "x", c.N, " ", DtypeName(c.dtype),
+                         c.residual ? " +residual" : "");
   // Spread logits (|x| up to 8) so the max matters.
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["X"],
                            RandomInput(c.dtype, {c.M, c.N}, seed, 8.0));
+  std::vector<Arg> args = {"X"};
+  if (c.residual) {
+    SAMPLES_ASSIGN_OR_RETURN(w.tensors["R"],
+                             RandomInput(c.dtype, {c.M, c.N}, seed + 3));
+    args.push_back("R");
+  }
   w.tensors["Y"] = Zeros(c.dtype, {c.M, c.N});
-  w.steps.push_back({.program = program, .args = {"X", "Y"}});
+  args.push_back("Y");
+  w.steps.push_back({.program = program, .args = args});
   w.outputs = {"Y"};
-  w.label = {.kernel = "softmax",
+  w.label = {.kernel = c.residual ? "softmax_residual" : "softmax",
              .dtype = DtypeName(c.dtype),
              .shape = {{"M", c.M}, {"N", c.N}},
              .size = absl::StrCat(c.M, "x", c.N)};
-  w.bytes = double(dtype_bytes(c.dtype)) * 2.0 * c.M * c.N;
+  w.bytes = double(dtype_bytes(c.dtype)) * (c.residual ? 3.0 : 2.0) * c.M * c.N;
   const double rtol = c.dtype == f32 ? 1e-4 : 1e-2;
+  const bool residual = c.residual;
   w.reference =
-      [rtol](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+      [rtol,
+       residual](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    const HostTensor& x = w.tensors.at("X");
+    HostTensor h = residual ? AddResidual(x, w.tensors.at("R")) : x;
     // Probabilities are small: a tight absolute tolerance.
-    return std::vector<Expected>{
-        {"Y", ReferenceSoftmax(w.tensors.at("X")), rtol, 1e-5}};
+    return std::vector<Expected>{{"Y", ReferenceSoftmax(h), rtol, 1e-5}};
   };
   return w;
 }

@@ -6,10 +6,11 @@
 //
 //   tessel::samples::SoftmaxConfig c{.M = 4096, .N = 8192};
 //   absl::StatusOr<tessel::Program> p = tessel::samples::SoftmaxProgram(c);
-//   // parameters: X [M, N], Y [M, N]
+//   // parameters: X [M, N], (R [M, N] with .residual: softmax(X + R)),
+//   // Y [M, N]
 //
-// Registered for tessel-warmup as "softmax" (params M, N, dtype, block_m,
-// block_n, threads).
+// Registered for tessel-warmup as "softmax" (params M, N, dtype, residual,
+// block_m, block_n, threads).
 #ifndef TESSEL_SAMPLES_SOFTMAX_H_
 #define TESSEL_SAMPLES_SOFTMAX_H_
 
@@ -25,9 +26,11 @@ struct SoftmaxConfig {
   int M = 0;
   int N = 0;
   DataType dtype = f16;
-  int block_m = 4;
-  int block_n = 512;
-  int threads = 128;
+  bool residual = false;  // softmax(X + R): R [M, N] after X
+  // 0: the default (samples/row_tile.h).
+  int block_m = 0;
+  int block_n = 0;
+  int threads = 0;
 };
 
 absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& config);

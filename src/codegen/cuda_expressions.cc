@@ -293,6 +293,10 @@ std::string Printer::Call(const ir::CallNode& c) {
     case I::kWarpReduceMin:
       return absl::StrCat("tl::", c.name, "<", Expr(c.args[0]), ">(",
                           Expr(c.args[1]), ")");
+    case I::kWarpScanExclusiveSum:
+      return absl::StrCat("tl::", c.name, "<", Expr(c.args[0]), ", ",
+                          ir::IsConstInt(c.args[1], 1) ? "true" : "false", ">(",
+                          Expr(c.args[2]), ")");
     case I::kPackB16x2:
     case I::kWgmmaDescSw128:
       return absl::StrCat("tl::", c.name, "(", args(), ")");

@@ -165,6 +165,11 @@ void Printer::Intrinsic(const ir::CallNode& c) {
                         ") = ", zero, ";"));
       return;
     }
+    case I::kLoadVec:
+    case I::kStoreVec:
+      Line(absl::StrCat("tl::", c.name, "<", arg(0), ">(", Addr(c.args[1]),
+                        ", ", Addr(c.args[2]), ");"));
+      return;
     case I::kStorePair:
       StorePair(c);
       return;

@@ -55,10 +55,44 @@ FragmentLayout FragmentLayout::Replicated(std::vector<int64_t> shape,
   return l;
 }
 
+FragmentLayout FragmentLayout::Rows(std::vector<int64_t> shape, int threads,
+                                    int vec, int group) {
+  FragmentLayout l;
+  l.kind_ = Kind::kRows;
+  l.shape_ = std::move(shape);
+  l.threads_ = threads;
+  l.vec_ = vec;
+  l.group_ = group;
+  return l;
+}
+
+std::optional<FragmentLayout> FragmentLayout::ForRowReduce(
+    std::vector<int64_t> shape, int threads, int vec) {
+  if (shape.size() != 2 || threads % 32 != 0 || shape[0] <= 0) {
+    return std::nullopt;
+  }
+  while (vec > 1 && shape[1] % vec != 0) vec /= 2;
+  const int64_t chunks = shape[1] / vec;  // per row
+  // The widest power-of-two group that divides both the block and a row's
+  // chunks; narrower (down to a warp) while the rows still fill the groups:
+  // rows within a warp reduce without shared memory or barriers.
+  int group = 1;
+  while (threads % (group * 2) == 0 && chunks % (group * 2) == 0) group *= 2;
+  while (group > 32 && threads / (group / 2) <= shape[0]) group /= 2;
+  return Rows(std::move(shape), threads, vec, group);
+}
+
 FragmentLayout FragmentLayout::RowsOf() const {
   FragmentLayout l = *this;
-  l.kind_ = Kind::kMmaRows;
+  l.kind_ = kind_ == Kind::kRows ? Kind::kRowStats : Kind::kMmaRows;
   l.shape_ = {shape_[0]};
+  return l;
+}
+
+FragmentLayout FragmentLayout::ColsOf() const {
+  FragmentLayout l = *this;
+  l.kind_ = kind_ == Kind::kRows ? Kind::kRowCols : Kind::kMmaCols;
+  l.shape_ = {shape_[1]};
   return l;
 }
 
@@ -82,6 +116,15 @@ std::vector<int64_t> FragmentLayout::local_shape() const {
     }
     case Kind::kReplicated:
       return {NumElements(shape_)};
+    case Kind::kRows:
+      return {(shape_[0] + row_groups() - 1) / row_groups(),
+              shape_[1] / (group_ * vec_), vec_};
+    case Kind::kRowStats:
+      return {(shape_[0] + row_groups() - 1) / row_groups()};
+    case Kind::kMmaCols:
+      return {ni_, 2};
+    case Kind::kRowCols:
+      return {shape_[0] / (group_ * vec_), vec_};
   }
   return {};
 }
@@ -117,12 +160,29 @@ std::vector<ir::Expr> FragmentLayout::Logical(
       }
       return out;
     }
+    case Kind::kRows:
+    case Kind::kRowStats: {
+      ir::Expr row = local[0] * row_groups() + tx / group_;
+      if (kind_ == Kind::kRowStats) return {row};
+      return {row, (local[1] * group_ + tx % group_) * vec_ + local[2]};
+    }
+    case Kind::kMmaCols: {
+      ir::Expr wn = tx / 32 % warps_n_;
+      int wtn = static_cast<int>(shape_[0] / warps_n_);
+      return {wn * wtn + local[0] * 8 + (tx % 32 % 4) * 2 + local[1]};
+    }
+    case Kind::kRowCols:
+      return {(local[0] * group_ + tx % group_) * vec_ + local[1]};
   }
   return {};
 }
 
 ir::Expr FragmentLayout::Valid(const ir::Expr& tx,
                                const std::vector<ir::Expr>& local) const {
+  if (kind_ == Kind::kRows || kind_ == Kind::kRowStats) {
+    if (shape_[0] % row_groups() == 0) return ir::Expr();
+    return local[0] * row_groups() + tx / group_ < static_cast<int>(shape_[0]);
+  }
   if (kind_ != Kind::kBlocked) return ir::Expr();
   int64_t chunks = NumElements(shape_) / vec_;
   if (chunks % threads_ == 0) return ir::Expr();
@@ -131,6 +191,13 @@ ir::Expr FragmentLayout::Valid(const ir::Expr& tx,
 
 ir::Expr FragmentLayout::Leader(const ir::Expr& tx) const {
   if (kind_ == Kind::kReplicated) return tx == 0;
+  if (kind_ == Kind::kRowStats) {
+    return group_ > 1 ? tx % group_ == 0 : ir::Expr();
+  }
+  if (kind_ == Kind::kRowCols) {
+    return row_groups() > 1 ? tx / group_ == 0 : ir::Expr();
+  }
+  if (kind_ == Kind::kMmaCols) return tx % 32 < 4 && tx / 32 < warps_n_;
   if (kind_ != Kind::kMmaRows) return ir::Expr();
   ir::Expr lead = tx % 4 == 0;
   if (warps_n_ > 1) lead = lead && ((tx / 32) % warps_n_ == 0);
@@ -147,6 +214,14 @@ int FragmentLayout::contiguous() const {
       return vec_;
     case Kind::kReplicated:
       return 1;
+    case Kind::kRows:
+      return vec_;
+    case Kind::kRowStats:
+      return 1;
+    case Kind::kMmaCols:
+      return 2;
+    case Kind::kRowCols:
+      return vec_;
   }
   return 1;
 }
@@ -154,7 +229,7 @@ int FragmentLayout::contiguous() const {
 bool FragmentLayout::operator==(const FragmentLayout& o) const {
   return kind_ == o.kind_ && shape_ == o.shape_ && threads_ == o.threads_ &&
          warps_m_ == o.warps_m_ && warps_n_ == o.warps_n_ && vec_ == o.vec_ &&
-         warpgroup_rows_ == o.warpgroup_rows_;
+         warpgroup_rows_ == o.warpgroup_rows_ && group_ == o.group_;
 }
 
 std::string FragmentLayout::ToString() const {
@@ -170,6 +245,19 @@ std::string FragmentLayout::ToString() const {
                           "][2]");
     case Kind::kReplicated:
       return absl::StrCat("replicated[", shape, "]");
+    case Kind::kMmaCols:
+      return absl::StrCat("mma_cols[", shape, "] warps ", warps_m_, "x",
+                          warps_n_, " local [", ni_, "][2]");
+    case Kind::kRows:
+    case Kind::kRowStats:
+    case Kind::kRowCols: {
+      std::vector<int64_t> l = local_shape();
+      const char* name = kind_ == Kind::kRows       ? "rows["
+                         : kind_ == Kind::kRowStats ? "row_stats["
+                                                    : "row_cols[";
+      return absl::StrCat(name, shape, "] vec ", vec_, " group ", group_,
+                          " local [", absl::StrJoin(l, "]["), "]");
+    }
     case Kind::kBlocked: {
       std::vector<int64_t> l = local_shape();
       return absl::StrCat("blocked[", shape, "] vec ", vec_, " local [", l[0],

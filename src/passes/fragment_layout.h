@@ -25,10 +25,25 @@
 //    to thread c % threads, local [c / threads][p % vec].
 //  - kReplicated: every thread holds every element (row statistics of a
 //    blocked tile); local [p]. Side effects run in thread 0.
+//  - kRows: a [M, N] tile reduced along its rows. Groups of `group`
+//    consecutive threads (a power of two) own rows, threads / group rows at
+//    a time; each thread holds vec contiguous elements of a row per chunk,
+//    chunks strided by group * vec (coalesced 16-byte accesses). Local
+//    [mr][nc][v] is row mr * (threads / group) + tx / group, column
+//    (nc * group + tx % group) * vec + v. Rows reduce in registers, then by
+//    shuffles within a warp, then through shared memory across warps.
+//  - kRowStats: a rank-1 [M] tile of one value per row of a kRows layout,
+//    held by every thread of the row's group; local [mr].
+//  - kMmaCols / kRowCols: a rank-1 [N] tile broadcast over the rows of a
+//    kMma / kRows layout (a bias, column statistics): each thread holds the
+//    columns its row elements have; local [ni][2] (columns wn * N/warps_n +
+//    ni * 8 + (lane % 4) * 2 + j), or [nc][v] (column (nc * group + tx %
+//    group) * vec + v).
 #ifndef TESSEL_SRC_PASSES_FRAGMENT_LAYOUT_H_
 #define TESSEL_SRC_PASSES_FRAGMENT_LAYOUT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +53,16 @@ namespace tessel::passes {
 
 class FragmentLayout {
  public:
-  enum class Kind { kMma, kMmaRows, kBlocked, kReplicated };
+  enum class Kind {
+    kMma,
+    kMmaRows,
+    kBlocked,
+    kReplicated,
+    kRows,
+    kRowStats,
+    kMmaCols,
+    kRowCols
+  };
 
   static FragmentLayout Mma(std::vector<int64_t> shape, int threads,
                             int warps_m, int warps_n);
@@ -48,8 +72,19 @@ class FragmentLayout {
                                 int vec);
   // Every thread holds the whole (small) tile; local [numel].
   static FragmentLayout Replicated(std::vector<int64_t> shape, int threads);
-  // The row-wise layout of this kMma layout's rows.
+  // Rows of [M, N] over groups of `group` threads (kRows above).
+  static FragmentLayout Rows(std::vector<int64_t> shape, int threads, int vec,
+                             int group);
+  // The kRows layout for a [M, N] tile reduced along its rows, vec elements
+  // per access at most; nullopt when the block is not whole warps.
+  static std::optional<FragmentLayout> ForRowReduce(std::vector<int64_t> shape,
+                                                    int threads, int vec);
+  // The row-wise layout of this kMma (kMmaRows) or kRows (kRowStats)
+  // layout's rows.
   FragmentLayout RowsOf() const;
+  // The column-wise layout of this kMma (kMmaCols) or kRows (kRowCols)
+  // layout's columns.
+  FragmentLayout ColsOf() const;
 
   Kind kind() const { return kind_; }
   const std::vector<int64_t>& shape() const { return shape_; }
@@ -57,6 +92,9 @@ class FragmentLayout {
   int warps_m() const { return warps_m_; }
   int warps_n() const { return warps_n_; }
   int vec() const { return vec_; }
+  // kRows/kRowStats: threads per row, and rows per pass of the block.
+  int group() const { return group_; }
+  int row_groups() const { return threads_ / group_; }
   // mma: m16 tiles and n8 tiles per warp.
   int mi() const { return mi_; }
   int ni() const { return ni_; }
@@ -92,6 +130,7 @@ class FragmentLayout {
   int warps_m_ = 1, warps_n_ = 1, mi_ = 0, ni_ = 0;
   int vec_ = 1;
   bool warpgroup_rows_ = false;
+  int group_ = 1;
 };
 
 // The warp grid (warps_m x warps_n) a gemm with C [m, n] uses, for the

@@ -27,6 +27,9 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kFenceProxyAsync, "fence_proxy_async", 0, 0, {}, kFence},
       {I::kVecCopy, "vec_copy", 3, 3, {1}, kW},
       {I::kVecZero, "vec_zero", 2, 2, {1}, kW},
+      // (n, registers, global): n elements in 16-byte words, converted.
+      {I::kLoadVec, "load_vec", 3, 3, {1}, kW},
+      {I::kStoreVec, "store_vec", 3, 3, {1}, kW},
       {I::kStorePair, "store_pair", 3, 3, {0}, kW},
       {I::kAtomicAdd, "atomic_add", 2, 2, {0}, kW},
       {I::kAtomicMax, "atomic_max", 2, 2, {0}, kW},
@@ -49,6 +52,14 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kWarpReduceSum, "warp_reduce_sum", 2, 2, {}, kExpression},
       {I::kWarpReduceMax, "warp_reduce_max", 2, 2, {}, kExpression},
       {I::kWarpReduceMin, "warp_reduce_min", 2, 2, {}, kExpression},
+      // (width, reverse, v): the sum of v over the lanes before this one in
+      // its group of width (after it, reversed).
+      {I::kWarpScanExclusiveSum,
+       "warp_scan_exclusive_sum",
+       3,
+       3,
+       {},
+       kExpression},
       {I::kPackB16x2, "pack_b16x2", 2, 2, {}, kExpression},
       {I::kWgmmaDescSw128, "wgmma_desc_sw128", 3, 2, {}, kExpression},
   };

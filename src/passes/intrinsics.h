@@ -78,6 +78,8 @@ enum class Intrinsic {
   kFenceProxyAsync,
   kVecCopy,
   kVecZero,
+  kLoadVec,
+  kStoreVec,
   kStorePair,
   kAtomicAdd,
   kAtomicMax,
@@ -101,6 +103,7 @@ enum class Intrinsic {
   kWarpReduceSum,
   kWarpReduceMax,
   kWarpReduceMin,
+  kWarpScanExclusiveSum,
   kPackB16x2,
   kWgmmaDescSw128,
 };

@@ -93,6 +93,13 @@ std::vector<int> NonUnitDims(const ir::Region& r) {
   return dims;
 }
 
+std::vector<ir::Expr> SqueezedIndex(const ir::Region& r,
+                                    const std::vector<ir::Expr>& full) {
+  std::vector<ir::Expr> out;
+  for (int d : NonUnitDims(r)) out.push_back(full[d]);
+  return out;
+}
+
 std::vector<ir::Expr> RegionIndices(const ir::Region& r,
                                     const std::vector<ir::Expr>& squeezed) {
   std::vector<ir::Expr> out = r.start;

@@ -57,6 +57,11 @@ std::vector<int> NonUnitDims(const ir::Region& r);
 std::vector<ir::Expr> RegionIndices(const ir::Region& r,
                                     const std::vector<ir::Expr>& squeezed);
 
+// The squeezed index of full indices into r's buffer: the entries of r's
+// non-unit dims (a [1, N] tile's element (0, j) is j).
+std::vector<ir::Expr> SqueezedIndex(const ir::Region& r,
+                                    const std::vector<ir::Expr>& full);
+
 // Constant squeezed extents of a region, or nullopt.
 std::optional<std::vector<int64_t>> ConstSqueezedExtents(const ir::Region& r);
 

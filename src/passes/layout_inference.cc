@@ -22,6 +22,7 @@ struct ParallelLoop {
   std::vector<int64_t> extents;
   std::vector<ir::Buffer> full;  // indexed by exactly the loop's vars
   std::vector<ir::Buffer> rows;  // rank 1, indexed by the first var
+  std::vector<ir::Buffer> cols;  // rank 1, indexed by the second of two
 };
 
 class Collector : public ir::IRVisitor {
@@ -29,6 +30,7 @@ class Collector : public ir::IRVisitor {
   std::vector<ParallelLoop> loops;
   std::vector<const ir::GemmNode*> gemms;
   std::vector<const ir::ReduceNode*> reduces;
+  std::vector<const ir::CumsumNode*> cumsums;
   std::vector<const ir::CopyNode*> copies;
   std::vector<ir::Buffer> fragments;  // in allocation order
   std::unordered_map<const ir::BufferNode*, ir::Layout> annotated;
@@ -48,6 +50,10 @@ class Collector : public ir::IRVisitor {
   }
   void Visit(const ir::ReduceNode* op) override {
     reduces.push_back(op);
+    IRVisitor::Visit(op);
+  }
+  void Visit(const ir::CumsumNode* op) override {
+    cumsums.push_back(op);
     IRVisitor::Visit(op);
   }
   void Visit(const ir::CopyNode* op) override {
@@ -102,6 +108,10 @@ class Collector : public ir::IRVisitor {
         is_var(0, current_->vars[0])) {
       current_->rows.push_back(b);
     }
+    if (idx.size() == 1 && current_->vars.size() == 2 &&
+        is_var(0, current_->vars[1])) {
+      current_->cols.push_back(b);
+    }
   }
   ParallelLoop* current_ = nullptr;
 };
@@ -117,6 +127,23 @@ int BlockedVec(const ir::Buffer& b, int threads) {
   int vec = std::max(1, 16 / dtype_bytes(b->dtype));
   while (vec > 1 && s.back() % vec != 0) vec /= 2;
   return vec;
+}
+
+// Elements per access of a row-reduced [M, N] tile: 16 bytes of the
+// narrowest element among the tiles of its shape and the global tensors
+// copied to or from them (f16 rows of an f32 tile still load 16 bytes).
+int RowVec(const std::vector<int64_t>& shape, const Collector& c) {
+  int bytes = 16;
+  for (const ir::Buffer& f : c.fragments)
+    if (ShapeOf(f) == shape) bytes = std::min(bytes, dtype_bytes(f->dtype));
+  for (const ir::CopyNode* cp : c.copies) {
+    const ir::Buffer &s = cp->src.buffer, &d = cp->dst.buffer;
+    if (IsFragment(s) && ShapeOf(s) == shape && !IsFragment(d))
+      bytes = std::min(bytes, dtype_bytes(d->dtype));
+    if (IsFragment(d) && ShapeOf(d) == shape && !IsFragment(s))
+      bytes = std::min(bytes, dtype_bytes(s->dtype));
+  }
+  return 16 / std::max(1, bytes);
 }
 
 }  // namespace
@@ -256,7 +283,9 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
             changed = true;
           }
         }
-        if (d.kind() != FragmentLayout::Kind::kMma) {
+        const bool row_wise = d.kind() == FragmentLayout::Kind::kMma ||
+                              d.kind() == FragmentLayout::Kind::kRows;
+        if (!row_wise) {
           for (const ir::Buffer& b : loop.rows) {
             if (!layouts.count(b.get())) {
               layouts.emplace(
@@ -265,7 +294,7 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
             }
           }
         }
-        if (d.kind() == FragmentLayout::Kind::kMma) {
+        if (row_wise) {
           for (const ir::Buffer& b : loop.rows) {
             if (!layouts.count(b.get()) &&
                 ShapeOf(b) == std::vector<int64_t>{d.shape()[0]}) {
@@ -274,15 +303,46 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
             }
           }
         }
+        // Broadcast over the rows: the columns each thread's elements have
+        // (a blocked driver's columns vary per element: every thread all).
+        for (const ir::Buffer& b : loop.cols) {
+          if (layouts.count(b.get()) || d.shape().size() != 2) continue;
+          const bool fits =
+              row_wise && ShapeOf(b) == std::vector<int64_t>{d.shape()[1]};
+          layouts.emplace(b.get(), fits ? d.ColsOf()
+                                        : FragmentLayout::Replicated(
+                                              ShapeOf(b), c.threads));
+          changed = true;
+        }
       }
       for (const ir::ReduceNode* r : c.reduces) {
         auto it = layouts.find(r->src.get());
         if (it == layouts.end() || layouts.count(r->dst.get())) continue;
-        if (it->second.kind() == FragmentLayout::Kind::kMma && r->dim == 1 &&
-            IsFragment(r->dst)) {
+        const FragmentLayout::Kind k = it->second.kind();
+        if ((k == FragmentLayout::Kind::kMma ||
+             k == FragmentLayout::Kind::kRows) &&
+            r->dim == 1 && IsFragment(r->dst)) {
           layouts.emplace(r->dst.get(), it->second.RowsOf());
           changed = true;
         }
+        // Column statistics take the columns' layout, as a later Parallel
+        // loop over the tile reads them.
+        if ((k == FragmentLayout::Kind::kMma ||
+             k == FragmentLayout::Kind::kRows) &&
+            r->dim == 0 && IsFragment(r->dst) && r->src->rank() == 2) {
+          layouts.emplace(r->dst.get(), it->second.ColsOf());
+          changed = true;
+        }
+      }
+      // A row scan's result is laid out as the rows it scans.
+      for (const ir::CumsumNode* cs : c.cumsums) {
+        auto it = layouts.find(cs->src.get());
+        if (it == layouts.end() || layouts.count(cs->dst.get()) ||
+            it->second.kind() != FragmentLayout::Kind::kRows ||
+            !IsFragment(cs->dst) || ShapeOf(cs->dst) != it->second.shape())
+          continue;
+        layouts.emplace(cs->dst.get(), it->second);
+        changed = true;
       }
       for (const ir::CopyNode* cp : c.copies) {
         const ir::Buffer &s = cp->src.buffer, &d = cp->dst.buffer;
@@ -300,6 +360,25 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
     }
   };
   propagate();
+  // Tiles reduced or scanned along their rows that nothing laid out yet:
+  // rows over thread groups, 16-byte accesses (reduce_rows.cc,
+  // cumsum_rows.cc lower them).
+  std::vector<std::pair<ir::Buffer, ir::Buffer>> row_ops;
+  for (const ir::ReduceNode* r : c.reduces)
+    if (r->dim == 1) row_ops.push_back({r->src, r->dst});
+  for (const ir::CumsumNode* s : c.cumsums)
+    if (s->dim == 1) row_ops.push_back({s->src, s->dst});
+  for (const auto& [src, dst] : row_ops) {
+    if (!IsFragment(src) || !IsFragment(dst) || layouts.count(src.get()) ||
+        (dst.get() != src.get() && layouts.count(dst.get())))
+      continue;
+    std::vector<int64_t> shape = ShapeOf(src);
+    auto rows =
+        FragmentLayout::ForRowReduce(shape, c.threads, RowVec(shape, c));
+    if (!rows) continue;
+    layouts.emplace(src.get(), *rows);
+    propagate();
+  }
   // Register A operands that nothing laid out yet take the layout the mma
   // reads them in.
   for (const ir::GemmNode* g : c.gemms) {

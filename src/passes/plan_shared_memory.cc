@@ -188,7 +188,28 @@ bool IsMmaRowReduce(const ir::ReduceNode& r, const LoweringState& s) {
          dl->second == sl->second.RowsOf();
 }
 
+bool IsRowsReduce(const ir::ReduceNode& r, const LoweringState& s) {
+  auto sl = s.layouts.find(r.src.get());
+  auto dl = s.layouts.find(r.dst.get());
+  return sl != s.layouts.end() && dl != s.layouts.end() &&
+         sl->second.kind() == FragmentLayout::Kind::kRows && r.dim == 1 &&
+         dl->second == sl->second.RowsOf();
+}
+
+DataType RowsScratchType(DataType t) {
+  return dtype_bytes(t) >= 4 ? t : DataType::kF32;
+}
+
+int64_t RowsReduceScratchBytes(const ir::ReduceNode& r,
+                               const FragmentLayout& l) {
+  if (l.group() <= 32) return 0;
+  return l.shape()[0] * (l.group() / 32) *
+         dtype_bytes(RowsScratchType(r.dst->dtype));
+}
+
 int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s) {
+  if (IsRowsReduce(r, s))
+    return RowsReduceScratchBytes(r, s.layouts.at(r.src.get()));
   auto it = s.layouts.find(r.src.get());
   if (it != s.layouts.end() &&
       it->second.kind() == FragmentLayout::Kind::kMma && r.dim == 1) {
@@ -200,7 +221,16 @@ int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s) {
   return n * std::max(4, dtype_bytes(r.src->dtype));
 }
 
+bool IsRowsCumsum(const ir::CumsumNode& c, const LoweringState& s) {
+  auto sl = s.layouts.find(c.src.get());
+  auto dl = s.layouts.find(c.dst.get());
+  return sl != s.layouts.end() && dl != s.layouts.end() &&
+         sl->second.kind() == FragmentLayout::Kind::kRows &&
+         sl->second.group() <= 32 && c.dim == 1 && dl->second == sl->second;
+}
+
 int64_t CumsumScratchBytes(const ir::CumsumNode& c, const LoweringState& s) {
+  if (IsRowsCumsum(c, s)) return 0;
   int64_t n = c.src->ConstNumElements().value_or(0);
   return n * std::max(4, dtype_bytes(c.src->dtype));
 }
@@ -272,11 +302,15 @@ void PlanScratch(const ir::Stmt& body, const LoweringState& state,
       if (IsMmaRowReduce(*r, state)) {
         if (state.layouts.at(r->src.get()).warps_n() > 1)
           add(s, DataType::kF32);
+      } else if (IsRowsReduce(*r, state)) {
+        if (RowsReduceScratchBytes(*r, state.layouts.at(r->src.get())) > 0)
+          add(s, RowsScratchType(r->dst->dtype));
       } else if (r->src->scope != ir::Scope::kShared) {
         add(s, r->src->dtype);
       }
     }
-    if (const auto* c = s.As<ir::CumsumNode>()) add(s, c->src->dtype);
+    if (const auto* c = s.As<ir::CumsumNode>())
+      if (!IsRowsCumsum(*c, state)) add(s, c->src->dtype);
   });
 }
 

@@ -28,6 +28,17 @@ absl::Status PlanSharedMemory(LoweringState& state);
 // A row reduce of an mma accumulator into its rows layout: warp shuffles,
 // and shared memory scratch only across warps (else a staged generic one).
 bool IsMmaRowReduce(const ir::ReduceNode& r, const LoweringState& s);
+// Likewise for a kRows tile into its row statistics (reduce_rows.cc).
+bool IsRowsReduce(const ir::ReduceNode& r, const LoweringState& s);
+// The partials of a kRows reduce across the warps of a row group, in
+// RowsScratchType (at least 32 bits).
+DataType RowsScratchType(DataType t);
+int64_t RowsReduceScratchBytes(const ir::ReduceNode& r,
+                               const FragmentLayout& l);
+
+// A cumsum of a kRows tile along its rows within warps into a tile of the
+// same layout: warp scans, no scratch (cumsum_rows.cc).
+bool IsRowsCumsum(const ir::CumsumNode& c, const LoweringState& s);
 
 // Scratch bytes the lowering of a reduce / cumsum needs (0 for none).
 int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s);

@@ -4,6 +4,7 @@
 
 #include "samples/flash_attention.h"
 #include "samples/gemm.h"
+#include "samples/layernorm.h"
 #include "samples/linear_attention.h"
 #include "samples/rmsnorm.h"
 #include "samples/softmax.h"
@@ -57,6 +58,16 @@ std::vector<SampleCase> SmallCases() {
                           .in_dtype = bf16,
                           .out_dtype = f32,
                           .layout = GemmLayout::kTT});
+  // The fused bias + ReLU epilogue over the accumulator (a bias over N
+  // broadcast over the rows), ragged; and the default 256x128 tile.
+  gemm("nn_f16_bias_relu_ragged",
+       {.M = 200, .N = 136, .K = 88, .bias_relu = true});
+  gemm("nn_bf16_bias_relu_tile", {.M = 512,
+                                  .N = 256,
+                                  .K = 128,
+                                  .in_dtype = bf16,
+                                  .out_dtype = bf16,
+                                  .bias_relu = true});
   auto splitk = [&](std::string name, SplitKConfig c) {
     cases.push_back(
         {"splitk_gemm_" + name, [c] { return SplitKGemmWorkload(c, 12); }});
@@ -170,14 +181,40 @@ std::vector<SampleCase> SmallCases() {
   cases.push_back(
       {"rmsnorm_f16", [] { return RmsNormWorkload({.M = 64, .N = 256}, 15); }});
   cases.push_back({"rmsnorm_bf16_ragged_chunks", [] {
-                     return RmsNormWorkload({.M = 37, .N = 1000, .dtype = bf16},
-                                            15);
+                     return RmsNormWorkload(
+                         {.M = 37, .N = 1000, .dtype = bf16, .block_n = 256},
+                         15);
                    }});
   cases.push_back(
       {"softmax_f16", [] { return SoftmaxWorkload({.M = 64, .N = 256}, 16); }});
   cases.push_back({"softmax_bf16_ragged_chunks", [] {
-                     return SoftmaxWorkload({.M = 37, .N = 1000, .dtype = bf16},
-                                            16);
+                     return SoftmaxWorkload(
+                         {.M = 37, .N = 1000, .dtype = bf16, .block_n = 256},
+                         16);
+                   }});
+  // Whole ragged rows in one masked chunk (the default tile).
+  cases.push_back({"rmsnorm_bf16_residual_ragged_row", [] {
+                     return RmsNormWorkload(
+                         {.M = 37, .N = 1000, .dtype = bf16, .residual = true},
+                         17);
+                   }});
+  cases.push_back({"softmax_f16_residual_ragged_row", [] {
+                     return SoftmaxWorkload(
+                         {.M = 37, .N = 1000, .residual = true}, 18);
+                   }});
+  cases.push_back({"layernorm_f16",
+                   [] { return LayerNormWorkload({.M = 64, .N = 256}, 19); }});
+  cases.push_back({"layernorm_bf16_residual_ragged_chunks", [] {
+                     return LayerNormWorkload({.M = 37,
+                                               .N = 1000,
+                                               .dtype = bf16,
+                                               .residual = true,
+                                               .block_n = 256},
+                                              20);
+                   }});
+  cases.push_back({"layernorm_f16_residual_ragged_row", [] {
+                     return LayerNormWorkload(
+                         {.M = 37, .N = 1000, .residual = true}, 21);
                    }});
   return cases;
 }

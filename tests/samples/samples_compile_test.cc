@@ -12,6 +12,7 @@
 #include "samples/execute.h"
 #include "samples/flash_attention.h"
 #include "samples/gemm.h"
+#include "samples/layernorm.h"
 #include "samples/linear_attention.h"
 #include "samples/rmsnorm.h"
 #include "samples/softmax.h"
@@ -98,6 +99,8 @@ TEST(BenchShapes, CompileForSm90a) {
         {.M = 4096, .N = 4096, .K = 4096, .in_dtype = t, .out_dtype = t}));
   }
   programs.push_back(
+      GemmProgram({.M = 4096, .N = 4096, .K = 4096, .bias_relu = true}));
+  programs.push_back(
       SplitKGemmProgram({.M = 1024, .N = 1024, .K = 16384, .split_k = 8}));
   for (auto [h, d] : {std::pair{16, 128}, std::pair{32, 64}}) {
     LinearAttentionConfig c{.B = 8, .S = 4096, .H = h, .DK = d, .DV = d};
@@ -110,6 +113,10 @@ TEST(BenchShapes, CompileForSm90a) {
   }
   programs.push_back(RmsNormProgram({.M = 4096, .N = 8192}));
   programs.push_back(SoftmaxProgram({.M = 4096, .N = 8192}));
+  programs.push_back(RmsNormProgram({.M = 16384, .N = 4096, .residual = true}));
+  programs.push_back(LayerNormProgram({.M = 4096, .N = 8192}));
+  programs.push_back(
+      LayerNormProgram({.M = 16384, .N = 4096, .residual = true}));
   for (const absl::StatusOr<Program>& p : programs) {
     ASSERT_TRUE(p.ok()) << p.status();
     absl::StatusOr<CompiledKernel> k =

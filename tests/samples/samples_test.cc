@@ -8,6 +8,7 @@
 #include "samples/execute.h"
 #include "samples/flash_attention.h"
 #include "samples/gemm.h"
+#include "samples/layernorm.h"
 #include "samples/linear_attention.h"
 #include "samples/rmsnorm.h"
 #include "samples/sample_main.h"
@@ -153,6 +154,10 @@ TEST(Builders, RejectBadConfigs) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(SoftmaxProgram({.M = 4, .N = -1}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LayerNormProgram({.M = 4, .N = 4, .dtype = i8}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LayerNormProgram({.M = 4, .N = 4, .eps = -1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(GemmLayouts, ParseAndName) {
@@ -219,6 +224,7 @@ TEST(Registry, EverySampleIsRegisteredAndBuilds) {
   const KernelRegistry& r = KernelRegistry::Global();
   const std::pair<const char*, nlohmann::json> kernels[] = {
       {"gemm", {{"M", 256}, {"N", 128}, {"K", 64}, {"layout", "NT"}}},
+      {"gemm", {{"M", 256}, {"N", 128}, {"K", 64}, {"bias_relu", true}}},
       {"splitk_gemm", {{"M", 64}, {"N", 64}, {"K", 512}, {"split_k", 4}}},
       {"linear_attention_fwd", {{"B", 1}, {"S", 128}, {"H", 2}, {"DK", 64}}},
       {"linear_attention_fwd_mbarrier",
@@ -228,6 +234,7 @@ TEST(Registry, EverySampleIsRegisteredAndBuilds) {
        {{"B", 1}, {"S", 128}, {"H", 2}, {"D", 64}, {"causal", true}}},
       {"rmsnorm", {{"M", 64}, {"N", 512}}},
       {"softmax", {{"M", 64}, {"N", 512}, {"dtype", "bf16"}}},
+      {"layernorm", {{"M", 64}, {"N", 512}, {"residual", true}}},
       {"zero_tensor", {{"n", 1000}}},
       {"cast_tensor", {{"n", 1000}, {"from", "f32"}, {"to", "bf16"}}},
   };

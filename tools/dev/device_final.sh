@@ -37,7 +37,8 @@ if [[ $phases == *sanitize* ]]; then
   for tool in memcheck racecheck synccheck; do
     step "$tool-seeds" 240 $san $tool "$seeds"
   done
-  for s in gemm splitk_gemm linear_attention flash_attention rmsnorm softmax; do
+  for s in gemm splitk_gemm linear_attention flash_attention rmsnorm layernorm \
+    softmax; do
     step "check-$s" 120 "$S/samples/$s" --backend=gpu --check --size=small
     step "mem-$s" 180 $san memcheck "$S/samples/$s" --backend=gpu --check \
       --size=small

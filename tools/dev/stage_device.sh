@@ -13,7 +13,7 @@ cd "$b"
 cp --parents tests/*/*gpu_test tests/codegen/tessel_gemm_bench \
    bench/cublas_gemm bench/jit_bench \
    samples/{gemm,splitk_gemm,linear_attention,flash_attention} \
-   samples/{rmsnorm,softmax,tessel-demo} "../../$dst/"
+   samples/{rmsnorm,layernorm,softmax,tessel-demo} "../../$dst/"
 cp -r runtime-libs "../../$dst/"
 cd ../..
 du -sh .probe/stage

@@ -64,5 +64,58 @@ __device__ __forceinline__ float to_f32(float x) { return x; }
 __device__ __forceinline__ float to_f32(f16 x) { return __half2float(x); }
 __device__ __forceinline__ float to_f32(bf16 x) { return __bfloat162float(x); }
 
+// n consecutive elements between registers and memory in words of up to
+// 16 bytes, converted element-wise (f32 / f16 / bf16): the kRows tiles'
+// copies. The memory side is aligned to its word.
+//
+//   float x[8];
+//   tessel::dev::load_vec<8>(&x[0], &X[off]);   // one 16-byte f16 load
+template <int kBytes>
+struct VecWord;
+template <>
+struct VecWord<16> {
+  using type = uint4;
+};
+template <>
+struct VecWord<8> {
+  using type = uint2;
+};
+template <>
+struct VecWord<4> {
+  using type = u32;
+};
+template <>
+struct VecWord<2> {
+  using type = unsigned short;
+};
+
+template <int N, typename D, typename S>
+__device__ __forceinline__ void load_vec(D* dst, const S* src) {
+  constexpr int kPiece = N * sizeof(S) >= 16 ? 16 / sizeof(S) : N;
+  static_assert(N % kPiece == 0, "load_vec: whole words");
+  using W = typename VecWord<kPiece * sizeof(S)>::type;
+#pragma unroll
+  for (int p = 0; p < N; p += kPiece) {
+    alignas(16) S s[kPiece];
+    *reinterpret_cast<W*>(s) = *reinterpret_cast<const W*>(src + p);
+#pragma unroll
+    for (int i = 0; i < kPiece; ++i) dst[p + i] = convert<D>(to_f32(s[i]));
+  }
+}
+
+template <int N, typename D, typename S>
+__device__ __forceinline__ void store_vec(D* dst, const S* src) {
+  constexpr int kPiece = N * sizeof(D) >= 16 ? 16 / sizeof(D) : N;
+  static_assert(N % kPiece == 0, "store_vec: whole words");
+  using W = typename VecWord<kPiece * sizeof(D)>::type;
+#pragma unroll
+  for (int p = 0; p < N; p += kPiece) {
+    alignas(16) D d[kPiece];
+#pragma unroll
+    for (int i = 0; i < kPiece; ++i) d[i] = convert<D>(to_f32(src[p + i]));
+    *reinterpret_cast<W*>(dst + p) = *reinterpret_cast<const W*>(d);
+  }
+}
+
 }  // namespace dev
 }  // namespace tessel

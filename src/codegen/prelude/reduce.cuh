@@ -62,6 +62,29 @@ __device__ __forceinline__ T warp_reduce_min(T v) {
   return warp_reduce<kWidth>(v, MinOp{});
 }
 
+// The exclusive prefix sum of v over the lanes of each group of kWidth
+// (a power of two <= 32): lanes below this one, or above it with kReverse
+// (a reversed scan). The row scans of cumsum over register tiles.
+//
+//   float before = tessel::dev::warp_scan_exclusive_sum<32, false>(total);
+template <int kWidth, bool kReverse, typename T>
+__device__ __forceinline__ T warp_scan_exclusive_sum(T v) {
+  static_assert(kWidth >= 1 && kWidth <= 32 && (kWidth & (kWidth - 1)) == 0,
+                "warp scan width is a power of two <= 32");
+  const int lane = threadIdx.x % kWidth;
+  T incl = v;
+#pragma unroll
+  for (int d = 1; d < kWidth; d *= 2) {
+    T o = kReverse ? __shfl_down_sync(0xffffffffu, incl, d, kWidth)
+                   : __shfl_up_sync(0xffffffffu, incl, d, kWidth);
+    if (kReverse ? lane + d < kWidth : lane >= d) incl = incl + o;
+  }
+  T prev = kReverse ? __shfl_down_sync(0xffffffffu, incl, 1, kWidth)
+                    : __shfl_up_sync(0xffffffffu, incl, 1, kWidth);
+  const bool first = kReverse ? lane == kWidth - 1 : lane == 0;
+  return first ? T(0) : prev;
+}
+
 // scratch holds at least blockDim / 32 values. The trailing __syncthreads
 // lets the caller reuse scratch right away.
 template <typename T, typename Op>

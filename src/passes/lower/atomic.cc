@@ -25,7 +25,7 @@ Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
     const FragmentLayout& l = Layout(src.buffer);
     return ForEachLocal(src.buffer, [&](const std::vector<Expr>& li,
                                         const std::vector<Expr>& logical) {
-      std::vector<Expr> di = RegionIndices(dst, logical);
+      std::vector<Expr> di = RegionIndices(dst, SqueezedIndex(src, logical));
       Stmt s =
           Intrin(name, {ir::Load(dst.buffer, {GlobalIndex(dst.buffer, di)}),
                         Cast(t, ir::Load(local, li))});

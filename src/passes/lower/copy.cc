@@ -166,7 +166,8 @@ Stmt Lowerer::CopyFragment(const ir::CopyNode& c, const ir::Region& src,
   Expr leader = l.Leader(tx_);
   return ForEachLocal(frag.buffer, [&](const std::vector<Expr>& li,
                                        const std::vector<Expr>& logical) {
-    std::vector<Expr> oi = RegionIndices(other, logical);
+    // By the squeezed index: a [1, N] tile's column runs along the row.
+    std::vector<Expr> oi = RegionIndices(other, SqueezedIndex(frag, logical));
     Expr pred = InBounds(other.buffer, oi);
     Expr off = FlatOffset(other.buffer, oi);
     if (from_frag) {

@@ -3,10 +3,12 @@
 #include "src/passes/lower/lowerer.h"
 
 #include "src/passes/ir_util.h"
+#include "src/passes/plan_shared_memory.h"
 
 namespace tessel::passes::lower {
 
 Stmt Lowerer::LowerCumsum(const ir::CumsumNode& c) {
+  if (IsRowsCumsum(c, st_)) return CumsumRows(c);
   auto shape = ConstShape(c.src->shape);
   if (!shape) {
     Fail(&c, "a cumsum of a tile with a symbolic shape");

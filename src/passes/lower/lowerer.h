@@ -9,6 +9,9 @@
 //   kept_operands.cc      gemm operands kept in registers between gemms
 //   gemm_fma.cc           T.gemm as FMA loops (other dtypes)
 //   reduce.cc, cumsum.cc  T.reduce_*, T.cumsum
+//   reduce_rows.cc        T.reduce_* along the rows of a kRows tile
+//   cumsum_rows.cc        T.cumsum along the rows of a kRows tile
+//   copy_rows.cc          16-byte copies of kRows tiles to / from global
 //   parallel.cc           T.Parallel loops over each thread's elements
 //   atomic.cc             T.atomic_*
 //   tma_copy.cc           T.copy on the TMA (warp-specialized producers)
@@ -83,7 +86,7 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Expr Visit(const ir::LoadNode* op) override;
   // Tile ops: each to its family.
   Stmt Visit(const ir::FillNode* op) override;  // copy.cc
-  Stmt Visit(const ir::CopyNode* op) override { return LowerCopy(*op); }
+  Stmt Visit(const ir::CopyNode* op) override;  // copy_rows.cc, copy.cc
   Stmt Visit(const ir::GemmNode* op) override { return LowerGemm(*op); }
   Stmt Visit(const ir::ReduceNode* op) override { return LowerReduce(*op); }
   Stmt Visit(const ir::CumsumNode* op) override { return LowerCumsum(*op); }
@@ -102,6 +105,8 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Stmt CopyFragment(const ir::CopyNode& c, const ir::Region& src,
                     const ir::Region& dst);
   bool PairsOk(const ir::Region& g);
+  // copy_rows.cc: nullopt when not a kRows <-> global copy.
+  std::optional<Stmt> CopyRows(const ir::CopyNode& c);
   // atomic.cc
   Stmt LowerAtomic(const ir::AtomicNode& a);
   // parallel.cc
@@ -156,12 +161,16 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
                                                        const ir::Buffer& b,
                                                        std::vector<Stmt>& out);
   Stmt ReduceGeneric(const ir::ReduceNode& r);
+  // reduce_rows.cc
+  Stmt ReduceRows(const ir::ReduceNode& r);
   Stmt ReduceOne(const ir::ReduceNode& r,
                  const std::function<Expr(const std::vector<Expr>&)>& src,
                  const std::vector<Expr>& di,
                  const std::function<Stmt(Expr)>& set, const Expr& old);
   // cumsum.cc
   Stmt LowerCumsum(const ir::CumsumNode& c);
+  // cumsum_rows.cc
+  Stmt CumsumRows(const ir::CumsumNode& c);
 
   // Global -> shared copies that a commit follows: they become cp.async.
   std::unordered_set<const ir::CopyNode*> async_;

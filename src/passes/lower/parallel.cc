@@ -126,6 +126,20 @@ Stmt Lowerer::MapFragments(const Stmt& body,
           idx[0].get() == (*vars)[0] && l == d->RowsOf()) {
         return std::vector<Expr>{(*local)[0], (*local)[2] / 2};
       }
+      if (d->kind() == FragmentLayout::Kind::kRows &&
+          l.kind() == FragmentLayout::Kind::kRowStats && idx.size() == 1 &&
+          idx[0].get() == (*vars)[0] && l == d->RowsOf()) {
+        return std::vector<Expr>{(*local)[0]};
+      }
+      // A 1-D tile broadcast over the driver's rows: its columns.
+      const bool cols = vars->size() == 2 && idx.size() == 1 &&
+                        idx[0].get() == (*vars)[1] &&
+                        (d->kind() == FragmentLayout::Kind::kMma ||
+                         d->kind() == FragmentLayout::Kind::kRows) &&
+                        l == d->ColsOf();
+      if (cols && l.kind() == FragmentLayout::Kind::kMmaCols)
+        return std::vector<Expr>{(*local)[1], (*local)[2] % 2};
+      if (cols) return std::vector<Expr>{(*local)[1], (*local)[2]};
       self->Fail(nullptr,
                  absl::StrCat("fragment ", b->name, " (", l.ToString(),
                               ") indexed in a T.Parallel loop laid out as ",

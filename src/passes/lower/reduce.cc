@@ -8,47 +8,10 @@
 #include "src/ir/tile_op_rules.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/lower/reduce_ops.h"
 #include "src/passes/plan_shared_memory.h"
 
 namespace tessel::passes::lower {
-
-namespace {
-
-Expr Combine(ir::ReduceKind k, const Expr& a, const Expr& b) {
-  switch (k) {
-    case ir::ReduceKind::kSum:
-    case ir::ReduceKind::kAbsSum:
-      return a + b;
-    case ir::ReduceKind::kMax:
-    case ir::ReduceKind::kAbsMax:
-      return ir::Max(a, b);
-    case ir::ReduceKind::kMin:
-      return ir::Min(a, b);
-  }
-  return a;
-}
-
-Expr Pre(ir::ReduceKind k, const Expr& v) {
-  if (k == ir::ReduceKind::kAbsSum || k == ir::ReduceKind::kAbsMax)
-    return ir::Math(ir::MathOp::kAbs, v);
-  return v;
-}
-
-Intrinsic WarpReduce(ir::ReduceKind k) {
-  switch (k) {
-    case ir::ReduceKind::kSum:
-    case ir::ReduceKind::kAbsSum:
-      return Intrinsic::kWarpReduceSum;
-    case ir::ReduceKind::kMax:
-    case ir::ReduceKind::kAbsMax:
-      return Intrinsic::kWarpReduceMax;
-    case ir::ReduceKind::kMin:
-      return Intrinsic::kWarpReduceMin;
-  }
-  return Intrinsic::kWarpReduceSum;
-}
-
-}  // namespace
 
 ir::Buffer Lowerer::Scratch(const ir::StmtNode* op, DataType t) {
   ir::Buffer s = st_.smem.ScratchOf(op);
@@ -111,6 +74,7 @@ Stmt Lowerer::LowerReduce(const ir::ReduceNode& r) {
     out.push_back(ir::MakeStmt<ir::SyncThreadsNode>(ir::SourceLoc()));
     return ir::Seq(out);
   }
+  if (IsRowsReduce(r, st_)) return ReduceRows(r);
   return ReduceGeneric(r);
 }
 

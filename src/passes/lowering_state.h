@@ -122,6 +122,9 @@ struct LoweringState {
   // indices per tile (to [0, extent), as the grid's did).
   bool persistent = false;
   std::vector<std::pair<ir::Var, int64_t>> tile_block_vars;
+  // The full / empty barriers warp_specialize made: arrivals on them order
+  // no generic-proxy writes for the TMA (fence_proxy_async skips them).
+  std::unordered_set<const ir::BufferNode*> tma_barriers;
   // Lowering sets these for the codegen.
   ir::Var thread_var;
 };

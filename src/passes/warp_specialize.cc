@@ -210,6 +210,7 @@ class Specializer {
                                      ir::Scope::kBarrier);
     ir::Buffer empty = ir::MakeBuffer("tma_empty", DataType::kI64, {stages},
                                       ir::Scope::kBarrier);
+    state_.tma_barriers = {full.get(), empty.get()};
 
     // Iteration i of either loop (counted on across tiles), its stage and
     // phase.

@@ -17,15 +17,23 @@ bool ReadsSharedThroughAsyncProxy(const Stmt& body) {
   return found;
 }
 
+// Before every barrier and mbarrier arrival, except arrivals on the
+// warp-specialized pipeline's own barriers: the producer's follow only its
+// TMA issues, and a consumer's release a stage it read, never wrote (as
+// CUTLASS's TMA pipelines release).
 struct Fence : ir::IRMutator {
+  explicit Fence(const LoweringState& state) : state(state) {}
   Stmt Visit(const ir::SyncThreadsNode* op) override {
     return ir::Seq({Intrin(Intrinsic::kFenceProxyAsync, {}), Self(op)});
   }
   Stmt Visit(const ir::EvaluateNode* op) override {
-    if (AsIntrin(Self(op), Intrinsic::kMbarrierArrive))
-      return ir::Seq({Intrin(Intrinsic::kFenceProxyAsync, {}), Self(op)});
-    return Self(op);
+    const ir::CallNode* arrive = AsIntrin(Self(op), Intrinsic::kMbarrierArrive);
+    if (arrive == nullptr) return Self(op);
+    const auto* bar = arrive->args[0].As<ir::LoadNode>();
+    if (bar && state.tma_barriers.count(bar->buffer.get())) return Self(op);
+    return ir::Seq({Intrin(Intrinsic::kFenceProxyAsync, {}), Self(op)});
   }
+  const LoweringState& state;
 };
 
 }  // namespace
@@ -33,7 +41,7 @@ struct Fence : ir::IRMutator {
 absl::Status FenceAsyncProxy(LoweringState& state) {
   if (!ReadsSharedThroughAsyncProxy(state.program.body))
     return absl::OkStatus();
-  Fence fence;
+  Fence fence(state);
   state.program.body = fence.MutateStmt(state.program.body);
   return absl::OkStatus();
 }

@@ -80,7 +80,7 @@ step cublas-suite 60 "$S/bench/cublas_gemm" --sizes "$(echo $shapes | tr ' ' ','
   --dtypes f16 --layouts NN,NT --out "$OUT/cublas_suite.json"
 t0=$SECONDS
 for l in NN NT; do for sz in $shapes; do
-  ((SECONDS - t0 > 150)) && break
+  ((SECONDS - t0 > 80)) && break
   timeout 20 $g --bench --size=$sz --layout=$l >>"$OUT/suite.log" 2>&1
 done; done
 grep " gpu " "$OUT/suite.log" >"$OUT/suite.txt"

@@ -1,6 +1,6 @@
+#include <algorithm>
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include <algorithm>
 
 #include "jit/context.h"
 #include "jit/kernel_cache.h"

@@ -13,6 +13,7 @@
 #include "src/passes/pipeline.h"
 #include "tessel/tessel.h"
 #include "tests/codegen/test_programs.h"
+#include "tests/passes/run_passes.h"
 
 namespace tessel::passes {
 namespace {
@@ -49,13 +50,7 @@ TEST(Intrinsics, EffectsNameWhatThePlannersAskFor) {
 
 LoweringState Lower(const ir::Program& p, Target target,
                     const std::string& stop = "", PassConfig config = {}) {
-  LoweringState st;
-  st.program = p;
-  st.target = target;
-  st.config = config;
-  absl::Status s = RunPipeline(st, stop);
-  EXPECT_TRUE(s.ok()) << s;
-  return st;
+  return RunPasses(p, stop, config, target);
 }
 
 int Count(const ir::Stmt& body, Intrinsic id) {

@@ -17,19 +17,14 @@
 #include "tessel/tessel.h"
 #include "tests/codegen/test_programs.h"
 #include "tests/dsl/seed_programs.h"
+#include "tests/passes/run_passes.h"
 
 namespace tessel::passes {
 namespace {
 
 LoweringState RunTo(const ir::Program& p, const std::string& stop,
                     PassConfig config = {}) {
-  LoweringState st;
-  st.program = p;
-  st.target = Target::sm90a();
-  st.config = config;
-  absl::Status s = RunPipeline(st, stop);
-  EXPECT_TRUE(s.ok()) << s;
-  return st;
+  return RunPasses(p, stop, config);
 }
 
 int CountSyncs(const ir::Stmt& s) {

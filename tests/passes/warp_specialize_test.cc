@@ -14,20 +14,10 @@
 #include "src/runtime/tensor_maps.h"
 #include "tessel/tessel.h"
 #include "tests/codegen/test_programs.h"
+#include "tests/passes/run_passes.h"
 
 namespace tessel::passes {
 namespace {
-
-LoweringState RunTo(const ir::Program& p, const std::string& stop,
-                    PassConfig config = {}, Target target = Target::sm90a()) {
-  LoweringState st;
-  st.program = p;
-  st.target = target;
-  st.config = config;
-  absl::Status s = RunPipeline(st, stop);
-  EXPECT_TRUE(s.ok()) << s;
-  return st;
-}
 
 bool Specialized(const LoweringState& st) {
   bool found = false;
@@ -53,7 +43,7 @@ testing::GemmShape SampleTile() {
 }
 
 TEST(WarpSpecialize, TakesThePipelinedGemmOnSm90a) {
-  LoweringState st = RunTo(testing::Gemm(SampleTile()), "warp_specialize");
+  LoweringState st = RunPasses(testing::Gemm(SampleTile()), "warp_specialize");
   EXPECT_TRUE(Specialized(st)) << ir::ToString(st.program);
   EXPECT_EQ(st.producer_threads, 128);
   EXPECT_EQ(st.tma_barriers.size(), 2u);
@@ -64,19 +54,19 @@ TEST(WarpSpecialize, EverySwitchKeepsTheCpAsyncPipeline) {
   for (PassConfig c : {PassConfig{.disable_tma_lower = true},
                        PassConfig{.disable_warp_specialized = true},
                        PassConfig{.disable_async_copy = true}}) {
-    LoweringState st = RunTo(p, "inject_pipeline", c);
+    LoweringState st = RunPasses(p, "inject_pipeline", c);
     EXPECT_FALSE(Specialized(st)) << c.ToString();
     EXPECT_EQ(st.producer_threads, 0) << c.ToString();
   }
   // sm_80 has no TMA.
   EXPECT_FALSE(
-      Specialized(RunTo(p, "inject_pipeline", {}, Target::cuda("sm_80"))));
+      Specialized(RunPasses(p, "inject_pipeline", {}, Target::cuda("sm_80"))));
 }
 
 TEST(WarpSpecialize, RowsOfPartial16ByteChunksFallBack) {
   testing::GemmShape s = SampleTile();
   s.k = 4097;  // A's rows are 8194 bytes
-  LoweringState st = RunTo(testing::Gemm(s), "warp_specialize");
+  LoweringState st = RunPasses(testing::Gemm(s), "warp_specialize");
   EXPECT_FALSE(Specialized(st));
   std::vector<const ir::CopyNode*> copies = GlobalToShared(st.program.body);
   ASSERT_FALSE(copies.empty());
@@ -88,7 +78,7 @@ TEST(WarpSpecialize, RowsOfPartial16ByteChunksFallBack) {
 // The sample tile (256x128x64 f16, NN): A one [256, 64] box under the
 // 128-byte swizzle; B [64, 128] in two 128-byte atoms, two [64, 64] boxes.
 TEST(TmaCopy, BoxesFollowTheTileLayout) {
-  LoweringState st = RunTo(testing::Gemm(SampleTile()), "layout_inference");
+  LoweringState st = RunPasses(testing::Gemm(SampleTile()), "layout_inference");
   std::vector<const ir::CopyNode*> copies = GlobalToShared(st.program.body);
   ASSERT_EQ(copies.size(), 2u);
   std::string why;
@@ -108,7 +98,7 @@ TEST(TmaCopy, BoxesFollowTheTileLayout) {
 // The lowered kernel names one tensor map per (tensor, box, swizzle) and
 // asks launch() for 16-byte aligned tensors.
 TEST(TmaCopy, TensorMapsAndAlignmentOfTheLoweredKernel) {
-  LoweringState st = RunTo(testing::Gemm(SampleTile()), "");
+  LoweringState st = RunPasses(testing::Gemm(SampleTile()), "");
   ASSERT_EQ(st.tensor_maps.size(), 2u);
   EXPECT_EQ(st.tensor_maps[0].name, "A_tma");
   EXPECT_EQ(st.tensor_maps[1].box, (std::vector<int64_t>{64, 64}));

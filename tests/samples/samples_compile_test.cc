@@ -1,5 +1,6 @@
 // Every kernel of every sample (host-wrapper helpers included) goes through
-// the scheduler, the CUDA codegen and NVRTC for sm_80 and sm_90a, without a
+// the scheduler, the CUDA codegen and NVRTC for sm_80 and sm_90a, and for
+// sm_90a with disable_tma_lower and disable_warp_specialized set, without a
 // GPU. Kernels the codegen cannot build yet are listed in kNotYetSupported
 // with the error they must give: such a test passes while the codegen still
 // fails that way and fails (asking for the entry to go) once it compiles.
@@ -26,10 +27,21 @@ namespace {
 class CompileTest
     : public ::testing::TestWithParam<std::tuple<SampleCase, const char*>> {};
 
+// The third "arch": sm_90a with both Hopper pass configs set.
+constexpr char kSm90aFlags[] = "sm_90a, no TMA, no warp specialization";
+
 TEST_P(CompileTest, CompilesWithNvrtc) {
-  const auto& [c, arch] = GetParam();
+  auto [c, arch_name] = GetParam();
   absl::StatusOr<Workload> w = c.make();
   ASSERT_TRUE(w.ok()) << w.status();
+  std::string arch = arch_name;
+  if (arch == kSm90aFlags) {
+    arch = "sm_90a";
+    for (Step& step : w->steps) {
+      step.pass_config.disable_tma_lower = true;
+      step.pass_config.disable_warp_specialized = true;
+    }
+  }
   absl::StatusOr<std::string> cache = CompileSteps(*w, Target::cuda(arch));
   if (const KnownGap* gap = FindCodegenGap(c.name, arch)) {
     ASSERT_FALSE(cache.ok())
@@ -46,12 +58,14 @@ TEST_P(CompileTest, CompilesWithNvrtc) {
 
 INSTANTIATE_TEST_SUITE_P(Samples, CompileTest,
                          ::testing::Combine(::testing::ValuesIn(SmallCases()),
-                                            ::testing::Values("sm_80",
-                                                              "sm_90a")),
+                                            ::testing::Values("sm_80", "sm_90a",
+                                                              kSm90aFlags)),
                          [](const auto& info) {
                            std::string arch = std::get<1>(info.param);
                            return std::get<0>(info.param).name + "_" +
-                                  (arch == "sm_80" ? "sm80" : "sm90a");
+                                  (arch == "sm_80"    ? "sm80"
+                                   : arch == "sm_90a" ? "sm90a"
+                                                      : "sm90a_cp_async");
                          });
 
 // The chunk loops are software-pipelined: each pipelined loop commits a

@@ -1,5 +1,6 @@
 #include "tessel/compile.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "jit/kernel_cache.h"
 #include "src/codegen/cuda_codegen.h"
 #include "src/ir/printer.h"
@@ -20,6 +21,42 @@ jit::KernelCache& IsolatedCache() {
     return new jit::KernelCache(o);
   }();
   return *cache;
+}
+
+// CompiledKernel::schedule(): the decisions a user tuning a kernel (or
+// wondering why it is slow) needs, from the lowering state.
+std::vector<std::string> Schedule(const passes::LoweringState& st) {
+  std::vector<std::string> out;
+  for (const passes::PlannedGemm& p : st.gemm_plans) {
+    const auto* g = p.gemm.As<ir::GemmNode>();
+    std::string line =
+        absl::StrCat("gemm ", g->c.buffer->name, " += ", g->a.buffer->name,
+                     " * ", g->b.buffer->name, ": ", p.plan.ToString());
+    if (p.plan.instruction == passes::GemmInstruction::kFma) {
+      line += absl::StrCat(" (no tensor-core path for ",
+                           std::string(dtype_name(g->a.buffer->dtype)), " x ",
+                           std::string(dtype_name(g->b.buffer->dtype)), " -> ",
+                           std::string(dtype_name(g->c.buffer->dtype)),
+                           ": FMA loops)");
+    }
+    out.push_back(std::move(line));
+  }
+  if (st.producer_threads > 0) {
+    std::string maps;
+    for (const passes::TensorMapParam& m : st.tensor_maps) {
+      absl::StrAppend(&maps, maps.empty() ? "" : ", ", m.name, " box [",
+                      absl::StrJoin(m.box, ", "), "] swizzle ",
+                      m.swizzle_bytes);
+    }
+    out.push_back(absl::StrCat("warp-specialized: ", st.producer_threads,
+                               " TMA producer threads, ", st.threads,
+                               " consumer threads; tensor maps ", maps));
+  }
+  if (st.persistent)
+    out.push_back(
+        "persistent grid: at most one block per SM, looping over "
+        "the output tiles");
+  return out;
 }
 
 // Passes, codegen and NVRTC (through the kernel cache).
@@ -61,6 +98,7 @@ absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
   impl->alignment = state.alignment;
   impl->tensor_maps = state.tensor_maps;
   impl->persistent = state.persistent;
+  impl->schedule = Schedule(state);
   impl->cubin = *cubin;
   impl->signature = gen->signature;
   return impl;

@@ -86,6 +86,10 @@ const std::string& CompiledKernel::entry() const {
 const std::string& CompiledKernel::lowered_ir() const {
   return impl_ ? impl_->lowered_ir : Empty();
 }
+const std::vector<std::string>& CompiledKernel::schedule() const {
+  static const auto* none = new std::vector<std::string>();
+  return impl_ ? impl_->schedule : *none;
+}
 const std::string& CompiledKernel::arch() const {
   return impl_ ? impl_->arch : Empty();
 }

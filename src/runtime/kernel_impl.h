@@ -32,7 +32,8 @@ struct KernelImpl {
   std::vector<ir::Expr> grid;
   std::vector<passes::AlignmentRequirement> alignment;
   std::vector<passes::TensorMapParam> tensor_maps;  // encoded at launch
-  bool persistent = false;  // grid.x capped at the device's SM count
+  bool persistent = false;            // grid.x capped at the device's SM count
+  std::vector<std::string> schedule;  // CompiledKernel::schedule()
   jit::CachedCubin cubin;
   jit::KernelSignature signature;
   // Set for Target::cpu() (src/runtime/cpu_kernel.h): launch() runs this on

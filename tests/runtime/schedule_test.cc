@@ -1,0 +1,53 @@
+// CompiledKernel::schedule(): what the scheduler chose, compiled for
+// sm_90a through NVRTC (no GPU needed): the GEMM's wgmma, the
+// warp-specialized TMA pipeline and the persistent grid; and an fp8 GEMM,
+// which has no tensor-core path yet, saying it runs as FMA loops.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "absl/strings/str_join.h"
+#include "tessel/tessel.h"
+#include "tests/codegen/test_programs.h"
+
+namespace tessel {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ScheduleOf(const ir::Program& p, PassConfig config = {}) {
+  absl::StatusOr<CompiledKernel> k =
+      compile(p, {.target = Target::sm90a(), .pass_config = config});
+  EXPECT_TRUE(k.ok()) << k.status();
+  return k.ok() ? absl::StrJoin(k->schedule(), "\n") : "";
+}
+
+TEST(Schedule, NamesTheHopperPath) {
+  ir::Program p = testing::Gemm(
+      testing::WgmmaSampleTileGemm(DataType::kF16, /*transpose_b=*/false));
+  std::string s = ScheduleOf(p);
+  EXPECT_THAT(s, HasSubstr("gemm C_local += A_shared * B_shared: wgmma"));
+  EXPECT_THAT(s, HasSubstr("warp-specialized: 128 TMA producer threads"));
+  EXPECT_THAT(s, HasSubstr("A_tma box [256, 64] swizzle 128"));
+  EXPECT_THAT(s, HasSubstr("persistent grid"));
+  std::string plain = ScheduleOf(p, {.disable_warp_specialized = true});
+  EXPECT_THAT(plain, HasSubstr(": wgmma"));
+  EXPECT_THAT(plain, ::testing::Not(HasSubstr("warp-specialized")));
+}
+
+TEST(Schedule, SaysWhenAGemmHasNoTensorCorePath) {
+  testing::GemmShape g{.m = 64,
+                       .n = 64,
+                       .k = 64,
+                       .bm = 64,
+                       .bn = 64,
+                       .bk = 32,
+                       .stages = 0,
+                       .dtype = DataType::kF8E4M3};
+  std::string s = ScheduleOf(testing::Gemm(g));
+  EXPECT_THAT(s, HasSubstr("no tensor-core path for fp8_e4m3"));
+}
+
+}  // namespace
+}  // namespace tessel

@@ -28,8 +28,13 @@ std::optional<Stmt> Lowerer::LowerWgmmaConsumerLoop(const ir::ForNode* op) {
   const auto* seq = op->body.As<ir::SeqNode>();
   if (seq == nullptr || seq->stmts.size() < 3) return std::nullopt;
   const std::vector<Stmt>& s = seq->stmts;
-  if (!s.front().As<ir::MbarrierWaitParityNode>() ||
-      !s.back().As<ir::MbarrierArriveNode>()) {
+  // Only the scheduler's own ring: a program's barriers may need the
+  // arrival in this iteration (a later wait may count on it).
+  const auto* wait = s.front().As<ir::MbarrierWaitParityNode>();
+  const auto* arrive = s.back().As<ir::MbarrierArriveNode>();
+  if (wait == nullptr || arrive == nullptr ||
+      !st_.tma_barriers.count(wait->barriers.get()) ||
+      !st_.tma_barriers.count(arrive->barriers.get())) {
     return std::nullopt;
   }
   for (size_t i = 1; i + 1 < s.size(); ++i) {

@@ -33,9 +33,9 @@
 // kernel's grid becomes the tile count, launch() caps it at the SM count,
 // and both roles wrap their part in `for tile in T.serial(...)`, binding
 // (bx, by) per tile through the kernel's use_swizzle rasterization and
-// counting the iteration i = tile * n + k across tiles. The lowering keeps one wgmma group in
-// flight in the consumer loop and releases a stage when its reads retire
-// (lower/wgmma_pipeline.cc).
+// counting the iteration i = tile * n + k across tiles. The lowering keeps one
+// wgmma group in flight in the consumer loop and releases a stage when its
+// reads retire (lower/wgmma_pipeline.cc).
 //
 // Applies to the kernel's one Pipelined loop (num_stages >= 2, 128 or 256
 // threads) whose body is global -> shared copies the TMA can make

@@ -90,6 +90,8 @@ class Planner {
       }
       case ir::StmtKind::kSyncThreads:
         return Result{s, {}, {}, true};
+      case ir::StmtKind::kWarpSpecialize:
+        return ScanSpecialized(*s.As<ir::WarpSpecializeNode>());
       case ir::StmtKind::kMbarrierWaitParity: {
         const auto* w = s.As<ir::MbarrierWaitParityNode>();
         Result r{s, {{w->barriers.get(), false, true, ir::Expr()}}, {}, false};
@@ -276,6 +278,23 @@ class Planner {
     out.stmt =
         ir::MakeStmt<ir::ForNode>(f.var, f.min, f.extent, f.for_kind,
                                   f.num_stages, f.order, f.stage, body, f.loc);
+    return out;
+  }
+
+  // The consumers run their statements as a block of their own (their
+  // barriers become a named barrier over them); the producer's one thread
+  // only issues TMA copies, ordered by the mbarrier ring, so it stays a
+  // leaf of the block around.
+  Result ScanSpecialized(const ir::WarpSpecializeNode& op) {
+    Result c = Scan(op.consumer);
+    Accesses producer = Leaf(op.producer);
+    Result out{ir::MakeStmt<ir::WarpSpecializeNode>(
+                   op.producer_threads, op.producer, c.stmt, op.loc),
+               producer, producer, false};
+    Append(out.head, c.head);
+    Append(out.head, c.tail);
+    Append(out.tail, c.head);
+    Append(out.tail, c.tail);
     return out;
   }
 

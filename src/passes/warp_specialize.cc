@@ -48,7 +48,37 @@ bool KernelAllows(const Stmt& body) {
   return ok && pipelined == 1;
 }
 
-// The loop's body as producer copies, then gemms; nullopt when it is not.
+// Whether s touches `tile` other than as an operand a gemm reads.
+bool UsedBesidesGemmReads(const Stmt& s, const ir::BufferNode* tile) {
+  struct DropGemmReads : ir::IRMutator {
+    explicit DropGemmReads(const ir::BufferNode* tile) : tile(tile) {}
+    Stmt Visit(const ir::GemmNode* op) override {
+      return op->c.buffer.get() == tile ? Self(op) : ir::Seq({});
+    }
+    const ir::BufferNode* tile;
+  } drop(tile);
+  return UsesBuffer(drop.MutateStmt(s), tile);
+}
+
+// Whether s copies global memory into shared memory: left to the consumers,
+// such a copy would load synchronously, unpipelined.
+bool LoadsSharedFromGlobal(const Stmt& s) {
+  bool found = false;
+  ForEachStmt(s, [&](const Stmt& n) {
+    const auto* c = n.As<ir::CopyNode>();
+    found |= c != nullptr && c->src.buffer->scope == ir::Scope::kGlobal &&
+             c->dst.buffer->scope == ir::Scope::kShared;
+  });
+  return found;
+}
+
+// The loop's body as the producer's copies and the consumers' statements,
+// in order; nullopt when it does not split. The producer takes the
+// global -> shared copies, all of which the TMA must be able to make, whose
+// tiles the body reads only through gemms, after the copy (an earlier read
+// would want the previous iteration's tile). The consumers take the rest:
+// gemms, and whatever else the body does in registers (a softmax between
+// two gemms).
 struct Split {
   std::vector<const ir::CopyNode*> copies;
   std::vector<Stmt> consumers;
@@ -61,21 +91,30 @@ std::optional<Split> SplitBody(const ir::ForNode& loop,
   if (const auto* seq = loop.body.As<ir::SeqNode>()) stmts = seq->stmts;
   Split split;
   std::unordered_set<const ir::BufferNode*> tiles;
-  size_t i = 0;
-  for (; i < stmts.size(); ++i) {
-    const auto* c = stmts[i].As<ir::CopyNode>();
-    if (c == nullptr) break;
-    std::optional<TmaCopyPlan> plan = PlanTmaCopy(*c, state, nullptr);
-    if (!plan || !c->dst.IsFull() || !tiles.insert(c->dst.buffer.get()).second)
-      return std::nullopt;
+  for (const Stmt& s : stmts) {
+    const auto* c = s.As<ir::CopyNode>();
+    std::optional<TmaCopyPlan> plan;
+    if (c != nullptr) plan = PlanTmaCopy(*c, state, nullptr);
+    if (!plan && LoadsSharedFromGlobal(s)) return std::nullopt;
+    if (!plan) {
+      split.consumers.push_back(s);
+      continue;
+    }
+    const ir::BufferNode* tile = c->dst.buffer.get();
+    if (!c->dst.IsFull() || !tiles.insert(tile).second) return std::nullopt;
+    for (const Stmt& earlier : split.consumers)
+      if (UsesBuffer(earlier, tile)) return std::nullopt;
     split.copies.push_back(c);
     split.bytes += plan->bytes;
   }
-  for (; i < stmts.size(); ++i) {
-    if (stmts[i].As<ir::GemmNode>() == nullptr) return std::nullopt;
-    split.consumers.push_back(stmts[i]);
+  bool gemm = false;
+  for (const Stmt& s : split.consumers) {
+    ForEachStmt(
+        s, [&](const Stmt& n) { gemm |= n.As<ir::GemmNode>() != nullptr; });
+    for (const ir::BufferNode* tile : tiles)
+      if (UsedBesidesGemmReads(s, tile)) return std::nullopt;
   }
-  if (split.copies.empty() || split.consumers.empty()) return std::nullopt;
+  if (split.copies.empty() || !gemm) return std::nullopt;
   return split;
 }
 

@@ -178,6 +178,22 @@ std::vector<SampleCase> SmallCases() {
                            .block_m = 128,
                            .block_n = 64,
                            .threads = 256});
+  // The warp-specialized shape on sm_90a: K and V through the TMA into a
+  // two-stage ring, two consumer warpgroups; ragged S.
+  fa("d128_bm128_bn128_8warps", {.B = 2,
+                                 .S = 300,
+                                 .H = 2,
+                                 .D = 128,
+                                 .block_m = 128,
+                                 .block_n = 128,
+                                 .threads = 256});
+  fa("d64_bm128_bn64_8warps", {.B = 1,
+                               .S = 333,
+                               .H = 3,
+                               .D = 64,
+                               .block_m = 128,
+                               .block_n = 64,
+                               .threads = 256});
   cases.push_back(
       {"rmsnorm_f16", [] { return RmsNormWorkload({.M = 64, .N = 256}, 15); }});
   cases.push_back({"rmsnorm_bf16_ragged_chunks", [] {

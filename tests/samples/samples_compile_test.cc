@@ -70,19 +70,23 @@ INSTANTIATE_TEST_SUITE_P(Samples, CompileTest,
 
 // The chunk loops are software-pipelined: each pipelined loop commits a
 // cp.async group in its prologue and in its steady state, a serial one
-// only in its body.
-int CountCommits(const Program& p) {
-  absl::StatusOr<runtime::Lowered> l =
-      runtime::Lower(p.ir(), {.target = Target::sm90a()});
+// only in its body (the cp.async path: warp specialization off).
+int CountMatches(const Program& p, const std::string& what,
+                 PassConfig config = {.disable_warp_specialized = true}) {
+  absl::StatusOr<runtime::Lowered> l = runtime::Lower(
+      p.ir(), {.target = Target::sm90a(), .pass_config = config});
   EXPECT_TRUE(l.ok()) << l.status();
   if (!l.ok()) return -1;
   const std::string& src = l->generated.source.text;
   int n = 0;
-  for (size_t at = src.find("cp_async_commit"); at != std::string::npos;
-       at = src.find("cp_async_commit", at + 1)) {
+  for (size_t at = src.find(what); at != std::string::npos;
+       at = src.find(what, at + 1)) {
     ++n;
   }
   return n;
+}
+int CountCommits(const Program& p) {
+  return CountMatches(p, "cp_async_commit");
 }
 
 TEST(LinearAttention, ChunkLoopsArePipelined) {
@@ -101,6 +105,10 @@ TEST(LinearAttention, ChunkLoopsArePipelined) {
     EXPECT_EQ(CountCommits(*bwd), 2 * stages) << stages;
     EXPECT_LT(CountCommits(*fwd1), stages);
     EXPECT_LT(CountCommits(*bwd1), 2 * stages);
+    // By default the forward's chunk loop is warp-specialized instead: a
+    // TMA producer fills the stages.
+    EXPECT_EQ(CountMatches(*fwd, "cp_async_commit", {}), 0) << stages;
+    EXPECT_GT(CountMatches(*fwd, "tl::tma_load(", {}), 0) << stages;
   }
 }
 

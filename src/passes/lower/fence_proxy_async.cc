@@ -17,9 +17,9 @@ bool ReadsSharedThroughAsyncProxy(const Stmt& body) {
   return found;
 }
 
-// Before every barrier and mbarrier arrival, except arrivals on the
-// warp-specialized pipeline's own barriers: the producer's follow only its
-// TMA issues, and a consumer's release a stage it read, never wrote (as
+// Before every barrier (a named one too) and mbarrier arrival, except arrivals
+// on the warp-specialized pipeline's own barriers: the producer's follow only
+// its TMA issues, and a consumer's release a stage it read, never wrote (as
 // CUTLASS's TMA pipelines release).
 struct Fence : ir::IRMutator {
   explicit Fence(const LoweringState& state) : state(state) {}
@@ -27,6 +27,9 @@ struct Fence : ir::IRMutator {
     return ir::Seq({Intrin(Intrinsic::kFenceProxyAsync, {}), Self(op)});
   }
   Stmt Visit(const ir::EvaluateNode* op) override {
+    // The consumers' barrier in a warp-specialized block.
+    if (AsIntrin(Self(op), Intrinsic::kNamedBarrierSync) != nullptr)
+      return ir::Seq({Intrin(Intrinsic::kFenceProxyAsync, {}), Self(op)});
     const ir::CallNode* arrive = AsIntrin(Self(op), Intrinsic::kMbarrierArrive);
     if (arrive == nullptr) return Self(op);
     const auto* bar = arrive->args[0].As<ir::LoadNode>();

@@ -60,6 +60,16 @@ absl::StatusOr<Program> MakeFlashAttention(const nlohmann::json& json) {
 
 }  // namespace
 
+FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm) {
+  // Larger heads would not fit two stages of K and V in shared memory.
+  if (sm >= 90 && c.D <= 128) {
+    c.block_m = 128;
+    c.block_n = 128;
+    c.threads = 256;
+  }
+  return c;
+}
+
 absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
   const int bm = c.block_m, bn = c.block_n, D = c.D;

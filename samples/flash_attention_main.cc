@@ -96,9 +96,14 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                       {"threads", &base.threads}}));
   SAMPLES_ASSIGN_OR_RETURN(base.p_in_registers,
                            flags.Bool("p-in-registers", base.p_in_registers));
+  // Without tile flags, the device's tile.
+  const bool tile_flags = flags.Has("block-m") || flags.Has("block-n") ||
+                          flags.Has("stages") || flags.Has("threads");
   auto with = [&](int b, int s, int h, int d) {
     FlashAttentionConfig c = base;
     c.B = b, c.S = s, c.H = h, c.D = d;
+    if (args.backend == Backend::kGpu && !tile_flags)
+      c = WithDeviceTile(c, Target::detect().sm());
     return c;
   };
   std::vector<FlashAttentionConfig> shapes;

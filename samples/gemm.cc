@@ -94,8 +94,12 @@ absl::StatusOr<GemmLayout> ParseGemmLayout(std::string_view name) {
                    "\" (expected NN, NT, TN or TT)"));
 }
 
-GemmTile DefaultGemmTile(int sm) {
+GemmTile DefaultGemmTile(int sm, int64_t M, int64_t N) {
   if (sm < 90) return GemmTile{};
+  constexpr int64_t kWave = 132;
+  const int64_t tiles = ((M + 127) / 128) * ((N + 255) / 256);
+  if (M > 0 && N > 0 && tiles < kWave)
+    return GemmTile{.block_m = 128, .block_n = 128, .num_stages = 6};
   return GemmTile{.block_m = 128, .block_n = 256, .num_stages = 4};
 }
 

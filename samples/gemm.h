@@ -54,8 +54,11 @@ struct GemmTile {
 // The default tile for sm_<sm>: on sm_90 and later 128x256x64 in 4
 // stages (192 KB of shared memory): each consumer warpgroup of the
 // warp-specialized kernel runs one m64n256k16 wgmma per k16 step
-// (bench/results/h200_s6_*); elsewhere GemmTile{}.
-GemmTile DefaultGemmTile(int sm);
+// (bench/results/h200_s6_*); elsewhere GemmTile{}. Given the output's
+// M x N, a problem whose 128x256 tiles fill less than one wave of an
+// H100/H200 (132 SMs) takes 128x128x64 tiles in 6 stages instead: at
+// 512x4096x4096 0.031 ms against 0.048 (bench/results/h200_s7/).
+GemmTile DefaultGemmTile(int sm, int64_t M = 0, int64_t N = 0);
 
 struct GemmConfig {
   int M = 0;

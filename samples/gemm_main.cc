@@ -74,9 +74,15 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                       {"panel", &t.panel}}));
 
   std::vector<GemmConfig> configs;
+  // Without tile flags, the device's tile for the shape.
+  const bool tile_flags = flags.Has("block-m") || flags.Has("block-n") ||
+                          flags.Has("block-k") || flags.Has("stages") ||
+                          flags.Has("threads") || flags.Has("panel");
   auto with = [&](int m, int n, int k) {
     GemmConfig c = base;
     c.M = m, c.N = n, c.K = k;
+    if (args.backend == Backend::kGpu && !tile_flags)
+      c.tile = DefaultGemmTile(Target::detect().sm(), m, n);
     return c;
   };
   // --tune alone tunes the bench size.

@@ -93,6 +93,7 @@ enum class Intrinsic {
   kTmaLoad,
   kSetMaxNReg,
   kNamedBarrierSync,
+  kNamedBarrierArrive,
   kPrint,
   // Expressions.
   kThreadIdx,

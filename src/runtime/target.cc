@@ -82,7 +82,8 @@ std::string PassConfig::ToString() const {
                       " async_copy=", !disable_async_copy,
                       " thread_sync=", !disable_thread_sync,
                       " wgmma=", !disable_wgmma,
-                      " persistent_grid=", !disable_persistent_grid);
+                      " persistent_grid=", !disable_persistent_grid,
+                      " pingpong=", !disable_pingpong);
 }
 
 }  // namespace tessel

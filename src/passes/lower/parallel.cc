@@ -55,7 +55,7 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
   }
   std::vector<Expr> logical = d.Logical(tx_, local);
   // Fragment accesses -> local array elements.
-  Stmt mapped = MapFragments(body, vars, d, local);
+  Stmt mapped = MapFragments(op, body, vars, d, local);
   if (!status.ok()) return Self(op);
   Expr leader = d.Leader(tx_);
   if (leader.defined()) mapped = GuardSideEffects(mapped, leader);
@@ -99,7 +99,7 @@ void Lowerer::ForEachFragmentAccess(
 
 // Rewrites F[i, j] (F laid out as the driver) and r[i] (the driver's rows)
 // to the local array elements the loop's local indices name.
-Stmt Lowerer::MapFragments(const Stmt& body,
+Stmt Lowerer::MapFragments(const ir::ForNode* loop, const Stmt& body,
                            const std::vector<const ir::VarNode*>& vars,
                            const FragmentLayout& d,
                            const std::vector<Expr>& local) {
@@ -140,14 +140,15 @@ Stmt Lowerer::MapFragments(const Stmt& body,
       if (cols && l.kind() == FragmentLayout::Kind::kMmaCols)
         return std::vector<Expr>{(*local)[1], (*local)[2] % 2};
       if (cols) return std::vector<Expr>{(*local)[1], (*local)[2]};
-      self->Fail(nullptr,
-                 absl::StrCat("fragment ", b->name, " (", l.ToString(),
-                              ") indexed in a T.Parallel loop laid out as ",
-                              d->ToString(),
-                              "; index a fragment by the loop variables"));
+      // The user's line: the store this access is part of, else the loop.
+      self->Fail(at, absl::StrCat("fragment ", b->name, " (", l.ToString(),
+                                  ") indexed in a T.Parallel loop laid out as ",
+                                  d->ToString(),
+                                  "; index a fragment by the loop variables"));
       return std::nullopt;
     }
     bool is_store = false;
+    const ir::StmtNode* at = nullptr;
     Expr Visit(const ir::LoadNode* op) override {
       Expr e = IRMutator::Visit(op);
       if (op->buffer->scope != ir::Scope::kFragment) return e;
@@ -157,10 +158,15 @@ Stmt Lowerer::MapFragments(const Stmt& body,
       return ir::Load(self->Local(op->buffer), *idx);
     }
     ir::Stmt Visit(const ir::StoreNode* op) override {
+      const ir::StmtNode* outer = at;
+      at = op;
       ir::Stmt s = IRMutator::Visit(op);
+      at = outer;
       if (op->buffer->scope != ir::Scope::kFragment) return s;
       is_store = true;
+      at = op;
       auto idx = Map(op->buffer, op->indices);
+      at = outer;
       if (!idx) return s;
       const auto* st = s.As<ir::StoreNode>();
       return ir::MakeStmt<ir::StoreNode>(self->Local(op->buffer), *idx,
@@ -168,6 +174,7 @@ Stmt Lowerer::MapFragments(const Stmt& body,
     }
   } m;
   m.self = this;
+  m.at = loop;
   m.vars = &vars;
   m.d = &d;
   m.local = &local;

@@ -26,6 +26,8 @@ struct ParallelLoop {
   // Read at other indices (an offset, a reversed or a constant index): by
   // threads that need not hold those elements.
   std::vector<ir::Buffer> other_reads;
+  std::vector<ir::Buffer> touched;  // every fragment it loads or stores
+  bool other_store = false;         // a fragment stored at other indices
 };
 
 class Collector : public ir::IRVisitor {
@@ -103,6 +105,7 @@ class Collector : public ir::IRVisitor {
  private:
   void Note(const ir::Buffer& b, const std::vector<ir::Expr>& idx, bool store) {
     if (current_ == nullptr || !IsFragment(b)) return;
+    current_->touched.push_back(b);
     const size_t before =
         current_->full.size() + current_->rows.size() + current_->cols.size();
     auto is_var = [&](size_t i, const ir::VarNode* v) {
@@ -125,6 +128,7 @@ class Collector : public ir::IRVisitor {
     const size_t after =
         current_->full.size() + current_->rows.size() + current_->cols.size();
     if (after == before && !store) current_->other_reads.push_back(b);
+    if (after == before && store) current_->other_store = true;
   }
   ParallelLoop* current_ = nullptr;
 };
@@ -277,6 +281,19 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
   // A fragment read at indices other than a loop's variables (a bias at an
   // offset, a reversed row) may be read by any thread: every thread holds
   // it all, unless a gemm laid it out (then the lowering says why not).
+  // A loop storing a fragment at other indices (x(i, 0) = ..., a sum into
+  // s(0)) runs every iteration in every thread, in order, on replicated
+  // fragments (lower/parallel.cc): each thread computes what the
+  // interpreter does.
+  for (const ParallelLoop& loop : c.loops) {
+    if (!loop.other_store) continue;
+    for (const ir::Buffer& b : loop.touched) {
+      if (!layouts.count(b.get()) && !ShapeOf(b).empty()) {
+        layouts.emplace(b.get(),
+                        FragmentLayout::Replicated(ShapeOf(b), c.threads));
+      }
+    }
+  }
   for (const ParallelLoop& loop : c.loops) {
     for (const ir::Buffer& b : loop.other_reads) {
       if (!layouts.count(b.get()) && !ShapeOf(b).empty()) {

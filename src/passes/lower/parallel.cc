@@ -38,6 +38,16 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
                           driver = Layout(b);
                         });
   if (!driver) driver = FragmentLayout::Blocked(extents, st_.threads, 1);
+  // A replicated fragment stored at other indices than the loop's variables:
+  // every thread runs every iteration (layout_inference.cc).
+  ForEachFragmentStore(
+      body, [&](const ir::Buffer& b, const std::vector<Expr>& idx) {
+        bool at_vars = idx.size() == vars.size();
+        for (size_t i = 0; at_vars && i < idx.size(); ++i)
+          at_vars = idx[i].get() == vars[i];
+        if (!at_vars && Layout(b).kind() == FragmentLayout::Kind::kReplicated)
+          driver = FragmentLayout::Replicated(extents, st_.threads);
+      });
   if (driver->shape() != extents) {
     Fail(op,
          "a T.Parallel loop whose extents differ from its fragment's "
@@ -74,6 +84,22 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
     mapped = MakeFor(lvars[i], 0, Expr(int(ls[i])), k, mapped);
   }
   return mapped;
+}
+
+void Lowerer::ForEachFragmentStore(
+    const Stmt& s,
+    const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>&
+        fn) {
+  struct V : ir::IRVisitor {
+    const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>* fn;
+    void Visit(const ir::StoreNode* op) override {
+      if (op->buffer->scope == ir::Scope::kFragment)
+        (*fn)(op->buffer, op->indices);
+      IRVisitor::Visit(op);
+    }
+  } v;
+  v.fn = &fn;
+  v.VisitStmt(s);
 }
 
 void Lowerer::ForEachFragmentAccess(
@@ -116,7 +142,8 @@ Stmt Lowerer::MapFragments(const ir::ForNode* loop, const Stmt& body,
       for (size_t i = 0; full && i < idx.size(); ++i)
         full = idx[i].get() == (*vars)[i];
       if (full && l == *d) return *local;
-      if (l.kind() == FragmentLayout::Kind::kReplicated && !is_store) {
+      if (l.kind() == FragmentLayout::Kind::kReplicated &&
+          (!is_store || d->kind() == FragmentLayout::Kind::kReplicated)) {
         std::vector<Expr> shape;
         for (int64_t x : l.shape()) shape.push_back(Expr(int(x)));
         return std::vector<Expr>{FlatIndex(shape, idx)};

@@ -83,6 +83,29 @@ Printer::Printer(const passes::LoweringState& st) : st_(st) {
         "std"}) {
     used_.insert(reserved);
   }
+  // Functions NVRTC's translation unit declares in the global namespace: a
+  // kernel (extern "C") or a variable of one of these names would clash or
+  // hide it (a program named "round" once failed to compile).
+  for (const char* function :
+       {"abs",    "acos",      "acosf",  "acosh",    "asin",      "asinf",
+        "asinh",  "atan",      "atan2",  "atan2f",   "atanf",     "atanh",
+        "cbrt",   "ceil",      "ceilf",  "copysign", "cos",       "cosf",
+        "cosh",   "coshf",     "erf",    "erfc",     "erff",      "exp",
+        "exp10",  "exp10f",    "exp2",   "exp2f",    "expf",      "expm1",
+        "fabs",   "fabsf",     "fdim",   "floor",    "floorf",    "fma",
+        "fmaf",   "fmax",      "fmaxf",  "fmin",     "fminf",     "fmod",
+        "fmodf",  "frexp",     "hypot",  "isfinite", "isinf",     "isnan",
+        "ldexp",  "lgamma",    "llrint", "llround",  "log",       "log10",
+        "log10f", "log1p",     "log1pf", "log2",     "log2f",     "logf",
+        "lrint",  "lround",    "modf",   "nan",      "nearbyint", "pow",
+        "powf",   "remainder", "rint",   "round",    "roundf",    "rsqrt",
+        "rsqrtf", "signbit",   "sin",    "sincos",   "sinf",      "sinh",
+        "sinhf",  "sqrt",      "sqrtf",  "tan",      "tanf",      "tanh",
+        "tanhf",  "tgamma",    "trunc",  "truncf",   "labs",      "llabs",
+        "malloc", "free",      "memcpy", "memset",   "clock",     "clock64",
+        "assert", "abort",     "exit",   "atomicAdd"}) {
+    used_.insert(function);
+  }
 }
 
 std::string Printer::Name(const void* key, const std::string& want) {

@@ -274,10 +274,18 @@ void Printer::AtomicAddVec(const ir::CallNode& c) {
 void Printer::Print(const ir::CallNode& c) {
   std::string msg = c.args[0].As<ir::CallNode>()->name;
   msg = absl::StrReplaceAll(msg, {{"\\", "\\\\"}, {"\"", "\\\""}, {"%", "%%"}});
-  bool fl = IsFloat(c.args[1].dtype());
-  Line(absl::StrCat("printf(\"", msg, fl ? " %f" : " %lld", "\\n\", ",
-                    fl ? "static_cast<double>(" : "static_cast<long long>(",
-                    Expr(c.args[1]), "));"));
+  const ir::Expr& v = c.args.back();
+  const bool fl = IsFloat(v.dtype());
+  const std::string value = absl::StrCat(
+      fl ? "static_cast<double>(" : "static_cast<long long>(", Expr(v), ")");
+  if (c.args.size() == 3) {  // an element of a buffer: (tag, index, value)
+    Line(absl::StrCat("printf(\"", msg, "[%lld] =", fl ? " %f" : " %lld",
+                      "\\n\", static_cast<long long>(", Expr(c.args[1]), "), ",
+                      value, ");"));
+    return;
+  }
+  Line(absl::StrCat("printf(\"", msg, fl ? " %f" : " %lld", "\\n\", ", value,
+                    ");"));
 }
 
 }  // namespace tessel::codegen

@@ -23,6 +23,11 @@ struct ParallelLoop {
   std::vector<ir::Buffer> full;  // indexed by exactly the loop's vars
   std::vector<ir::Buffer> rows;  // rank 1, indexed by the first var
   std::vector<ir::Buffer> cols;  // rank 1, indexed by the second of two
+  // Read at other indices (an offset, a reversed or a constant index): by
+  // threads that need not hold those elements.
+  std::vector<ir::Buffer> other_reads;
+  std::vector<ir::Buffer> touched;  // every fragment it loads or stores
+  bool other_store = false;         // a fragment stored at other indices
 };
 
 class Collector : public ir::IRVisitor {
@@ -33,6 +38,8 @@ class Collector : public ir::IRVisitor {
   std::vector<const ir::CumsumNode*> cumsums;
   std::vector<const ir::CopyNode*> copies;
   std::vector<ir::Buffer> fragments;  // in allocation order
+  // Allocated inside a T.Parallel body: one per iteration.
+  std::vector<ir::Buffer> per_iteration;
   std::unordered_map<const ir::BufferNode*, ir::Layout> annotated;
   int threads = 0;
 
@@ -41,7 +48,10 @@ class Collector : public ir::IRVisitor {
     IRVisitor::Visit(op);
   }
   void Visit(const ir::AllocateNode* op) override {
-    if (IsFragment(op->buffer)) fragments.push_back(op->buffer);
+    if (IsFragment(op->buffer) && current_ != nullptr)
+      per_iteration.push_back(op->buffer);
+    else if (IsFragment(op->buffer))
+      fragments.push_back(op->buffer);
     IRVisitor::Visit(op);
   }
   void Visit(const ir::GemmNode* op) override {
@@ -84,17 +94,20 @@ class Collector : public ir::IRVisitor {
     loops.push_back(std::move(loop));
   }
   void Visit(const ir::LoadNode* op) override {
-    Note(op->buffer, op->indices);
+    Note(op->buffer, op->indices, /*store=*/false);
     IRVisitor::Visit(op);
   }
   void Visit(const ir::StoreNode* op) override {
-    Note(op->buffer, op->indices);
+    Note(op->buffer, op->indices, /*store=*/true);
     IRVisitor::Visit(op);
   }
 
  private:
-  void Note(const ir::Buffer& b, const std::vector<ir::Expr>& idx) {
+  void Note(const ir::Buffer& b, const std::vector<ir::Expr>& idx, bool store) {
     if (current_ == nullptr || !IsFragment(b)) return;
+    current_->touched.push_back(b);
+    const size_t before =
+        current_->full.size() + current_->rows.size() + current_->cols.size();
     auto is_var = [&](size_t i, const ir::VarNode* v) {
       return idx[i].get() == v;
     };
@@ -112,6 +125,10 @@ class Collector : public ir::IRVisitor {
         is_var(0, current_->vars[1])) {
       current_->cols.push_back(b);
     }
+    const size_t after =
+        current_->full.size() + current_->rows.size() + current_->cols.size();
+    if (after == before && !store) current_->other_reads.push_back(b);
+    if (after == before && store) current_->other_store = true;
   }
   ParallelLoop* current_ = nullptr;
 };
@@ -260,6 +277,30 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
           " is written by gemms with different warp partitions"));
     }
     layouts.emplace(acc.get(), l);
+  }
+  // A fragment read at indices other than a loop's variables (a bias at an
+  // offset, a reversed row) may be read by any thread: every thread holds
+  // it all, unless a gemm laid it out (then the lowering says why not).
+  // A loop storing a fragment at other indices (x(i, 0) = ..., a sum into
+  // s(0)) runs every iteration in every thread, in order, on replicated
+  // fragments (lower/parallel.cc): each thread computes what the
+  // interpreter does.
+  for (const ParallelLoop& loop : c.loops) {
+    if (!loop.other_store) continue;
+    for (const ir::Buffer& b : loop.touched) {
+      if (!layouts.count(b.get()) && !ShapeOf(b).empty()) {
+        layouts.emplace(b.get(),
+                        FragmentLayout::Replicated(ShapeOf(b), c.threads));
+      }
+    }
+  }
+  for (const ParallelLoop& loop : c.loops) {
+    for (const ir::Buffer& b : loop.other_reads) {
+      if (!layouts.count(b.get()) && !ShapeOf(b).empty()) {
+        layouts.emplace(b.get(),
+                        FragmentLayout::Replicated(ShapeOf(b), c.threads));
+      }
+    }
   }
 
   auto propagate = [&]() {
@@ -478,6 +519,18 @@ absl::Status InferLayouts(LoweringState& state) {
   }
   state.threads = c.threads;
   auto& layouts = state.layouts;
+  // A fragment allocated inside a T.Parallel body belongs to one iteration,
+  // which one thread runs: a per-thread local array.
+  if (!c.per_iteration.empty()) {
+    BufferMap locals;
+    for (const ir::Buffer& b : c.per_iteration) {
+      locals[b.get()] = ir::MakeBuffer(b->name, b->dtype, b->shape,
+                                       ir::Scope::kLocal, b->layout);
+    }
+    state.program.body = ReplaceBuffers(state.program.body, locals);
+    c = Collector();
+    c.VisitStmt(state.program.body);
+  }
   if (WgmmaEnabled(state)) {
     DeclineMixedOperands(state, c.gemms, c.threads);
     state.program.body = PreferWgmmaWarpGrid(state.program.body, c.threads,

@@ -1,10 +1,10 @@
 // Fuzz target of the builder: seeded random programs (element-wise tiles,
 // shared staging, reductions, atomics, deep and degenerate expressions, and
 // user mistakes) through finish(), the printer and hash, compile() for the
-// CPU target and a launch, and for a few of them the passes, the codegen
-// and NVRTC for sm_90a. A user mistake must be a Status naming this file's
-// line; an internal error, a crash or generated CUDA that NVRTC rejects
-// fails the test.
+// CPU target and a launch, the passes for sm_90a (every program the CPU ran
+// must lower), and for a few of them the codegen and NVRTC. A user mistake
+// must be a Status naming this file's line; an internal error, a crash or
+// generated CUDA that NVRTC rejects fails the test.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -190,7 +190,7 @@ void ExpectUserError(const absl::Status& s, const std::string& stage,
 TEST(BuilderFuzzTest, RandomProgramsGiveAProgramOrAStatus) {
   fuzz::FuzzBudget budget(2000, 20.0);
   Generator gen(fuzz::FuzzSeed());
-  int finished = 0, ran = 0, refused = 0, nvrtc = 0;
+  int finished = 0, ran = 0, refused = 0, lowered_count = 0, nvrtc = 0;
   // ~0.2-1 s each.
   const int kNvrtcCompiles = 6 * fuzz::FuzzBudget::Scale();
   while (budget.Next()) {
@@ -228,13 +228,21 @@ TEST(BuilderFuzzTest, RandomProgramsGiveAProgramOrAStatus) {
     } else {
       ++ran;
     }
-    if (nvrtc >= kNvrtcCompiles || c.mistakes) continue;
+    if (c.mistakes) continue;
+    // Lowering takes milliseconds: every program the CPU target ran must
+    // lower for sm_90a too; the first few go on through NVRTC.
     absl::StatusOr<runtime::Lowered> lowered =
         runtime::Lower(p->ir(), {.target = Target::sm90a()});
     if (!lowered.ok()) {
       ExpectUserError(lowered.status(), "lower(sm_90a)", text);
+      EXPECT_FALSE(launched.ok())
+          << "the CPU target ran it, the sm_90a lowering refused it: "
+          << lowered.status() << "\nprogram:\n"
+          << text;
       continue;
     }
+    ++lowered_count;
+    if (nvrtc >= kNvrtcCompiles) continue;
     ++nvrtc;
     absl::StatusOr<jit::Cubin> cubin =
         jit::Compile(lowered->generated.source, lowered->jit_options);
@@ -244,9 +252,9 @@ TEST(BuilderFuzzTest, RandomProgramsGiveAProgramOrAStatus) {
   }
   budget.Report("builder");
   std::printf(
-      "builder fuzz: %d finished, %d refused, %d ran on the CPU, %d through "
-      "NVRTC\n",
-      finished, refused, ran, nvrtc);
+      "builder fuzz: %d finished, %d refused, %d ran on the CPU, %d lowered "
+      "for sm_90a, %d through NVRTC\n",
+      finished, refused, ran, lowered_count, nvrtc);
   EXPECT_GT(finished, 0);
   EXPECT_GT(refused, 0);
   EXPECT_EQ(nvrtc, kNvrtcCompiles);

@@ -12,11 +12,11 @@
 #include "src/interp/numeric.h"
 #include "tessel/interpret.h"
 #include "tessel/tessel.h"
+#include "tests/interp/interp_programs.h"
 
 namespace tessel {
 namespace {
 
-namespace T = tessel;
 using interp::DecodeFloat;
 using interp::EncodeFloat;
 
@@ -163,18 +163,7 @@ TEST(ProgramRoundingTest, CopiesStoreExactBitPatterns) {
   };
   for (const Expect& e : expects) {
     SCOPED_TRACE(dtype_name(e.t));
-    T::ProgramBuilder p("round");
-    auto X = p.tensor("X", {n}, T::f32);
-    auto Y = p.tensor("Y", {n}, e.t);
-    {
-      T::Kernel kernel(1);
-      auto x = T::alloc_fragment({n}, T::f32, "x");
-      auto y = T::alloc_shared({n}, e.t, "y");
-      T::copy(X(0), x);
-      T::copy(x, y);  // rounds to e.t
-      T::copy(y, Y(0));
-    }
-    absl::StatusOr<Program> prog = p.finish();
+    absl::StatusOr<Program> prog = interp_test::RoundingCopyProgram(e.t, n);
     ASSERT_TRUE(prog.ok()) << prog.status();
     absl::StatusOr<HostTensor> x = HostTensor::FromDoubles(f32, {n}, values);
     ASSERT_TRUE(x.ok());
@@ -191,17 +180,7 @@ TEST(ProgramRoundingTest, CopiesStoreExactBitPatterns) {
 TEST(ProgramRoundingTest, F16ArithmeticRoundsEveryOp) {
   // (2048 + 1) + 1 in f16: each add rounds (ties to even) back to 2048; one
   // rounding at the end would give 2050.
-  T::ProgramBuilder p("f16_ops");
-  auto X = p.tensor("X", {4}, T::f16);
-  auto Y = p.tensor("Y", {4}, T::f16);
-  {
-    T::Kernel kernel(1);
-    auto x = T::alloc_fragment({4}, T::f16, "x");
-    T::copy(X(0), x);
-    for (auto i : T::Parallel(4)) x(i) = (x(i) + 1) + 1;
-    T::copy(x, Y(0));
-  }
-  absl::StatusOr<Program> prog = p.finish();
+  absl::StatusOr<Program> prog = interp_test::F16ArithmeticProgram();
   ASSERT_TRUE(prog.ok()) << prog.status();
   absl::StatusOr<HostTensor> x = HostTensor::FromDoubles(
       f16, {4}, std::vector<double>{2048, 2050, 1, -2048});
@@ -214,30 +193,13 @@ TEST(ProgramRoundingTest, F16ArithmeticRoundsEveryOp) {
   EXPECT_EQ(y.at({3}), -2046);
 }
 
-// One row of A times one column of B where the f32 running sum loses a bit.
-absl::StatusOr<Program> TinyGemm(DataType in, DataType acc) {
-  T::ProgramBuilder p("tiny_gemm");
-  auto A = p.tensor("A", {16, 16}, in);
-  auto B = p.tensor("B", {16, 16}, in);
-  auto C = p.tensor("C", {16, 16}, acc);
-  {
-    T::Kernel kernel(1);
-    auto a = T::alloc_shared({16, 16}, in, "a");
-    auto b = T::alloc_shared({16, 16}, in, "b");
-    auto c = T::alloc_fragment({16, 16}, acc, "c");
-    T::copy(A(0, 0), a);
-    T::copy(B(0, 0), b);
-    T::gemm(a, b, c, {.clear_accum = true});
-    T::copy(c, C(0, 0));
-  }
-  return p.finish();
-}
-
+// One row of A times one column of B where the f32 running sum loses a bit
+// (interp_test::TinyGemmProgram).
 TEST(ProgramRoundingTest, GemmAccumulatesInF32OrF64AsTheIrSays) {
   for (auto [in, acc, want] :
        {std::tuple{f16, f32, 0.0}, std::tuple{f64, f64, 1.0}}) {
     SCOPED_TRACE(dtype_name(acc));
-    absl::StatusOr<Program> prog = TinyGemm(in, acc);
+    absl::StatusOr<Program> prog = interp_test::TinyGemmProgram(in, acc);
     ASSERT_TRUE(prog.ok()) << prog.status();
     HostTensor a(in, {16, 16}), b(in, {16, 16}), c(acc, {16, 16});
     // 4096*4096 + 1*1 - 4096*4096: the f32 sum 2^24 + 1 ties to 2^24.
@@ -253,14 +215,7 @@ TEST(ProgramRoundingTest, GemmAccumulatesInF32OrF64AsTheIrSays) {
 }
 
 TEST(ProgramRoundingTest, F64StaysExact) {
-  T::ProgramBuilder p("f64");
-  auto X = p.tensor("X", {2}, T::f64);
-  auto Y = p.tensor("Y", {1}, T::f64);
-  {
-    T::Kernel kernel(1);
-    Y(0) = X(0) * X(1) + 1;
-  }
-  absl::StatusOr<Program> prog = p.finish();
+  absl::StatusOr<Program> prog = interp_test::F64ScalarProgram();
   ASSERT_TRUE(prog.ok()) << prog.status();
   // a*b + 1 = 2 + 2^-29 (+ 2^-60, lost); in f32 a and b would be 1.
   const double a = 1.0 + 0x1p-30, b = 1.0 + 0x1p-30;

@@ -10,6 +10,7 @@
 #include "tessel/interpret.h"
 #include "tessel/tessel.h"
 #include "tests/dsl/seed_programs.h"
+#include "tests/interp/interp_programs.h"
 #include "tests/interp/test_util.h"
 
 namespace tessel {
@@ -19,34 +20,9 @@ namespace T = tessel;
 using interp_test::ExpectClose;
 using interp_test::IntegerTensor;
 using interp_test::RandomTensor;
+using interp_test::ReduceFn;
 
-constexpr int R = 8, N = 24;
-
-using ReduceFn = void (*)(const T::Buffer&, const T::Buffer&, T::ReduceOptions,
-                          T::SourceLocation);
-
-// Y[r] = reduce over c of X[r, c] (dim 1), Z[c] = reduce over r (dim 0); the
-// "acc" variants combine with 0.5 (clear = false).
-absl::StatusOr<Program> ReduceProgram(ReduceFn reduce, bool clear) {
-  T::ProgramBuilder p("reduce");
-  auto X = p.tensor("X", {R, N}, T::f32);
-  auto Y = p.tensor("Y", {R}, T::f32);
-  auto Z = p.tensor("Z", {N}, T::f32);
-  {
-    T::Kernel kernel(1, {.threads = 128});
-    auto x = T::alloc_fragment({R, N}, T::f32, "x");
-    auto y = T::alloc_fragment({R}, T::f32, "y");
-    auto z = T::alloc_fragment({N}, T::f32, "z");
-    T::copy(X(0, 0), x);
-    T::fill(y, 0.5);
-    T::fill(z, 0.5);
-    reduce(x, y, {.dim = 1, .clear = clear}, TESSEL_HERE);
-    reduce(x, z, {.dim = 0, .clear = clear}, TESSEL_HERE);
-    T::copy(y, Y(0));
-    T::copy(z, Z(0));
-  }
-  return p.finish();
-}
+constexpr int R = interp_test::kTileRows, N = interp_test::kTileCols;
 
 struct ReduceCase {
   const char* name;
@@ -73,7 +49,7 @@ TEST(ReduceTest, EachKindBothDimsWithAndWithoutClear) {
   for (const ReduceCase& c : cases) {
     for (bool clear : {true, false}) {
       SCOPED_TRACE(testing::Message() << c.name << " clear=" << clear);
-      absl::StatusOr<Program> prog = ReduceProgram(c.fn, clear);
+      absl::StatusOr<Program> prog = interp_test::ReduceProgram(c.fn, clear);
       ASSERT_TRUE(prog.ok()) << prog.status();
       HostTensor y(f32, {R}), z(f32, {N});
       absl::Status s = interpret(*prog, {&x, &y, &z});
@@ -97,18 +73,7 @@ TEST(ReduceTest, EachKindBothDimsWithAndWithoutClear) {
 
 TEST(ReduceTest, SumAccumulatesInTheDestinationDtype) {
   // 2^24 + 1 + 1 in f32 steps stays 2^24; float64 would give 2^24 + 2.
-  T::ProgramBuilder p("f32_sum");
-  auto X = p.tensor("X", {1, 3}, T::f32);
-  auto Y = p.tensor("Y", {1}, T::f32);
-  {
-    T::Kernel kernel(1);
-    auto x = T::alloc_fragment({1, 3}, T::f32, "x");
-    auto y = T::alloc_fragment({1}, T::f32, "y");
-    T::copy(X(0, 0), x);
-    T::reduce_sum(x, y, {.dim = 1});
-    T::copy(y, Y(0));
-  }
-  absl::StatusOr<Program> prog = p.finish();
+  absl::StatusOr<Program> prog = interp_test::F32SumProgram();
   ASSERT_TRUE(prog.ok()) << prog.status();
   absl::StatusOr<HostTensor> x = HostTensor::FromDoubles(
       f32, {1, 3}, std::vector<double>{16777216.0, 1.0, 1.0});
@@ -139,22 +104,8 @@ TEST(ReduceTest, IntegerMaxMinStartFromTheDtypesRange) {
     for (bool take_max : {true, false}) {
       SCOPED_TRACE(testing::Message()
                    << dtype_name(c.dtype) << (take_max ? " max" : " min"));
-      T::ProgramBuilder p("int_reduce");
-      auto X = p.tensor("X", {1, n}, c.dtype);
-      auto Y = p.tensor("Y", {1}, c.dtype);
-      {
-        T::Kernel kernel(1);
-        auto x = T::alloc_fragment({1, n}, c.dtype, "x");
-        auto y = T::alloc_fragment({1}, c.dtype, "y");
-        T::copy(X(0, 0), x);
-        if (take_max) {
-          T::reduce_max(x, y, {.dim = 1});
-        } else {
-          T::reduce_min(x, y, {.dim = 1});
-        }
-        T::copy(y, Y(0));
-      }
-      absl::StatusOr<Program> prog = p.finish();
+      absl::StatusOr<Program> prog =
+          interp_test::IntegerReduceProgram(c.dtype, n, take_max);
       ASSERT_TRUE(prog.ok()) << prog.status();
       absl::StatusOr<HostTensor> x =
           HostTensor::FromDoubles(c.dtype, {1, n}, c.values);
@@ -170,26 +121,6 @@ TEST(ReduceTest, IntegerMaxMinStartFromTheDtypesRange) {
   }
 }
 
-absl::StatusOr<Program> CumsumProgram(int dim, bool reverse, bool in_place) {
-  T::ProgramBuilder p("cumsum");
-  auto X = p.tensor("X", {R, N}, T::f32);
-  auto Y = p.tensor("Y", {R, N}, T::f32);
-  {
-    T::Kernel kernel(1);
-    auto x = T::alloc_shared({R, N}, T::f32, "x");
-    auto y = T::alloc_fragment({R, N}, T::f32, "y");
-    T::copy(X(0, 0), x);
-    if (in_place) {
-      T::cumsum(x, {.dim = dim, .reverse = reverse});
-      T::copy(x, Y(0, 0));
-    } else {
-      T::cumsum(x, y, {.dim = dim, .reverse = reverse});
-      T::copy(y, Y(0, 0));
-    }
-  }
-  return p.finish();
-}
-
 TEST(CumsumTest, BothDimsBothDirectionsInPlaceOrNot) {
   HostTensor x = RandomTensor(f32, {R, N}, 43);
   for (int dim : {0, 1}) {
@@ -197,7 +128,8 @@ TEST(CumsumTest, BothDimsBothDirectionsInPlaceOrNot) {
       for (bool in_place : {false, true}) {
         SCOPED_TRACE(testing::Message() << "dim=" << dim << " reverse="
                                         << reverse << " in_place=" << in_place);
-        absl::StatusOr<Program> prog = CumsumProgram(dim, reverse, in_place);
+        absl::StatusOr<Program> prog =
+            interp_test::CumsumProgram(dim, reverse, in_place);
         ASSERT_TRUE(prog.ok()) << prog.status();
         HostTensor y(f32, {R, N});
         absl::Status s = interpret(*prog, {&x, &y});
@@ -222,23 +154,7 @@ TEST(CumsumTest, BothDimsBothDirectionsInPlaceOrNot) {
 }
 
 TEST(ElementwiseTest, ParallelLoopOnFloats) {
-  T::ProgramBuilder p("elementwise");
-  auto M = p.dim("M");
-  auto X = p.tensor("X", {M, 32}, T::f32);
-  auto Y = p.tensor("Y", {M, 32}, T::f32);
-  {
-    T::Kernel kernel(T::ceildiv(M, 16));
-    auto [bx] = kernel.block_index();
-    auto x = T::alloc_fragment({16, 32}, T::f32, "x");
-    auto y = T::alloc_shared({16, 32}, T::f32, "y");
-    T::copy(X(bx * 16, 0), x);
-    for (auto [i, j] : T::Parallel(16, 32)) {
-      y(i, j) = T::select(x(i, j) > 0, T::exp2(x(i, j)) * 2,
-                          T::sqrt(T::abs(x(i, j))) - T::cast(i + j, T::f32));
-    }
-    T::copy(y, Y(bx * 16, 0));
-  }
-  absl::StatusOr<Program> prog = p.finish();
+  absl::StatusOr<Program> prog = interp_test::FloatElementwiseProgram();
   ASSERT_TRUE(prog.ok()) << prog.status();
   const int m = 40;  // ragged: the last block's rows 40..47 are past the edge
   HostTensor x = RandomTensor(f32, {m, 32}, 44, -3, 3);
@@ -256,21 +172,7 @@ TEST(ElementwiseTest, ParallelLoopOnFloats) {
 }
 
 TEST(ElementwiseTest, IntegerFloorDivisionModuloAndBitOps) {
-  T::ProgramBuilder p("int_ops");
-  auto X = p.tensor("X", {64}, T::i32);
-  auto Y = p.tensor("Y", {4, 64}, T::i32);
-  {
-    T::Kernel kernel(1);
-    auto x = T::alloc_local({64}, T::i32, "x");
-    T::copy(X(0), x);
-    for (auto i : T::Parallel(64)) {
-      Y(0, i) = x(i) / 3;  // floor division
-      Y(1, i) = x(i) % 3;  // floor modulo
-      Y(2, i) = (x(i) & 6) ^ (x(i) << 2);
-      Y(3, i) = T::max(x(i), -5) * T::min(x(i), 7);
-    }
-  }
-  absl::StatusOr<Program> prog = p.finish();
+  absl::StatusOr<Program> prog = interp_test::IntegerOpsProgram();
   ASSERT_TRUE(prog.ok()) << prog.status();
   HostTensor x = IntegerTensor(i32, {64}, 45, -40, 40);
   HostTensor y(i32, {4, 64});
@@ -288,22 +190,7 @@ TEST(ElementwiseTest, IntegerFloorDivisionModuloAndBitOps) {
 }
 
 TEST(BoundaryRuleTest, ReadsPastTheEdgeAreZeroAndStoresAreSkipped) {
-  T::ProgramBuilder p("boundary");
-  auto X = p.tensor("X", {10}, T::f32);
-  auto Y = p.tensor("Y", {10}, T::f32);
-  auto S = p.tensor("S", {1}, T::f32);
-  {
-    T::Kernel kernel(1);
-    auto t = T::alloc_fragment({16}, T::f32, "t");
-    auto sum = T::alloc_fragment({1}, T::f32, "sum");
-    T::fill(t, 7);
-    T::copy(X(4), t);  // X[4..9] then six zeros (not the 7s)
-    T::reduce_sum(t, sum, {.dim = 0});
-    T::copy(sum, S(0));
-    T::fill(t, 3);
-    T::copy(t, Y(-2));  // starts before the edge and runs past the end
-  }
-  absl::StatusOr<Program> prog = p.finish();
+  absl::StatusOr<Program> prog = interp_test::BoundaryProgram();
   ASSERT_TRUE(prog.ok()) << prog.status();
   HostTensor x = IntegerTensor(f32, {10}, 46, 1, 9);
   HostTensor y(f32, {10}), s(f32, {1});
@@ -316,18 +203,7 @@ TEST(BoundaryRuleTest, ReadsPastTheEdgeAreZeroAndStoresAreSkipped) {
 }
 
 TEST(PrintTest, WritesValuesAndBuffersWithTheBlock) {
-  T::ProgramBuilder p("print");
-  auto X = p.tensor("X", {2}, T::f32);
-  {
-    T::Kernel kernel(2);
-    auto [bx] = kernel.block_index();
-    auto t = T::alloc_fragment({2}, T::f32, "t");
-    T::fill(t, 1.5);
-    T::print(bx * 10, "bx");
-    T::print(t, "tile");
-    T::copy(t, X(0));
-  }
-  absl::StatusOr<Program> prog = p.finish();
+  absl::StatusOr<Program> prog = interp_test::PrintProgram();
   ASSERT_TRUE(prog.ok()) << prog.status();
   HostTensor x(f32, {2});
   std::ostringstream out;

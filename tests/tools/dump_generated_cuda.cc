@@ -1,5 +1,6 @@
 // Writes the CUDA source and NVRTC options tessel generates for every kernel
-// of a manifest, every seed case and every IR test program, for each arch,
+// of a manifest, every seed case, every IR test program and every program
+// the interpreter suites run (tests/tools/listed_kernels.h), for each arch,
 // one file per (kernel, arch), so that a refactoring of the passes or codegen
 // can be checked to change nothing: dump before, dump after, diff -r.
 //
@@ -26,60 +27,15 @@
 #include "jit/nvrtc.h"
 #include "src/runtime/lower.h"
 #include "tessel/compile.h"
-#include "tessel/registry.h"
-#include "tests/codegen/seed_cases.h"
-#include "tests/codegen/test_programs.h"
+#include "tests/tools/listed_kernels.h"
 #include "tools/manifest.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using tessel::listing::ListedKernel;
 
-using ProgramOf =
-    std::function<absl::StatusOr<tessel::ir::Program>(const std::string& arch)>;
-
-struct Named {
-  std::string name;   // the file name's stem: letters, digits, '_', '.'
-  ProgramOf program;  // built per arch, as tessel-warmup builds them
-  tessel::CompileOptions options;
-};
-
-ProgramOf Fixed(absl::StatusOr<tessel::ir::Program> program) {
-  return [program](const std::string&) { return program; };
-}
-
-absl::StatusOr<tessel::ir::Program> IrOf(
-    absl::StatusOr<tessel::Program> program) {
-  if (!program.ok()) return program.status();
-  return program->ir();
-}
-
-std::vector<Named> TestPrograms() {
-  namespace t = tessel::testing;
-  std::vector<Named> out;
-  auto add = [&](std::string name, tessel::ir::Program p) {
-    out.push_back({"prog_" + name, Fixed(std::move(p)), {}});
-  };
-  add("gemm", t::Gemm({}));
-  add("gemm_bf16_panel",
-      t::Gemm({.dtype = tessel::DataType::kBF16, .panel = 4}));
-  add("gemm_symbolic", t::Gemm({.symbolic = true}));
-  add("gemm_transpose_b", t::Gemm({.transpose_b = true}));
-  add("wgmma_gemm", t::Gemm(t::WgmmaGemm(false)));
-  add("wgmma_gemm_transpose_b", t::Gemm(t::WgmmaGemm(true)));
-  add("wgmma_two_warpgroups", t::Gemm(t::WgmmaTwoWarpgroupsGemm()));
-  add("elementwise", t::Elementwise(1000));
-  add("copy_round_trip", t::CopyRoundTrip(100, 70));
-  add("reverse_tile", t::ReverseTile(3));
-  add("double_buffered", t::DoubleBuffered(4));
-  add("atomic_accumulate", t::AtomicAccumulate(4, 64));
-  add("gemm_row_max", t::GemmRowMax(128, 128, 64));
-  add("reduce_and_cumsum", t::ReduceAndCumsum());
-  add("mbarrier_pipeline", t::MbarrierPipeline(4));
-  return out;
-}
-
-std::string Dump(const Named& k, const std::string& arch,
+std::string Dump(const ListedKernel& k, const std::string& arch,
                  std::map<std::string, std::string>& headers) {
   absl::StatusOr<tessel::ir::Program> program = k.program(arch);
   if (!program.ok()) {
@@ -121,28 +77,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", manifest.status().ToString().c_str());
     return 2;
   }
-  std::vector<Named> kernels;
-  for (const tessel::tools::ManifestEntry& e : manifest->kernels) {
-    tessel::CompileOptions options;
-    options.fast_math = e.fast_math;
-    options.lineinfo = e.lineinfo;
-    ProgramOf build = [e](const std::string& arch) {
-      return IrOf(tessel::KernelRegistry::Global().Build(
-          e.name, e.params, tessel::Target::cuda(arch)));
-    };
-    kernels.push_back(
-        {absl::StrCat("manifest_", e.index, "_", e.name), build, options});
-  }
-  for (const tessel::seed_test::SeedCase& c : tessel::seed_test::SeedCases()) {
-    kernels.push_back({"seed_" + c.name, Fixed(IrOf(c.make())), {}});
-  }
-  for (Named& k : TestPrograms()) kernels.push_back(std::move(k));
+  const std::vector<ListedKernel> kernels =
+      tessel::listing::ListedKernels(*manifest);
 
   const fs::path out = argv[2];
   fs::create_directories(out / "headers");
   std::map<std::string, std::string> headers;
   int failed = 0;
-  for (const Named& k : kernels) {
+  for (const ListedKernel& k : kernels) {
     for (int a = 3; a < argc; ++a) {
       std::string text = Dump(k, argv[a], headers);
       if (!text.starts_with("// entry: ")) ++failed;

@@ -115,7 +115,11 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
       const Stmt& s,
       const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>&
           fn);
-  Stmt MapFragments(const Stmt& body,
+  void ForEachFragmentStore(
+      const Stmt& s,
+      const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>&
+          fn);
+  Stmt MapFragments(const ir::ForNode* loop, const Stmt& body,
                     const std::vector<const ir::VarNode*>& vars,
                     const FragmentLayout& d, const std::vector<Expr>& local);
   Stmt GuardSideEffects(const Stmt& s, const Expr& leader);

@@ -38,6 +38,16 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
                           driver = Layout(b);
                         });
   if (!driver) driver = FragmentLayout::Blocked(extents, st_.threads, 1);
+  // A replicated fragment stored at other indices than the loop's variables:
+  // every thread runs every iteration (layout_inference.cc).
+  ForEachFragmentStore(
+      body, [&](const ir::Buffer& b, const std::vector<Expr>& idx) {
+        bool at_vars = idx.size() == vars.size();
+        for (size_t i = 0; at_vars && i < idx.size(); ++i)
+          at_vars = idx[i].get() == vars[i];
+        if (!at_vars && Layout(b).kind() == FragmentLayout::Kind::kReplicated)
+          driver = FragmentLayout::Replicated(extents, st_.threads);
+      });
   if (driver->shape() != extents) {
     Fail(op,
          "a T.Parallel loop whose extents differ from its fragment's "
@@ -55,7 +65,7 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
   }
   std::vector<Expr> logical = d.Logical(tx_, local);
   // Fragment accesses -> local array elements.
-  Stmt mapped = MapFragments(body, vars, d, local);
+  Stmt mapped = MapFragments(op, body, vars, d, local);
   if (!status.ok()) return Self(op);
   Expr leader = d.Leader(tx_);
   if (leader.defined()) mapped = GuardSideEffects(mapped, leader);
@@ -74,6 +84,22 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
     mapped = MakeFor(lvars[i], 0, Expr(int(ls[i])), k, mapped);
   }
   return mapped;
+}
+
+void Lowerer::ForEachFragmentStore(
+    const Stmt& s,
+    const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>&
+        fn) {
+  struct V : ir::IRVisitor {
+    const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>* fn;
+    void Visit(const ir::StoreNode* op) override {
+      if (op->buffer->scope == ir::Scope::kFragment)
+        (*fn)(op->buffer, op->indices);
+      IRVisitor::Visit(op);
+    }
+  } v;
+  v.fn = &fn;
+  v.VisitStmt(s);
 }
 
 void Lowerer::ForEachFragmentAccess(
@@ -99,7 +125,7 @@ void Lowerer::ForEachFragmentAccess(
 
 // Rewrites F[i, j] (F laid out as the driver) and r[i] (the driver's rows)
 // to the local array elements the loop's local indices name.
-Stmt Lowerer::MapFragments(const Stmt& body,
+Stmt Lowerer::MapFragments(const ir::ForNode* loop, const Stmt& body,
                            const std::vector<const ir::VarNode*>& vars,
                            const FragmentLayout& d,
                            const std::vector<Expr>& local) {
@@ -116,7 +142,8 @@ Stmt Lowerer::MapFragments(const Stmt& body,
       for (size_t i = 0; full && i < idx.size(); ++i)
         full = idx[i].get() == (*vars)[i];
       if (full && l == *d) return *local;
-      if (l.kind() == FragmentLayout::Kind::kReplicated && !is_store) {
+      if (l.kind() == FragmentLayout::Kind::kReplicated &&
+          (!is_store || d->kind() == FragmentLayout::Kind::kReplicated)) {
         std::vector<Expr> shape;
         for (int64_t x : l.shape()) shape.push_back(Expr(int(x)));
         return std::vector<Expr>{FlatIndex(shape, idx)};
@@ -140,14 +167,15 @@ Stmt Lowerer::MapFragments(const Stmt& body,
       if (cols && l.kind() == FragmentLayout::Kind::kMmaCols)
         return std::vector<Expr>{(*local)[1], (*local)[2] % 2};
       if (cols) return std::vector<Expr>{(*local)[1], (*local)[2]};
-      self->Fail(nullptr,
-                 absl::StrCat("fragment ", b->name, " (", l.ToString(),
-                              ") indexed in a T.Parallel loop laid out as ",
-                              d->ToString(),
-                              "; index a fragment by the loop variables"));
+      // The user's line: the store this access is part of, else the loop.
+      self->Fail(at, absl::StrCat("fragment ", b->name, " (", l.ToString(),
+                                  ") indexed in a T.Parallel loop laid out as ",
+                                  d->ToString(),
+                                  "; index a fragment by the loop variables"));
       return std::nullopt;
     }
     bool is_store = false;
+    const ir::StmtNode* at = nullptr;
     Expr Visit(const ir::LoadNode* op) override {
       Expr e = IRMutator::Visit(op);
       if (op->buffer->scope != ir::Scope::kFragment) return e;
@@ -157,10 +185,15 @@ Stmt Lowerer::MapFragments(const Stmt& body,
       return ir::Load(self->Local(op->buffer), *idx);
     }
     ir::Stmt Visit(const ir::StoreNode* op) override {
+      const ir::StmtNode* outer = at;
+      at = op;
       ir::Stmt s = IRMutator::Visit(op);
+      at = outer;
       if (op->buffer->scope != ir::Scope::kFragment) return s;
       is_store = true;
+      at = op;
       auto idx = Map(op->buffer, op->indices);
+      at = outer;
       if (!idx) return s;
       const auto* st = s.As<ir::StoreNode>();
       return ir::MakeStmt<ir::StoreNode>(self->Local(op->buffer), *idx,
@@ -168,6 +201,7 @@ Stmt Lowerer::MapFragments(const Stmt& body,
     }
   } m;
   m.self = this;
+  m.at = loop;
   m.vars = &vars;
   m.d = &d;
   m.local = &local;

@@ -141,6 +141,8 @@ Stmt Lowerer::ReduceOne(
   ir::Buffer accv = ir::MakeBuffer(absl::StrCat(r.dst->name, "_acc"), t,
                                    {Expr(1)}, ir::Scope::kVar);
   std::vector<Expr> si = di;
+  // A rank-1 tile reduces into a [1] tile, whose index names no source dim.
+  if (r.src->rank() == 1) si.clear();
   si.insert(si.begin() + r.dim, Expr(k));
   Stmt init = ir::MakeStmt<ir::StoreNode>(accv, std::vector<Expr>{0},
                                           ir::ReduceIdentity(r.reduce_kind, t),

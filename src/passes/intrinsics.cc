@@ -44,7 +44,7 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kSetMaxNReg, "setmaxnreg", 2, 2, {}, 0},
       {I::kNamedBarrierSync, "named_barrier_sync", 2, 2, {}, kFence},
       {I::kNamedBarrierArrive, "named_barrier_arrive", 2, 2, {}, kFence},
-      {I::kPrint, "print", 2, 3, {}, kPrints},
+      {I::kPrint, "print", 3, 2, {}, kPrints},
       {I::kThreadIdx, "thread_idx", 0, 0, {}, kExpression},
       {I::kGridDimX, "grid_dim_x", 0, 0, {}, kExpression},
       {I::kSharedAddr, "shared_addr", 1, 1, {}, kExpression},

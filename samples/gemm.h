@@ -1,6 +1,10 @@
-// GEMM: C = op(A) op(B), f16 / bf16 inputs, f32 accumulation, f16 / bf16 /
-// f32 output, any of the layouts NN, NT, TN, TT, any sizes (ragged edges
-// follow the boundary rule: zeros read, stores skipped).
+// GEMM: C = op(A) op(B), f16 / bf16 / fp8 (e4m3, e5m2) inputs, f32
+// accumulation, f16 / bf16 / f32 output, any of the layouts NN, NT, TN, TT,
+// any sizes (ragged edges follow the boundary rule: zeros read, stores
+// skipped). fp8 runs on the tensor cores (wgmma k32, sm_90a) in the NT
+// layout only (A [M, K], B [N, K]: wgmma reads fp8 K-major); the other
+// layouts and archs run it as FMA loops (CompiledKernel::schedule() says
+// why).
 //
 //   tessel::samples::GemmConfig c{.M = 4096, .N = 4096, .K = 4096,
 //                                 .in_dtype = tessel::bf16,
@@ -54,8 +58,10 @@ struct GemmTile {
 // The default tile for sm_<sm>: on sm_90 and later 128x256x64 in 4
 // stages (192 KB of shared memory): each consumer warpgroup of the
 // warp-specialized kernel runs one m64n256k16 wgmma per k16 step
-// (bench/results/h200_s6_*); elsewhere GemmTile{}.
-GemmTile DefaultGemmTile(int sm);
+// (bench/results/h200_s6_*); elsewhere GemmTile{}. fp8 inputs take twice
+// the block_k, the same 128-byte rows (128x256x128, m64n256k32; 256x128x128
+// in 3 stages, 144 KB, elsewhere).
+GemmTile DefaultGemmTile(int sm, DataType in_dtype = f16);
 
 struct GemmConfig {
   int M = 0;

@@ -12,6 +12,11 @@
   and layer_norm (impl "torch_compile", with --compile-norms), and a
   device-to-device copy of the same tensor (kernel "copy"): the bandwidth
   ceiling of the same run.
+- fp8 GEMM ("fp8_gemm", sizes M,N,K): torch._scaled_mm on e4m3 inputs,
+  A [M, K] row-major, B an [N, K] row-major tensor passed as b.t() (the
+  column-major operand cuBLASLt's fp8 path needs), unit float32 scales,
+  f16 output (impl "torch_scaled_mm"): the peer of
+  `samples/gemm --dtype=e4m3 --layout=NT`.
 - linear attention (causal, unnormalised, q scaled by 1/sqrt(D), layout
   [B, S, H, D]): flash-linear-attention's chunk_linear_attn and
   fused_chunk_linear_attn (impl "fla:chunk", "fla:fused_chunk", and the
@@ -38,8 +43,9 @@ CHUNK = 64  # the chunk size of the seed's linear attention
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default="", help="JSON file (default: stdout)")
-    p.add_argument("--only", default="sdpa,fla,torch_ref,norms",
-                   help="comma list of: sdpa, fla, torch_ref, norms")
+    p.add_argument("--only", default="sdpa,fla,torch_ref,norms,fp8_gemm",
+                   help="comma list of: sdpa, fla, torch_ref, norms, "
+                   "fp8_gemm")
     p.add_argument("--row-shapes", default="4096,8192;16384,4096;8192,1024",
                    help="M,N;... for the row kernels (norms)")
     p.add_argument("--compile-norms", action="store_true",
@@ -50,6 +56,8 @@ def parse_args():
                    help="B,S,H,D;... for flash attention")
     p.add_argument("--linear-shapes", default="8,4096,16,128;8,4096,32,64",
                    help="B,S,H,D;... for linear attention")
+    p.add_argument("--gemm-shapes", default="8192,8192,8192;4096,4096,4096",
+                   help="M,N,K;... for the fp8 GEMM")
     p.add_argument("--no-check", action="store_true",
                    help="skip comparing fla against the torch reference")
     return p.parse_args()
@@ -64,9 +72,21 @@ def parse_shapes(text):
 
 
 def size_label(shape):
+    if "K" in shape:
+        if shape["M"] == shape["N"] == shape["K"]:
+            return "{}^3".format(shape["M"])
+        return "{M}x{N}x{K}".format(**shape)
     if "M" in shape:
         return "{M}x{N}".format(**shape)
     return "B{B} S{S} H{H} D{D}".format(**shape)
+
+
+def parse_gemms(text):
+    shapes = []
+    for item in text.split(";"):
+        m, n, k = (int(x) for x in item.split(","))
+        shapes.append({"M": m, "N": n, "K": k})
+    return shapes
 
 
 def parse_rows(text):
@@ -140,9 +160,10 @@ class Timer:
         return {"ms": qs[1], "quantiles_ms": qs}
 
 
-def record(kernel, impl, pass_, variant, shape, flops, bytes_, timing):
+def record(kernel, impl, pass_, variant, shape, flops, bytes_, timing,
+           dtype="f16"):
     r = {"kernel": kernel, "impl": impl, "pass": pass_, "variant": variant,
-         "dtype": "f16", "shape": shape, "size": size_label(shape),
+         "dtype": dtype, "shape": shape, "size": size_label(shape),
          "flops": flops, "bytes": bytes_, "quantiles": QUANTILES}
     r.update(timing)
     ms = timing.get("ms")
@@ -152,8 +173,9 @@ def record(kernel, impl, pass_, variant, shape, flops, bytes_, timing):
     return r
 
 
-def error_record(kernel, impl, pass_, variant, shape, flops, bytes_, exc):
-    r = record(kernel, impl, pass_, variant, shape, flops, bytes_, {})
+def error_record(kernel, impl, pass_, variant, shape, flops, bytes_, exc,
+                 dtype="f16"):
+    r = record(kernel, impl, pass_, variant, shape, flops, bytes_, {}, dtype)
     r["error"] = "{}: {}".format(type(exc).__name__, str(exc).splitlines()[0]
                                  if str(exc) else "")
     return r
@@ -208,6 +230,36 @@ def bench_sdpa(torch, timer, shapes, log):
                 log(best)
                 out.append(best)
         del q, k, v
+        torch.cuda.empty_cache()
+    return out
+
+
+def bench_fp8_gemm(torch, timer, shapes, log):
+    """C = A B^T in e4m3 with f16 output: A [M, K], B stored [N, K]."""
+    out = []
+    for shape in shapes:
+        m, n, k = shape["M"], shape["N"], shape["K"]
+        flops = 2.0 * m * n * k
+        bytes_ = 1.0 * (m * k + n * k) + 2.0 * m * n
+        args = ("gemm", "torch_scaled_mm", "fwd", "NT", shape, flops, bytes_)
+        try:
+            gen = torch.Generator(device="cuda").manual_seed(0)
+            a = torch.rand(m, k, device="cuda", generator=gen) * 2 - 1
+            b = torch.rand(n, k, device="cuda", generator=gen) * 2 - 1
+            a = a.to(torch.float8_e4m3fn)
+            b = b.to(torch.float8_e4m3fn)
+            one = torch.ones((), device="cuda", dtype=torch.float32)
+            bt = b.t()  # [K, N] column-major, as _scaled_mm requires
+
+            def fn():
+                return torch._scaled_mm(a, bt, scale_a=one, scale_b=one,
+                                        out_dtype=torch.float16)
+            r = record(*args, timer(fn), dtype="fp8_e4m3")
+            del a, b, bt
+        except Exception as exc:  # no fp8 path on this GPU or torch
+            r = error_record(*args, exc, dtype="fp8_e4m3")
+        log(r)
+        out.append(r)
         torch.cuda.empty_cache()
     return out
 
@@ -414,6 +466,9 @@ def main():
         sections.append(("norms", lambda: bench_norms(
             torch, timer, parse_rows(args.row_shapes), args.compile_norms,
             log)))
+    if "fp8_gemm" in which:
+        sections.append(("fp8_gemm", lambda: bench_fp8_gemm(
+            torch, timer, parse_gemms(args.gemm_shapes), log)))
     if which & {"fla", "torch_ref"}:
         if "fla" in which:
             try:

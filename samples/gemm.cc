@@ -22,9 +22,12 @@ absl::Status CheckConfig(const GemmConfig& c) {
     return absl::InvalidArgumentError(absl::StrCat(
         "gemm: sizes must be positive, got M=", c.M, " N=", c.N, " K=", c.K));
   }
-  if (c.in_dtype != f16 && c.in_dtype != bf16) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "gemm: inputs must be f16 or bf16, got ", DtypeName(c.in_dtype)));
+  if (c.in_dtype != f16 && c.in_dtype != bf16 && c.in_dtype != fp8_e4m3 &&
+      c.in_dtype != fp8_e5m2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gemm: inputs must be f16, bf16, fp8_e4m3 or fp8_e5m2, "
+                     "got ",
+                     DtypeName(c.in_dtype)));
   }
   if (c.out_dtype != f16 && c.out_dtype != bf16 && c.out_dtype != f32) {
     return absl::InvalidArgumentError(
@@ -94,13 +97,16 @@ absl::StatusOr<GemmLayout> ParseGemmLayout(std::string_view name) {
                    "\" (expected NN, NT, TN or TT)"));
 }
 
-GemmTile DefaultGemmTile(int sm, int64_t M, int64_t N) {
-  if (sm < 90) return GemmTile{};
+GemmTile DefaultGemmTile(int sm, DataType in_dtype, int64_t M, int64_t N) {
   constexpr int64_t kWave = 132;
   const int64_t tiles = ((M + 127) / 128) * ((N + 255) / 256);
-  if (M > 0 && N > 0 && tiles < kWave)
-    return GemmTile{.block_m = 128, .block_n = 128, .num_stages = 6};
-  return GemmTile{.block_m = 128, .block_n = 256, .num_stages = 4};
+  GemmTile t = sm < 90 ? GemmTile{}
+               : M > 0 && N > 0 && tiles < kWave
+                   ? GemmTile{.block_m = 128, .block_n = 128, .num_stages = 6}
+                   : GemmTile{.block_m = 128, .block_n = 256, .num_stages = 4};
+  // 128-byte rows of K: what wgmma's swizzle atom and the TMA box read.
+  if (dtype_bytes(in_dtype) == 1) t.block_k *= 2;
+  return t;
 }
 
 absl::StatusOr<Program> GemmProgram(const GemmConfig& c) {

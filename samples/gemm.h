@@ -1,6 +1,10 @@
-// GEMM: C = op(A) op(B), f16 / bf16 inputs, f32 accumulation, f16 / bf16 /
-// f32 output, any of the layouts NN, NT, TN, TT, any sizes (ragged edges
-// follow the boundary rule: zeros read, stores skipped).
+// GEMM: C = op(A) op(B), f16 / bf16 / fp8 (e4m3, e5m2) inputs, f32
+// accumulation, f16 / bf16 / f32 output, any of the layouts NN, NT, TN, TT,
+// any sizes (ragged edges follow the boundary rule: zeros read, stores
+// skipped). fp8 runs on the tensor cores (wgmma k32, sm_90a) in the NT
+// layout only (A [M, K], B [N, K]: wgmma reads fp8 K-major); the other
+// layouts and archs run it as FMA loops (CompiledKernel::schedule() says
+// why).
 //
 //   tessel::samples::GemmConfig c{.M = 4096, .N = 4096, .K = 4096,
 //                                 .in_dtype = tessel::bf16,
@@ -54,11 +58,14 @@ struct GemmTile {
 // The default tile for sm_<sm>: on sm_90 and later 128x256x64 in 4
 // stages (192 KB of shared memory): each consumer warpgroup of the
 // warp-specialized kernel runs one m64n256k16 wgmma per k16 step
-// (bench/results/h200_s6_*); elsewhere GemmTile{}. Given the output's
-// M x N, a problem whose 128x256 tiles fill less than one wave of an
-// H100/H200 (132 SMs) takes 128x128x64 tiles in 6 stages instead: at
-// 512x4096x4096 0.031 ms against 0.048 (bench/results/h200_s7/).
-GemmTile DefaultGemmTile(int sm, int64_t M = 0, int64_t N = 0);
+// (bench/results/h200_s6_*); elsewhere GemmTile{}. fp8 inputs take twice
+// the block_k, the same 128-byte rows (128x256x128, m64n256k32; 256x128x128
+// in 3 stages, 144 KB, elsewhere). Given the output's M x N, a problem
+// whose 128x256 tiles fill less than one wave of an H100/H200 (132 SMs)
+// takes 128x128 tiles in 6 stages instead: at 512x4096x4096 0.031 ms
+// against 0.048 (bench/results/h200_s7/).
+GemmTile DefaultGemmTile(int sm, DataType in_dtype = f16, int64_t M = 0,
+                         int64_t N = 0);
 
 struct GemmConfig {
   int M = 0;

@@ -2,6 +2,7 @@
 //
 //   gemm --size small --backend=cpu --check        # a few configs, seconds
 //   gemm --bench --size=4096x4096x4096 --dtype=bf16 --layout=NT
+//   gemm --bench --size=8192x8192x8192 --dtype=e4m3 --layout=NT   # fp8
 //   gemm --tune --size=4096x4096x4096    # pick the tile, then bench it
 #include <iostream>
 #include <string>
@@ -19,9 +20,11 @@ namespace tessel::samples {
 namespace {
 
 constexpr char kUsage[] =
-    "  --dtype=f16|bf16     inputs (default f16)\n"
-    "  --out-dtype=f16|bf16|f32   output (default: the input dtype)\n"
-    "  --layout=NN|NT|TN|TT (default NN)\n"
+    "  --dtype=f16|bf16|e4m3|e5m2   inputs (default f16; fp8 takes wgmma\n"
+    "                       in the NT layout only)\n"
+    "  --out-dtype=f16|bf16|f32   output (default: the input dtype, f16\n"
+    "                       for fp8)\n"
+    "  --layout=NN|NT|TN|TT (default NN; NT: B stored [N, K])\n"
     "  --bias-relu          fused epilogue C = relu(A B + bias[j])\n"
     "  --block-m, --block-n, --block-k, --stages, --threads, --panel\n"
     "  dims: MxNxK\n";
@@ -57,21 +60,24 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       flags.Has("dtype") || flags.Has("out-dtype") || flags.Has("layout");
   GemmConfig base;
   SAMPLES_ASSIGN_OR_RETURN(base.in_dtype, flags.Dtype("dtype", f16));
+  const bool fp8 = base.in_dtype == fp8_e4m3 || base.in_dtype == fp8_e5m2;
   SAMPLES_ASSIGN_OR_RETURN(base.out_dtype,
-                           flags.Dtype("out-dtype", base.in_dtype));
+                           flags.Dtype("out-dtype", fp8 ? f16 : base.in_dtype));
   SAMPLES_ASSIGN_OR_RETURN(base.layout,
                            ParseGemmLayout(flags.String("layout", "NN")));
-  // The device's best tile unless the flags pin one.
-  if (args.backend == Backend::kGpu)
-    base.tile = DefaultGemmTile(Target::detect().sm());
   SAMPLES_ASSIGN_OR_RETURN(base.bias_relu, flags.Bool("bias-relu", false));
-  GemmTile& t = base.tile;
-  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &t.block_m},
-                                      {"block-n", &t.block_n},
-                                      {"block-k", &t.block_k},
-                                      {"stages", &t.num_stages},
-                                      {"threads", &t.threads},
-                                      {"panel", &t.panel}}));
+  // The device's best tile for the inputs unless the flags pin one.
+  const int sm = args.backend == Backend::kGpu ? Target::detect().sm() : 0;
+  auto tile_for = [&](DataType in, GemmTile& t) {
+    t = DefaultGemmTile(sm, in);
+    return flags.Ints({{"block-m", &t.block_m},
+                       {"block-n", &t.block_n},
+                       {"block-k", &t.block_k},
+                       {"stages", &t.num_stages},
+                       {"threads", &t.threads},
+                       {"panel", &t.panel}});
+  };
+  SAMPLES_RETURN_IF_ERROR(tile_for(base.in_dtype, base.tile));
 
   std::vector<GemmConfig> configs;
   // Without tile flags, the device's tile for the shape.
@@ -82,7 +88,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     GemmConfig c = base;
     c.M = m, c.N = n, c.K = k;
     if (args.backend == Backend::kGpu && !tile_flags)
-      c.tile = DefaultGemmTile(Target::detect().sm(), m, n);
+      c.tile = DefaultGemmTile(sm, c.in_dtype, m, n);
     return c;
   };
   // --tune alone tunes the bench size.
@@ -104,9 +110,19 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       tt.in_dtype = bf16;
       tt.out_dtype = f32;
       tt.layout = GemmLayout::kTT;
+      // fp8 in its tensor-core layout (NT), both kinds.
+      GemmConfig e4m3 = with(200, 136, 272);
+      e4m3.in_dtype = fp8_e4m3;
+      e4m3.layout = GemmLayout::kNT;
+      SAMPLES_RETURN_IF_ERROR(tile_for(fp8_e4m3, e4m3.tile));
+      GemmConfig e5m2 = e4m3;
+      e5m2.in_dtype = fp8_e5m2;
+      e5m2.out_dtype = bf16;
       configs.push_back(nt);
       configs.push_back(tn);
       configs.push_back(tt);
+      configs.push_back(e4m3);
+      configs.push_back(e5m2);
     }
   } else if (size == "bench") {
     // The sizes issue 6 compares with cuBLAS, f16 and bf16.

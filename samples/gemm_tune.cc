@@ -60,10 +60,13 @@ absl::StatusOr<GemmTile> GemmTileFromConfig(const TuneConfig& config,
 TuneSpace GemmTuneSpace(const GemmConfig& config, const Target& target,
                         const TuneConfig& pinned) {
   const int64_t max_shared = target.max_shared_bytes();
+  // Rows of 64 or 128 bytes of K: 32 / 64 f16 columns, 64 / 128 fp8 ones
+  // (fp8 wgmma needs the 128-byte rows).
+  const int eb = dtype_bytes(config.in_dtype);
   return TuneSpace::Product(
       {PinnedAxis("block_m", {64, 128, 256}, pinned),
        PinnedAxis("block_n", {64, 128, 256}, pinned),
-       PinnedAxis("block_k", {32, 64}, pinned),
+       PinnedAxis("block_k", {64 / eb, 128 / eb}, pinned),
        PinnedAxis("num_stages", {2, 3, 4}, pinned),
        PinnedAxis("threads", {128, 256}, pinned),
        PinnedAxis("panel", {config.tile.panel}, pinned)},

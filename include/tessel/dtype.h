@@ -54,7 +54,8 @@ bool is_unsigned_int(DataType t);
 inline bool is_bool(DataType t) { return t == DataType::kBool; }
 // Short name: "bool", "i8", ..., "f16", "bf16", "fp8_e4m3".
 std::string_view dtype_name(DataType t);
-// Inverse of dtype_name; nullopt for an unknown name.
+// Inverse of dtype_name (which also takes "e4m3" / "e5m2" for the fp8
+// kinds); nullopt for an unknown name.
 std::optional<DataType> dtype_from_name(std::string_view name);
 
 }  // namespace tessel

@@ -27,11 +27,15 @@ const char* Printer::VecType(int64_t bytes) {
   }
 }
 
-// wgmma.mma_async m64nNk16, f32 += A * B: args (type, N, A M-major or -1
-// for A in registers, B N-major, accumulator [..][4] from n8 tile n0 on,
-// n0, A's [4] registers or descriptor, B's descriptor).
+// wgmma.mma_async m64nNk16 (m64nNk32 for fp8), f32 += A * B: args (type,
+// N, A M-major or -1 for A in registers, B N-major, accumulator [..][4]
+// from n8 tile n0 on, n0, A's [4] registers or descriptor, B's
+// descriptor). The type is "f16" / "bf16" for A and B, or fp8 "e4m3.e5m2"
+// (A's, B's), which reads K-major only: no transpose immediates.
 void Printer::Wgmma(const ir::CallNode& c) {
   const std::string& type = c.args[0].As<ir::CallNode>()->name;
+  const bool fp8 = type.find('.') != std::string::npos;
+  const std::string types = fp8 ? type : absl::StrCat(type, ".", type);
   const int n = static_cast<int>(*ir::AsConstInt(c.args[1]));
   const int64_t trans_a = *ir::AsConstInt(c.args[2]);
   const int64_t trans_b = *ir::AsConstInt(c.args[3]);
@@ -58,14 +62,15 @@ void Printer::Wgmma(const ir::CallNode& c) {
   const int b_at = nd + static_cast<int>(ins.size());
   ins.push_back(absl::StrCat("\"l\"(", Expr(c.args[7]), ")"));
   ins.push_back("\"r\"(1)");
-  std::string imms = a_in_registers
+  std::string imms = fp8 ? std::string("1, 1")
+                     : a_in_registers
                          ? absl::StrCat("1, 1, ", trans_b)
                          : absl::StrCat("1, 1, ", trans_a, ", ", trans_b);
   Line("asm volatile(");
   Line("    \"{\\n.reg .pred p;\\n\"");
   Line(absl::StrCat("    \"setp.ne.b32 p, %", b_at + 1, ", 0;\\n\""));
-  Line(absl::StrCat("    \"wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.",
-                    type, ".", type, " \""));
+  Line(absl::StrCat("    \"wgmma.mma_async.sync.aligned.m64n", n, "k",
+                    fp8 ? 32 : 16, ".f32.", types, " \""));
   Line(absl::StrCat("    \"{", absl::StrJoin(d_ops, ", "), "}, \""));
   Line(absl::StrCat("    \"", a_op, ", %", b_at, ", p, ", imms, ";\\n}\\n\""));
   Line(absl::StrCat("    : ", absl::StrJoin(outs, ", ")));

@@ -64,6 +64,9 @@ std::optional<DataType> dtype_from_name(std::string_view name) {
   for (const DTypeInfo& info : kInfos) {
     if (info.name == name) return info.type;
   }
+  // The PTX spellings of the fp8 kinds (wgmma's .e4m3 / .e5m2).
+  if (name == "e4m3") return DataType::kF8E4M3;
+  if (name == "e5m2") return DataType::kF8E5M2;
   return std::nullopt;
 }
 

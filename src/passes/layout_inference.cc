@@ -172,12 +172,12 @@ int PickSwizzleBytes(int64_t row_bytes) {
   return 0;
 }
 
-std::pair<int, int> MmaWarpGrid(const ir::GemmNode& g, int threads) {
-  DataType a = g.a.buffer->dtype, b = g.b.buffer->dtype, c = g.c.buffer->dtype;
-  if (a != b || (a != DataType::kF16 && a != DataType::kBF16) ||
-      c != DataType::kF32) {
-    return {0, 0};
-  }
+namespace {
+
+// The warp grid of the gemm's policy over its accumulator, or {0, 0} when
+// operand scopes or shapes rule the tensor cores out (any dtype).
+std::pair<int, int> PolicyWarpGrid(const ir::GemmNode& g, int threads) {
+  if (g.c.buffer->dtype != DataType::kF32) return {0, 0};
   // A may live in registers (a fragment laid out as an mma accumulator, see
   // CheckRegisterOperand); B always comes from shared memory.
   bool a_ok = g.a.buffer->scope == ir::Scope::kShared ||
@@ -192,6 +192,21 @@ std::pair<int, int> MmaWarpGrid(const ir::GemmNode& g, int threads) {
                : g.policy == ir::GemmWarpPolicy::kFullCol ? 2
                                                           : 0;
   return ChooseWarpGrid((*ce)[0], (*ce)[1], threads / 32, policy);
+}
+
+}  // namespace
+
+std::pair<int, int> MmaWarpGrid(const ir::GemmNode& g, int threads) {
+  DataType a = g.a.buffer->dtype, b = g.b.buffer->dtype;
+  if (a != b || (a != DataType::kF16 && a != DataType::kBF16)) return {0, 0};
+  return PolicyWarpGrid(g, threads);
+}
+
+std::pair<int, int> TensorCoreWarpGrid(const ir::GemmNode& g,
+                                       const LoweringState& state) {
+  if (!IsFp8Gemm(g)) return MmaWarpGrid(g, state.threads);
+  if (!WgmmaAccumulator(g, state)) return {0, 0};
+  return PolicyWarpGrid(g, state.threads);
 }
 
 namespace {
@@ -264,7 +279,7 @@ absl::Status InferFragmentLayouts(LoweringState& state, Collector& c) {
           absl::StrCat("gemm at ", ir::FormatLoc(g->loc), ": the accumulator ",
                        acc->name, " must be a fragment"));
     }
-    auto [wm, wn] = MmaWarpGrid(*g, c.threads);
+    auto [wm, wn] = TensorCoreWarpGrid(*g, state);
     std::vector<int64_t> shape = ShapeOf(acc);
     if (wm == 0 || shape.size() != 2) continue;  // FMA path: blocked later
     FragmentLayout l = WgmmaAccumulator(*g, state)
@@ -581,7 +596,7 @@ absl::Status InferLayouts(LoweringState& state) {
       if (b->scope == ir::Scope::kShared) atom_major.insert(b.get());
   }
   for (const ir::GemmNode* g : c.gemms) {
-    if (MmaWarpGrid(*g, c.threads).first == 0) continue;
+    if (TensorCoreWarpGrid(*g, state).first == 0) continue;
     for (const ir::Buffer& b : {g->a.buffer, g->b.buffer}) {
       if (b->scope != ir::Scope::kShared) continue;
       auto it = c.annotated.find(b.get());

@@ -31,6 +31,12 @@ absl::Status InferLayouts(LoweringState& state);
 // which warp grid ({0, 0}: FMA path).
 std::pair<int, int> MmaWarpGrid(const ir::GemmNode& gemm, int threads);
 
+// The tensor-core warp grid of a gemm on this target: MmaWarpGrid for
+// 16-bit operands; fp8 has no mma.sync path, only wgmma (a grid only when
+// its accumulator takes wgmma, WgmmaAccumulator).
+std::pair<int, int> TensorCoreWarpGrid(const ir::GemmNode& gemm,
+                                       const LoweringState& state);
+
 // The swizzle (bytes) the XOR swizzle uses for rows of `row_bytes`; 0 when
 // rows are too short or not a supported size.
 int PickSwizzleBytes(int64_t row_bytes);

@@ -54,14 +54,18 @@ struct GemmPlan {
   int m_tiles = 0, n_tiles = 0;  // m16 / n8 mma tiles per warp
   // The m16 tiles are spread as wgmma's (FragmentLayout::Wgmma).
   bool warpgroup_rows = false;
-  int k_steps = 0;  // k16 steps
+  int k_steps = 0;  // k steps: of 16 elements (k16), or 32 for fp8 wgmma
+  int k_step = 16;  // K of one instruction
   // wgmma: the N of each instruction (the accumulator width in pieces).
   int wgmma_n = 0;
   GemmOperandPlan a, b;
+  // kFma of an fp8 gemm: why it does not take wgmma (wgmma.h).
+  std::string fma_reason;
   // "wgmma, warps 4x1, warp tile 16x64 (1x8 tiles), 4 k16 steps, A
   // descriptor (K-major), B descriptor (MN-major)"; wider wgmma tiles add
   // their instructions: "wgmma 2 x m64n128k16, warps 8x1, ..." and atoms:
-  // "B descriptor (MN-major, atoms 8192 B apart)"
+  // "B descriptor (MN-major, atoms 8192 B apart)"; fp8 k32 steps:
+  // "wgmma 2 x m64n256k32, ..., 4 k32 steps, ..."
   std::string ToString() const;
 };
 struct PlannedGemm {

@@ -8,15 +8,9 @@
 namespace tessel::passes {
 namespace {
 
-GemmPlan Plan(const ir::GemmNode& g, const LoweringState& state) {
-  GemmPlan p;
-  auto [wm, wn] = MmaWarpGrid(g, state.threads);
-  auto layout = state.layouts.find(g.c.buffer.get());
-  if (wm == 0 || layout == state.layouts.end() ||
-      layout->second.kind() != FragmentLayout::Kind::kMma) {
-    return p;  // FMA: the operands read element by element
-  }
-  const FragmentLayout& l = layout->second;
+// The warp grid and tiles from the accumulator's (mma or wgmma) layout.
+void PlanWarpTiles(const ir::GemmNode& g, const FragmentLayout& l, int wm,
+                   int wn, GemmPlan& p) {
   p.warps_m = wm;
   p.warps_n = wn;
   p.warp_m = l.shape()[0] / wm;
@@ -25,7 +19,45 @@ GemmPlan Plan(const ir::GemmNode& g, const LoweringState& state) {
   p.n_tiles = l.ni();
   p.warpgroup_rows = l.warpgroup_rows();
   auto ae = *ConstSqueezedExtents(g.a);
-  p.k_steps = static_cast<int>((g.transpose_a ? ae[0] : ae[1]) / 16);
+  p.k_steps = static_cast<int>((g.transpose_a ? ae[0] : ae[1]) / p.k_step);
+}
+
+// fp8: wgmma k32 with both operands through descriptors, or FMA loops
+// (there is no fp8 mma.sync path).
+GemmPlan PlanFp8(const ir::GemmNode& g, const LoweringState& state,
+                 GemmPlan fma) {
+  std::optional<WgmmaOperand> a = WgmmaOperandA(g, state);
+  std::optional<WgmmaOperand> b = WgmmaOperandB(g, state);
+  if (!a || !b) {
+    fma.fma_reason =
+        "its shared tiles are not SWIZZLE_128B operands of wgmma (rows of "
+        "whole 128-byte atoms, regions starting on one)";
+    return fma;
+  }
+  GemmPlan p;
+  auto [wm, wn] = TensorCoreWarpGrid(g, state);
+  const FragmentLayout& l = state.layouts.at(g.c.buffer.get());
+  p.k_step = WgmmaInstructionK(g.a.buffer->dtype);
+  PlanWarpTiles(g, l, wm, wn, p);
+  p.instruction = GemmInstruction::kWgmma;
+  p.wgmma_n = WgmmaInstructionN(l.shape()[1]);
+  p.a = {OperandPath::kDescriptor, a->k_major, a->atom_bytes};
+  p.b = {OperandPath::kDescriptor, b->k_major, b->atom_bytes};
+  return p;
+}
+
+GemmPlan Plan(const ir::GemmNode& g, const LoweringState& state) {
+  GemmPlan p;
+  p.fma_reason = WgmmaFp8Refusal(g, state);
+  auto [wm, wn] = TensorCoreWarpGrid(g, state);
+  auto layout = state.layouts.find(g.c.buffer.get());
+  if (wm == 0 || layout == state.layouts.end() ||
+      layout->second.kind() != FragmentLayout::Kind::kMma) {
+    return p;  // FMA: the operands read element by element
+  }
+  if (IsFp8Gemm(g)) return PlanFp8(g, state, p);
+  const FragmentLayout& l = layout->second;
+  PlanWarpTiles(g, l, wm, wn, p);
   p.a.path = g.a.buffer->scope == ir::Scope::kFragment ? OperandPath::kRegisters
                                                        : OperandPath::kLdmatrix;
   p.b.path = OperandPath::kLdmatrix;
@@ -67,14 +99,15 @@ std::string GemmPlan::ToString() const {
     // One m64 per m16 tile of a warp, one instruction per N piece.
     const int per_step =
         m_tiles * static_cast<int>((warp_n + wgmma_n - 1) / wgmma_n);
-    what = per_step == 1 && wgmma_n == warp_n
-               ? "wgmma"
-               : absl::StrCat("wgmma ", per_step, " x m64n", wgmma_n, "k16");
+    what =
+        per_step == 1 && wgmma_n == warp_n
+            ? "wgmma"
+            : absl::StrCat("wgmma ", per_step, " x m64n", wgmma_n, "k", k_step);
   }
   return absl::StrCat(what, ", warps ", warps_m, "x", warps_n, ", warp tile ",
                       warp_m, "x", warp_n, " (", m_tiles, "x", n_tiles,
-                      " tiles), ", k_steps, " k16 steps, A ", OperandText(a),
-                      ", B ", OperandText(b));
+                      " tiles), ", k_steps, " k", k_step, " steps, A ",
+                      OperandText(a), ", B ", OperandText(b));
 }
 
 const GemmPlan* LoweringState::GemmPlanOf(const ir::GemmNode* gemm) const {

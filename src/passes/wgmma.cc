@@ -3,6 +3,7 @@
 #include <map>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "src/ir/visitor.h"
 #include "src/passes/ir_util.h"
 
@@ -26,10 +27,26 @@ bool WgmmaEnabled(const LoweringState& state) {
   return state.target.arch() == "sm_90a" && !state.config.disable_wgmma;
 }
 
+bool IsFp8(DataType t) {
+  return t == DataType::kF8E4M3 || t == DataType::kF8E5M2;
+}
+
+bool IsFp8Gemm(const ir::GemmNode& g) {
+  return IsFp8(g.a.buffer->dtype) && IsFp8(g.b.buffer->dtype);
+}
+
+int WgmmaInstructionK(DataType a) { return 32 / dtype_bytes(a); }
+
 bool WgmmaShapeFits(const ir::GemmNode& g, int threads) {
   const ir::Buffer &a = g.a.buffer, &b = g.b.buffer, &c = g.c.buffer;
-  if (!Is16Bit(a->dtype) || a->dtype != b->dtype ||
+  const bool fp8 = IsFp8Gemm(g);
+  if (!(fp8 || (Is16Bit(a->dtype) && a->dtype == b->dtype)) ||
       c->dtype != DataType::kF32) {
+    return false;
+  }
+  // fp8 operands are read K-major only, both from shared memory.
+  if (fp8 &&
+      (g.transpose_a || !g.transpose_b || a->scope != ir::Scope::kShared)) {
     return false;
   }
   bool a_ok = a->scope == ir::Scope::kShared ||
@@ -46,7 +63,32 @@ bool WgmmaShapeFits(const ir::GemmNode& g, int threads) {
   // Each warpgroup owns m / groups rows, one m64 wgmma per 64 of them.
   const int groups = threads / 128;
   if (threads % 128 != 0 || m % (64 * groups) != 0) return false;
-  return n % 8 == 0 && k % 16 == 0;
+  return n % 8 == 0 && k % WgmmaInstructionK(a->dtype) == 0;
+}
+
+std::string WgmmaFp8Refusal(const ir::GemmNode& g, const LoweringState& state) {
+  if (!IsFp8Gemm(g)) return "";
+  if (state.target.arch() != "sm_90a")
+    return absl::StrCat("fp8 tensor cores need wgmma (sm_90a), not ",
+                        state.target.arch());
+  if (state.config.disable_wgmma) return "wgmma is disabled";
+  if (g.c.buffer->dtype != DataType::kF32)
+    return "fp8 wgmma accumulates in f32 only";
+  if (g.transpose_a || !g.transpose_b) {
+    return "fp8 wgmma reads A and B K-major only: store A as [M, K] and B as "
+           "[N, K] (transpose_B; the gemm sample's NT layout)";
+  }
+  if (g.a.buffer->scope != ir::Scope::kShared)
+    return "fp8 wgmma reads A from shared memory only";
+  if (!WgmmaShapeFits(g, state.threads)) {
+    return "the tile does not fit wgmma: M a multiple of 64 x warpgroups, N "
+           "of 8, K of 32, shared rows whole 128-byte swizzle atoms";
+  }
+  if (state.wgmma_declined.count(g.c.buffer.get()))
+    return "its accumulator stays off wgmma (layout inference)";
+  if (g.policy != ir::GemmWarpPolicy::kFullRow)
+    return "its warp policy is not the full-row one wgmma needs";
+  return "";
 }
 
 int WgmmaInstructionN(int64_t n) {
@@ -87,7 +129,8 @@ ir::Stmt PreferWgmmaWarpGrid(
 namespace {
 
 // A shared region as a SWIZZLE_128B operand: K-major when its columns are k
-// (stepped 16 at a time inside a 128-byte atom row), else M/N-major, its
+// (stepped 32 bytes at a time inside a 128-byte atom row), else M/N-major
+// (16-bit types only), its
 // columns starting on an atom. Rows wider than one atom must be stored
 // atom after atom (Layout::atoms), LBO apart.
 std::optional<WgmmaOperand> SharedOperand(const ir::Region& r, bool k_major) {
@@ -116,7 +159,9 @@ std::optional<WgmmaOperand> SharedOperand(const ir::Region& r, bool k_major) {
   auto cols = ir::AsConstInt(r.extent[rank - 1]);
   if (!row0 || !col0 || !cols || *row0 % 8 != 0) return std::nullopt;
   const int atom = kRowBytes / dtype_bytes(b->dtype);
-  bool fits = k_major ? *col0 % 16 == 0 : *col0 % atom == 0 && *cols % 8 == 0;
+  if (!k_major && IsFp8(b->dtype)) return std::nullopt;
+  bool fits = k_major ? *col0 % WgmmaInstructionK(b->dtype) == 0
+                      : *col0 % atom == 0 && *cols % 8 == 0;
   if (!fits) return std::nullopt;
   return o;
 }

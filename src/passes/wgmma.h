@@ -11,6 +11,10 @@
 //    WgmmaInstructionN); the accumulator takes FragmentLayout::Wgmma
 //    (the mma.m16n8 C layout, repeated per m64 block); N a multiple of 8,
 //    K of 16;
+//  - or fp8 (e4m3 / e5m2, mixed allowed) A and B with an f32 accumulator,
+//    one m64nNk32 per 32 of K: wgmma reads fp8 only K-major, so A must be
+//    a shared [M, K] tile and B a shared [N, K] one (transpose_b); other
+//    fp8 gemms run as FMA loops and WgmmaFp8Refusal says why;
 //  - A in registers (a fragment, or loaded with ldmatrix as for mma.sync)
 //    or, when its tile is SWIZZLE_128B-shaped too, read by the tensor cores
 //    from shared memory;
@@ -25,6 +29,7 @@
 #define TESSEL_SRC_PASSES_WGMMA_H_
 
 #include <optional>
+#include <string>
 #include <unordered_set>
 
 #include "src/ir/stmt.h"
@@ -37,6 +42,18 @@ bool WgmmaEnabled(const LoweringState& state);
 
 // Shapes, dtypes and scopes fit (before layouts and pipeline stages exist).
 bool WgmmaShapeFits(const ir::GemmNode& gemm, int threads);
+
+bool IsFp8(DataType t);
+// Both operands fp8: no mma.sync path, wgmma or FMA loops.
+bool IsFp8Gemm(const ir::GemmNode& gemm);
+// The K of one wgmma: 32 bytes of A's row, k16 for 16-bit types and k32
+// for fp8 (a k step is one 32-byte column of the 128-byte swizzle atom).
+int WgmmaInstructionK(DataType a);
+
+// Why an fp8 gemm does not take wgmma ("" when it may): the reason
+// CompiledKernel::schedule() prints next to its FMA loops.
+std::string WgmmaFp8Refusal(const ir::GemmNode& gemm,
+                            const LoweringState& state);
 
 // Layout inference: gemms with the default (square) warp policy whose
 // accumulators only wgmma-shaped gemms write get the full-row policy, the
@@ -52,8 +69,8 @@ int WgmmaInstructionN(int64_t n);
 
 // A shared operand the lowering can hand to wgmma through a descriptor: a
 // swizzled tile of rows a multiple of 128 bytes (8k rows) whose region
-// starts on the swizzle atom (row multiple of 8; along K a multiple of 16
-// columns, along M/N of one atom).
+// starts on the swizzle atom (row multiple of 8; along K a multiple of one
+// k step, along M/N of one atom).
 struct WgmmaOperand {
   bool k_major = false;  // K contiguous: A not transposed, B transposed
   // Bytes between 128-byte column atoms (the descriptor's LBO for an

@@ -33,11 +33,13 @@ std::vector<std::string> Schedule(const passes::LoweringState& st) {
         absl::StrCat("gemm ", g->c.buffer->name, " += ", g->a.buffer->name,
                      " * ", g->b.buffer->name, ": ", p.plan.ToString());
     if (p.plan.instruction == passes::GemmInstruction::kFma) {
+      // fp8 says why wgmma refused it (its layout, the arch, the tile).
+      const std::string& why = p.plan.fma_reason;
       line += absl::StrCat(" (no tensor-core path for ",
                            std::string(dtype_name(g->a.buffer->dtype)), " x ",
                            std::string(dtype_name(g->b.buffer->dtype)), " -> ",
                            std::string(dtype_name(g->c.buffer->dtype)),
-                           ": FMA loops)");
+                           why.empty() ? "" : " here: ", why, ": FMA loops)");
     }
     out.push_back(std::move(line));
   }

@@ -37,14 +37,16 @@ class Gpu : public ::testing::Test {
 
 void CheckGemm(const testing::GemmShape& s) {
   int M = s.m, N = s.n, K = s.k;
+  const DataType bt = s.b_dtype.value_or(s.dtype);
+  const DataType ct = s.out_dtype.value_or(s.dtype);
   std::vector<float> a = Rounded(Random(size_t(M) * K, 1), s.dtype);
-  std::vector<float> b = Rounded(Random(size_t(K) * N, 2), s.dtype);
+  std::vector<float> b = Rounded(Random(size_t(K) * N, 2), bt);
   auto A = s.transpose_a ? DeviceTensor::From(a, s.dtype, {K, M})
                          : DeviceTensor::From(a, s.dtype, {M, K});
-  auto B = s.transpose_b ? DeviceTensor::From(b, s.dtype, {N, K})
-                         : DeviceTensor::From(b, s.dtype, {K, N});
-  auto C = DeviceTensor::From(std::vector<float>(size_t(M) * N, 7.0f), s.dtype,
-                              {M, N});
+  auto B = s.transpose_b ? DeviceTensor::From(b, bt, {N, K})
+                         : DeviceTensor::From(b, bt, {K, N});
+  auto C =
+      DeviceTensor::From(std::vector<float>(size_t(M) * N, 7.0f), ct, {M, N});
   absl::StatusOr<CompiledKernel> k =
       compile(testing::Gemm(s), {.target = Target::detect()});
   ASSERT_TRUE(k.ok()) << k.status();
@@ -131,6 +133,38 @@ TEST_F(Gpu, GemmWgmmaMMajorA) { CheckGemm(testing::WgmmaMMajorAGemm()); }
 TEST_F(Gpu, GemmWgmmaWideK) {
   CheckGemm(testing::WgmmaWideKGemm(false));
   CheckGemm(testing::WgmmaWideKGemm(true));
+}
+
+// fp8 wgmma m64nNk32 (A [M, K], B [N, K], f16 C): the sample's fp8 tile
+// through the warp-specialized TMA pipeline, e4m3, e5m2 and mixed, at
+// ragged sizes and tile multiples; one warpgroup; the cp.async pipeline
+// (rows of K = 200 bytes the TMA cannot map); K rows of two atoms.
+TEST_F(Gpu, GemmWgmmaFp8SampleTile) {
+  const DataType e4m3 = DataType::kF8E4M3, e5m2 = DataType::kF8E5M2;
+  CheckGemm(testing::WgmmaFp8SampleTileGemm(e4m3, e4m3));
+  CheckGemm(testing::WgmmaFp8SampleTileGemm(e5m2, e5m2));
+  CheckGemm(testing::WgmmaFp8SampleTileGemm(e4m3, e5m2));
+  testing::GemmShape tiles = testing::WgmmaFp8SampleTileGemm(e4m3, e4m3);
+  tiles.m = 512, tiles.n = 768, tiles.k = 1024;
+  CheckGemm(tiles);
+}
+TEST_F(Gpu, GemmWgmmaFp8OneWarpgroup) {
+  const DataType e4m3 = DataType::kF8E4M3, e5m2 = DataType::kF8E5M2;
+  CheckGemm(testing::WgmmaFp8SmallGemm(e4m3, e4m3));
+  CheckGemm(testing::WgmmaFp8SmallGemm(e5m2, e4m3));
+}
+TEST_F(Gpu, GemmWgmmaFp8CpAsyncRows) {
+  testing::GemmShape s =
+      testing::WgmmaFp8SmallGemm(DataType::kF8E4M3, DataType::kF8E4M3);
+  s.k = 200;
+  CheckGemm(s);
+}
+TEST_F(Gpu, GemmWgmmaFp8WideK) {
+  testing::GemmShape s =
+      testing::WgmmaFp8SmallGemm(DataType::kF8E5M2, DataType::kF8E5M2);
+  s.bk = 256;
+  s.k = 528;
+  CheckGemm(s);
 }
 
 TEST_F(Gpu, GemmF32FmaPath) {

@@ -5,6 +5,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstring>
 
@@ -57,8 +58,22 @@ inline float FromHalfBits(uint16_t b) {
   std::memcpy(&h, &b, 2);
   return __half2float(h);
 }
+inline bool IsFp8(DataType t) {
+  return t == DataType::kF8E4M3 || t == DataType::kF8E5M2;
+}
+inline __nv_fp8_interpretation_t Fp8Kind(DataType t) {
+  return t == DataType::kF8E4M3 ? __NV_E4M3 : __NV_E5M2;
+}
+// Round to nearest even, saturating to the largest finite value.
+inline uint8_t ToFp8Bits(float f, DataType t) {
+  return __nv_cvt_float_to_fp8(f, __NV_SATFINITE, Fp8Kind(t));
+}
+inline float FromFp8Bits(uint8_t b, DataType t) {
+  __half h = __nv_cvt_fp8_to_halfraw(b, Fp8Kind(t));
+  return __half2float(h);
+}
 
-// A device tensor holding host data (f32 or f16).
+// A device tensor holding host data (f32, f16, bf16 or fp8).
 struct DeviceTensor {
   jit::DeviceBuffer buffer;
   TensorView view;
@@ -72,6 +87,10 @@ struct DeviceTensor {
       std::vector<uint16_t> h(host.size());
       for (size_t i = 0; i < host.size(); ++i)
         h[i] = t == DataType::kF16 ? ToHalfBits(host[i]) : ToBf16Bits(host[i]);
+      (void)d.buffer.CopyFromHost(h.data(), bytes);
+    } else if (IsFp8(t)) {
+      std::vector<uint8_t> h(host.size());
+      for (size_t i = 0; i < host.size(); ++i) h[i] = ToFp8Bits(host[i], t);
       (void)d.buffer.CopyFromHost(h.data(), bytes);
     } else {
       (void)d.buffer.CopyFromHost(host.data(), bytes);
@@ -102,6 +121,8 @@ inline std::vector<float> Rounded(std::vector<float> v, DataType t) {
     for (float& x : v) x = FromHalfBits(ToHalfBits(x));
   if (t == DataType::kBF16)
     for (float& x : v) x = FromBf16Bits(ToBf16Bits(x));
+  if (IsFp8(t))
+    for (float& x : v) x = FromFp8Bits(ToFp8Bits(x, t), t);
   return v;
 }
 

@@ -68,17 +68,17 @@ ir::Program Gemm(const GemmShape& s) {
   }
   Buffer A = s.transpose_a ? Global("A", s.dtype, {K, M})
                            : Global("A", s.dtype, {M, K});
-  Buffer B = s.transpose_b ? Global("B", s.dtype, {N, K})
-                           : Global("B", s.dtype, {K, N});
-  Buffer C = Global("C", s.dtype, {M, N});
+  const DataType bt = s.b_dtype.value_or(s.dtype);
+  Buffer B = s.transpose_b ? Global("B", bt, {N, K}) : Global("B", bt, {K, N});
+  Buffer C = Global("C", s.out_dtype.value_or(s.dtype), {M, N});
   p.params = {A, B, C};
   Var bx("bx"), by("by"), k("k");
   Buffer As = s.transpose_a ? Shared("A_shared", s.dtype, {s.bk, s.bm})
                             : Shared("A_shared", s.dtype, {s.bm, s.bk});
   Region a_src = s.transpose_a ? Box(A, {k * s.bk, by * s.bm}, {s.bk, s.bm})
                                : Box(A, {by * s.bm, k * s.bk}, {s.bm, s.bk});
-  Buffer Bs = s.transpose_b ? Shared("B_shared", s.dtype, {s.bn, s.bk})
-                            : Shared("B_shared", s.dtype, {s.bk, s.bn});
+  Buffer Bs = s.transpose_b ? Shared("B_shared", bt, {s.bn, s.bk})
+                            : Shared("B_shared", bt, {s.bk, s.bn});
   Buffer acc = Frag("C_local", DataType::kF32, {s.bm, s.bn});
   Region b_src = s.transpose_b ? Box(B, {bx * s.bn, k * s.bk}, {s.bn, s.bk})
                                : Box(B, {k * s.bk, bx * s.bn}, {s.bk, s.bn});
@@ -186,6 +186,37 @@ GemmShape WgmmaWideKGemm(bool transpose_b) {
           .threads = 128,
           .stages = 2,
           .transpose_b = transpose_b};
+}
+
+GemmShape WgmmaFp8SampleTileGemm(DataType a, DataType b) {
+  return {.m = 264,
+          .n = 392,
+          .k = 400,
+          .bm = 128,
+          .bn = 256,
+          .bk = 128,
+          .threads = 256,
+          .stages = 4,
+          .dtype = a,
+          .transpose_b = true,
+          .panel = 8,
+          .b_dtype = b,
+          .out_dtype = DataType::kF16};
+}
+
+GemmShape WgmmaFp8SmallGemm(DataType a, DataType b) {
+  return {.m = 200,
+          .n = 136,
+          .k = 208,
+          .bm = 64,
+          .bn = 64,
+          .bk = 128,
+          .threads = 128,
+          .stages = 3,
+          .dtype = a,
+          .transpose_b = true,
+          .b_dtype = b,
+          .out_dtype = DataType::kF16};
 }
 
 ir::Program Elementwise(int n) {

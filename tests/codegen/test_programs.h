@@ -6,6 +6,8 @@
 #ifndef TESSEL_TESTS_CODEGEN_TEST_PROGRAMS_H_
 #define TESSEL_TESTS_CODEGEN_TEST_PROGRAMS_H_
 
+#include <optional>
+
 #include "src/ir/program.h"
 
 namespace tessel::testing {
@@ -20,6 +22,9 @@ struct GemmShape {
   bool transpose_a = false;  // A stored [K, M] (M-major)
   int panel = 0;             // use_swizzle panel (0: none)
   bool symbolic = false;     // M, N, K as symbolic sizes
+  // B's and C's dtypes when not `dtype` (fp8 A with another fp8 B, an f16
+  // C of fp8 inputs).
+  std::optional<DataType> b_dtype, out_dtype;
 };
 ir::Program Gemm(const GemmShape& s);
 
@@ -41,6 +46,14 @@ GemmShape WgmmaWideKGemm(bool transpose_b);
 // M-major A ([K][M] tiles of two atoms, one per warpgroup), 128x128x64
 // over two warpgroups.
 GemmShape WgmmaMMajorAGemm();
+
+// fp8 (A `a`, B `b`) with f16 C in the layout wgmma takes (A [M, K], B
+// [N, K]), ragged in M, N and K: the GEMM sample's fp8 tile on sm_90
+// (128x256x128 over two warpgroups, one m64n256k32 per k32 step and
+// warpgroup, 4 stages), and 64x64x64 over one warpgroup (m64n64k32, 3
+// stages).
+GemmShape WgmmaFp8SampleTileGemm(DataType a, DataType b);
+GemmShape WgmmaFp8SmallGemm(DataType a, DataType b);
 
 // Y[i] = X[i] * 2 + 1 through a fragment (f32, n elements, 256 per block).
 ir::Program Elementwise(int n);

@@ -90,17 +90,20 @@ Descriptor Decode(const ir::Expr& desc, const Env& env) {
   return d;
 }
 
-// The byte the tensor cores read for element (mn, k) of a 16-bit operand
-// (mn < 64 for A, < N for B; k < 16), per the PTX ISA canonical layouts
-// (in 16-byte units T = 8 elements):
+// The byte the tensor cores read for element (mn, k) of an operand of
+// `eb`-byte elements (mn < 64 for A, < N for B; k < 32 / eb: 16 for 16-bit
+// types, 32 for fp8, which is K-major only), per the PTX ISA canonical
+// layouts (in 16-byte units T = 16 / eb elements):
 //   K-major:    ((8, m), (T, 2)) : ((8T, SBO), (1, T))
 //   M/N-major:  ((T, 8, m), (8, 2)) : ((1, T, LBO), (8T, SBO))
 // then the SWIZZLE_128B XOR of address bits 4-6 with bits 7-9 (the tiles
 // start 1024-byte aligned).
-int64_t HardwareByte(const Descriptor& d, bool k_major, int64_t mn, int64_t k) {
-  int64_t linear = k_major ? d.start + (mn % 8) * 128 + (mn / 8) * d.sbo + k * 2
-                           : d.start + (mn % 64) * 2 + (mn / 64) * d.lbo +
-                                 (k % 8) * 128 + (k / 8) * d.sbo;
+int64_t HardwareByte(const Descriptor& d, bool k_major, int64_t mn, int64_t k,
+                     int eb = 2) {
+  int64_t linear = k_major
+                       ? d.start + (mn % 8) * 128 + (mn / 8) * d.sbo + k * eb
+                       : d.start + (mn % 64) * 2 + (mn / 64) * d.lbo +
+                             (k % 8) * 128 + (k / 8) * d.sbo;
   return linear ^ (((linear >> 7) & 7) << 4);
 }
 
@@ -160,7 +163,9 @@ void CheckDescriptors(const testing::GemmShape& g) {
     if (const ir::CallNode* c = AsIntrin(s, Intrinsic::kWgmma))
       wgmma.push_back(c);
   });
-  const int kk_steps = g.bk / 16, groups = g.threads / 128;
+  // One wgmma reads 32 bytes of K: k16, or k32 for fp8.
+  const int eb = dtype_bytes(g.dtype), k_step = 32 / eb;
+  const int kk_steps = g.bk / k_step, groups = g.threads / 128;
   const int mi_count = g.bm / groups / 64;
   ASSERT_GT(wgmma.size(), 0u);
   ASSERT_EQ(wgmma.size() % kk_steps, 0u);
@@ -185,20 +190,20 @@ void CheckDescriptors(const testing::GemmShape& g) {
         ASSERT_EQ(a.buffer, "A_shared");
         ASSERT_EQ(b.buffer, "B_shared");
         const int64_t row0 = group * (g.bm / groups) + mi * 64;
-        for (int64_t k = 0; k < 16; ++k) {
-          const int64_t kc = kk * 16 + k;
+        for (int64_t k = 0; k < k_step; ++k) {
+          const int64_t kc = kk * k_step + k;
           for (int64_t m = 0; m < 64; ++m) {
             int64_t want = g.transpose_a
                                ? layout_byte("A_shared", stage, kc, row0 + m)
                                : layout_byte("A_shared", stage, row0 + m, kc);
-            ASSERT_EQ(HardwareByte(a, !g.transpose_a, m, k), want)
+            ASSERT_EQ(HardwareByte(a, !g.transpose_a, m, k, eb), want)
                 << "A row " << row0 + m << " k " << kc;
           }
           for (int64_t j = 0; j < n; ++j) {
             int64_t want = g.transpose_b
                                ? layout_byte("B_shared", stage, n0 + j, kc)
                                : layout_byte("B_shared", stage, kc, n0 + j);
-            ASSERT_EQ(HardwareByte(b, g.transpose_b, j, k), want)
+            ASSERT_EQ(HardwareByte(b, g.transpose_b, j, k, eb), want)
                 << "B n " << n0 + j << " k " << kc;
           }
           checked += 64 + n;
@@ -270,6 +275,19 @@ TEST(WgmmaDescriptor, WideK) {
 TEST(WgmmaDescriptor, MMajorA) {
   CheckDescriptors(testing::WgmmaMMajorAGemm());
 }
+// fp8 k32 steps (32 bytes of the atom rows, like f16's k16), e4m3 with
+// e5m2 too: the sample's fp8 tile, one warpgroup, K rows of two atoms.
+TEST(WgmmaDescriptor, Fp8) {
+  CheckDescriptors(
+      testing::WgmmaFp8SampleTileGemm(DataType::kF8E4M3, DataType::kF8E4M3));
+  CheckDescriptors(
+      testing::WgmmaFp8SmallGemm(DataType::kF8E4M3, DataType::kF8E5M2));
+  testing::GemmShape wide_k =
+      testing::WgmmaFp8SmallGemm(DataType::kF8E5M2, DataType::kF8E5M2);
+  wide_k.bk = 256;
+  CheckDescriptors(wide_k);
+}
+
 TEST(WgmmaDescriptor, OneAtomTiles) {
   CheckDescriptors(testing::WgmmaGemm(false));
   CheckDescriptors(testing::WgmmaGemm(true));

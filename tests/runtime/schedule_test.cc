@@ -1,7 +1,8 @@
 // CompiledKernel::schedule(): what the scheduler chose, compiled for
 // sm_90a through NVRTC (no GPU needed): the GEMM's wgmma, the
-// warp-specialized TMA pipeline and the persistent grid; and an fp8 GEMM,
-// which has no tensor-core path yet, saying it runs as FMA loops.
+// warp-specialized TMA pipeline and the persistent grid; an fp8 GEMM on
+// wgmma k32; and an fp8 GEMM in a layout wgmma cannot read, saying it runs
+// as FMA loops and why.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -47,6 +48,16 @@ TEST(Schedule, SaysWhenAGemmHasNoTensorCorePath) {
                        .dtype = DataType::kF8E4M3};
   std::string s = ScheduleOf(testing::Gemm(g));
   EXPECT_THAT(s, HasSubstr("no tensor-core path for fp8_e4m3"));
+  EXPECT_THAT(s, HasSubstr("K-major only"));
+  EXPECT_THAT(s, HasSubstr(": FMA loops"));
+}
+
+TEST(Schedule, Fp8GemmRunsOnWgmmaK32) {
+  std::string s = ScheduleOf(testing::Gemm(
+      testing::WgmmaFp8SampleTileGemm(DataType::kF8E4M3, DataType::kF8E4M3)));
+  EXPECT_THAT(s, HasSubstr(": wgmma, warps 8x1"));
+  EXPECT_THAT(s, HasSubstr("4 k32 steps"));
+  EXPECT_THAT(s, HasSubstr("warp-specialized"));
 }
 
 }  // namespace

@@ -68,6 +68,44 @@ std::vector<SampleCase> SmallCases() {
                                   .in_dtype = bf16,
                                   .out_dtype = bf16,
                                   .bias_relu = true});
+  // fp8 in the layout wgmma reads (NT: B stored [N, K]) with a tile of
+  // 128-byte rows (wgmma k32 on sm_90a, FMA loops on sm_80; 3 stages fit
+  // both): ragged through the TMA pipeline, tile multiples, rows the TMA
+  // cannot map (K = 51: the cp.async path); NN runs FMA loops everywhere.
+  const GemmTile fp8_tile{.block_m = 128,
+                          .block_n = 256,
+                          .block_k = 128,
+                          .num_stages = 3,
+                          .threads = 256};
+  gemm("nt_e4m3_ragged", {.M = 200,
+                          .N = 136,
+                          .K = 272,
+                          .in_dtype = fp8_e4m3,
+                          .layout = GemmLayout::kNT,
+                          .tile = fp8_tile});
+  gemm("nt_e5m2_bf16out_tile", {.M = 256,
+                                .N = 512,
+                                .K = 384,
+                                .in_dtype = fp8_e5m2,
+                                .out_dtype = bf16,
+                                .layout = GemmLayout::kNT,
+                                .tile = fp8_tile});
+  gemm("nt_e4m3_f32out_odd", {.M = 67,
+                              .N = 45,
+                              .K = 51,
+                              .in_dtype = fp8_e4m3,
+                              .out_dtype = f32,
+                              .layout = GemmLayout::kNT,
+                              .tile = fp8_tile});
+  gemm("nn_e4m3_fma", {.M = 72,
+                       .N = 64,
+                       .K = 40,
+                       .in_dtype = fp8_e4m3,
+                       .tile = {.block_m = 64,
+                                .block_n = 64,
+                                .block_k = 32,
+                                .num_stages = 2,
+                                .threads = 128}});
   auto splitk = [&](std::string name, SplitKConfig c) {
     cases.push_back(
         {"splitk_gemm_" + name, [c] { return SplitKGemmWorkload(c, 12); }});

@@ -135,7 +135,7 @@ TEST(Builders, RejectBadConfigs) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(
       GemmProgram({.M = 8, .N = 8, .K = 8, .in_dtype = f32}).status().message(),
-      HasSubstr("f16 or bf16"));
+      HasSubstr("f16, bf16, fp8_e4m3 or fp8_e5m2"));
   EXPECT_THAT(GemmProgram({.M = 8, .N = 8, .K = 8, .out_dtype = i32})
                   .status()
                   .message(),

@@ -4,7 +4,8 @@
 // list grows with N); these are the instructions around it:
 //
 //   tl::wgmma_fence();               // registers written above are ready
-//   ... wgmma.mma_async per k16 step, B through tl::wgmma_desc_sw128(...)
+//   ... wgmma.mma_async per k16 step (k32 for fp8: 32 bytes of K either
+//       way), B through tl::wgmma_desc_sw128(...)
 //   tl::wgmma_commit();
 //   tl::wgmma_wait<0>();             // accumulators and B's reads are done
 //

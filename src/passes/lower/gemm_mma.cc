@@ -23,6 +23,7 @@ std::optional<MmaGemm> Lowerer::PlanMma(const ir::GemmNode& g) {
   MmaGemm m;
   m.acc = Local(g.c.buffer);
   m.KK = p.k_steps;
+  m.k_step = p.k_step;
   m.MI = p.m_tiles;
   m.NI = p.n_tiles;
   m.wn = p.warps_n;

@@ -9,44 +9,60 @@
 
 namespace tessel::passes::lower {
 
-// The descriptor of k16 step kk of a SWIZZLE_128B operand region whose
-// M/N extent starts at mn0: it starts at that element's own address (a
-// K-major step and an M/N piece start inside an atom, at its row 0); an
-// M/N-major operand wider than one atom has its atoms LBO apart.
+// The descriptor of the k step starting at column k0 of a SWIZZLE_128B
+// operand region whose M/N extent starts at mn0: it starts at that
+// element's own address (a K-major step and an M/N piece start inside an
+// atom, at its row 0); an M/N-major operand wider than one atom has its
+// atoms LBO apart. A step is 32 bytes of K for every type (k16, fp8 k32).
 Expr Lowerer::WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o,
-                              int kk, Expr mn0) {
+                              int k0, Expr mn0) {
   ir::Region r = MutateRegion(region);
   std::vector<Expr> idx =
-      RegionIndices(r, o.k_major ? std::vector<Expr>{mn0, Expr(kk * 16)}
-                                 : std::vector<Expr>{Expr(kk * 16), mn0});
+      RegionIndices(r, o.k_major ? std::vector<Expr>{mn0, Expr(k0)}
+                                 : std::vector<Expr>{Expr(k0), mn0});
   std::vector<Expr> args{SharedAddr(r.buffer, SharedOffset(r.buffer, idx))};
   if (!o.k_major && o.atom_bytes > 0) args.push_back(Expr(o.atom_bytes));
   args.push_back(Expr(kWgmmaGroupBytes));
   return IntrinExpr(DataType::kI64, Intrinsic::kWgmmaDescSw128, args);
 }
 
-// One m64nNk16 wgmma of k16 step kk: rows of the warpgroup's m64 block mi,
+namespace {
+
+// The type tag of a wgmma: "f16" / "bf16" (A and B alike), fp8 as A's and
+// B's types, "e4m3.e5m2" (the codegen reads k32 from it).
+std::string WgmmaTypes(const ir::GemmNode& g) {
+  auto fp8 = [](DataType t) {
+    return t == DataType::kF8E4M3 ? "e4m3" : "e5m2";
+  };
+  DataType a = g.a.buffer->dtype, b = g.b.buffer->dtype;
+  if (IsFp8Gemm(g)) return std::string(fp8(a)) + "." + fp8(b);
+  return a == DataType::kBF16 ? "bf16" : "f16";
+}
+
+}  // namespace
+
+// One m64nNkK wgmma of k step kk: rows of the warpgroup's m64 block mi,
 // accumulator columns n0..n0+n. Args (type, N, A M-major (-1: A in
 // registers), B N-major, accumulator row block, its first n8 tile, A's
 // registers or descriptor, B's descriptor).
 Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
                         int n0, int n) {
-  Expr b = WgmmaDescriptor(g.b, *m.wgmma, kk, Expr(n0));
+  Expr b = WgmmaDescriptor(g.b, *m.wgmma, kk * m.k_step, Expr(n0));
   Expr a, a_mn_major = Expr(-1);
   if (m.wgmma_a) {
     // Warpgroup w reads its rows of A: 64 x MI of them from row 64 MI w.
     Expr rows = Expr(tx_) / 128 * (64 * m.MI);
     if (mi > 0) rows = rows + 64 * mi;
-    a = WgmmaDescriptor(g.a, *m.wgmma_a, kk, rows);
+    a = WgmmaDescriptor(g.a, *m.wgmma_a, kk * m.k_step, rows);
     a_mn_major = Expr(m.wgmma_a->k_major ? 0 : 1);
   } else {
     a = m.a_keep.defined() ? Ref(m.a_keep, {Expr(kk), Expr(mi)})
                            : Ref(m.af, {Expr(kk), Expr(mi)});
   }
-  const char* type = g.a.buffer->dtype == DataType::kBF16 ? "bf16" : "f16";
-  return Intrin(Intrinsic::kWgmma,
-                {Tag(type), Expr(n), a_mn_major, Expr(m.wgmma->k_major ? 0 : 1),
-                 Ref(m.acc, {Expr(mi)}), Expr(n0 / 8), a, b});
+  return Intrin(
+      Intrinsic::kWgmma,
+      {Tag(WgmmaTypes(g)), Expr(n), a_mn_major, Expr(m.wgmma->k_major ? 0 : 1),
+       Ref(m.acc, {Expr(mi)}), Expr(n0 / 8), a, b});
 }
 
 // Waits until at most `pending` committed wgmma groups run, then tells the

@@ -49,6 +49,7 @@ struct MmaGemm {
   ir::Buffer a_keep, b_keep;
   bool a_fill = false, b_fill = false;
   int KK = 0, MI = 0, NI = 0, wn = 0;
+  int k_step = 16;  // K of one instruction (32: fp8 wgmma)
   int64_t wtm = 0, wtn = 0;
   const char* kind = "f16_f32";
   // wgmma.mma_async (wgmma.h): B stays in shared memory; A too when
@@ -139,7 +140,7 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   int FragmentRegisters() const;
   std::vector<ir::Buffer> PlanKeptOperands(const std::vector<Stmt>& stmts);
   // gemm_wgmma.cc
-  Expr WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o, int kk,
+  Expr WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o, int k0,
                        Expr mn0);
   Stmt WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
                  int n0, int n);

@@ -235,13 +235,20 @@ def bench_sdpa(torch, timer, shapes, log):
 
 
 def bench_fp8_gemm(torch, timer, shapes, log):
-    """C = A B^T in e4m3 with f16 output: A [M, K], B stored [N, K]."""
+    """C = A B^T in e4m3 with f16 output: A [M, K], B stored [N, K].
+
+    Twice: cuBLASLt's default, which adds the tensor cores' partial sums
+    into an f32 accumulator every few k steps, and use_fast_accum=True
+    (impl "torch_scaled_mm:fast_accum"), which keeps them in the tensor
+    cores' own accumulator as tessel's fp8 gemm does.
+    """
     out = []
-    for shape in shapes:
+    for shape, fast in [(s, f) for s in shapes for f in (False, True)]:
         m, n, k = shape["M"], shape["N"], shape["K"]
         flops = 2.0 * m * n * k
         bytes_ = 1.0 * (m * k + n * k) + 2.0 * m * n
-        args = ("gemm", "torch_scaled_mm", "fwd", "NT", shape, flops, bytes_)
+        impl = "torch_scaled_mm:fast_accum" if fast else "torch_scaled_mm"
+        args = ("gemm", impl, "fwd", "NT", shape, flops, bytes_)
         try:
             gen = torch.Generator(device="cuda").manual_seed(0)
             a = torch.rand(m, k, device="cuda", generator=gen) * 2 - 1
@@ -253,7 +260,8 @@ def bench_fp8_gemm(torch, timer, shapes, log):
 
             def fn():
                 return torch._scaled_mm(a, bt, scale_a=one, scale_b=one,
-                                        out_dtype=torch.float16)
+                                        out_dtype=torch.float16,
+                                        use_fast_accum=fast)
             r = record(*args, timer(fn), dtype="fp8_e4m3")
             del a, b, bt
         except Exception as exc:  # no fp8 path on this GPU or torch

@@ -34,10 +34,7 @@ constexpr char kCommonUsage[] =
     "  --tma=true|false     sm_90a: TMA copies (false: disable_tma_lower)\n"
     "  --warp-specialized=true|false  sm_90a: producer / consumer warpgroups\n"
     "                       (false: disable_warp_specialized)\n"
-    "  --persistent=true|false  sm_90a: persistent grid (default true)\n"
-    "  --pingpong=true|false  sm_90a: consumer warpgroups take turns at\n"
-    "                       their gemms where they compute between them\n"
-    "                       (flash attention; default true)\n";
+    "  --persistent=true|false  sm_90a: persistent grid (default true)\n";
 
 std::string Usage(const SampleSpec& spec) {
   return absl::StrCat("usage: ", spec.name, " [flags]\n", kCommonUsage,
@@ -334,7 +331,6 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
   SAMPLES_ASSIGN_OR_RETURN(bool specialized,
                            flags.Bool("warp-specialized", true));
   SAMPLES_ASSIGN_OR_RETURN(bool persistent, flags.Bool("persistent", true));
-  SAMPLES_ASSIGN_OR_RETURN(bool pingpong, flags.Bool("pingpong", true));
   SAMPLES_ASSIGN_OR_RETURN(std::vector<Workload> workloads,
                            spec.make(args, flags));
   SAMPLES_RETURN_IF_ERROR(flags.CheckAllUsed());
@@ -344,7 +340,6 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
       step.pass_config.disable_tma_lower = !tma;
       step.pass_config.disable_warp_specialized = !specialized;
       step.pass_config.disable_persistent_grid = !persistent;
-      step.pass_config.disable_pingpong = !pingpong;
     }
   }
 

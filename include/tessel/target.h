@@ -59,10 +59,6 @@ struct PassConfig {
   // sm_90a warp-specialized kernels: one block per tile instead of a
   // persistent grid (one block per SM looping over the output tiles).
   bool disable_persistent_grid = false;
-  // sm_90a warp-specialized loops that compute between their gemms (flash
-  // attention's softmax): the two consumer warpgroups issue their gemms in
-  // turn, one's softmax overlapping the other's gemm.
-  bool disable_pingpong = false;
   // A folder: the IR after every pass is written there (also
   // $TESSEL_DUMP_IR).
   std::string dump_ir;

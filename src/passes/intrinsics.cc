@@ -43,7 +43,6 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kTmaLoad, "tma_load", 8, 4, {}, kStartsAsyncCopy},
       {I::kSetMaxNReg, "setmaxnreg", 2, 2, {}, 0},
       {I::kNamedBarrierSync, "named_barrier_sync", 2, 2, {}, kFence},
-      {I::kNamedBarrierArrive, "named_barrier_arrive", 2, 2, {}, kFence},
       {I::kPrint, "print", 3, 2, {}, kPrints},
       {I::kThreadIdx, "thread_idx", 0, 0, {}, kExpression},
       {I::kGridDimX, "grid_dim_x", 0, 0, {}, kExpression},

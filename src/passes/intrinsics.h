@@ -93,7 +93,6 @@ enum class Intrinsic {
   kTmaLoad,
   kSetMaxNReg,
   kNamedBarrierSync,
-  kNamedBarrierArrive,
   kPrint,
   // Expressions.
   kThreadIdx,

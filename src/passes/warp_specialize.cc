@@ -20,7 +20,7 @@ bool Applies(const LoweringState& state) {
   const PassConfig& c = state.config;
   return state.target.arch() == "sm_90a" && !c.disable_tma_lower &&
          !c.disable_warp_specialized && !c.disable_async_copy &&
-         (state.threads == 128 || state.threads == 256);
+         (state.threads == 128 || state.threads == 256 || state.threads == 384);
 }
 
 // Nothing the specialized kernel could not keep: user mbarriers and

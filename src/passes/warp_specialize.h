@@ -37,10 +37,12 @@
 // wgmma group in flight in the consumer loop and releases a stage when its
 // reads retire (lower/wgmma_pipeline.cc).
 //
-// Applies to the kernel's one Pipelined loop (num_stages >= 2, 128 or 256
-// threads) whose body is global -> shared copies the TMA can make
-// (tma_copy.h) followed by gemms; the copied tiles used nowhere else, no
-// user mbarriers or barriers in the kernel. Off with disable_tma_lower,
+// Applies to the kernel's one Pipelined loop (num_stages >= 2, 128, 256 or
+// 384 threads) whose global -> shared copies the TMA can all make
+// (tma_copy.h) and whose body reads their tiles only through gemms, after
+// the copy; the rest of the body (a softmax between two gemms, as flash
+// attention's) goes to the consumers in order. The copied tiles are used
+// nowhere else, no user mbarriers or barriers in the kernel. Off with disable_tma_lower,
 // disable_warp_specialized or disable_async_copy, or on other targets:
 // then inject_pipeline makes today's cp.async pipeline.
 #ifndef TESSEL_SRC_PASSES_WARP_SPECIALIZE_H_

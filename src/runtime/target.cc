@@ -82,8 +82,7 @@ std::string PassConfig::ToString() const {
                       " async_copy=", !disable_async_copy,
                       " thread_sync=", !disable_thread_sync,
                       " wgmma=", !disable_wgmma,
-                      " persistent_grid=", !disable_persistent_grid,
-                      " pingpong=", !disable_pingpong);
+                      " persistent_grid=", !disable_persistent_grid);
 }
 
 }  // namespace tessel

@@ -225,6 +225,14 @@ std::vector<SampleCase> SmallCases() {
                                  .block_m = 128,
                                  .block_n = 128,
                                  .threads = 256});
+  // Three consumer warpgroups of 64 query rows each (384 threads).
+  fa("d64_bm192_bn128_12warps", {.B = 1,
+                                 .S = 333,
+                                 .H = 2,
+                                 .D = 64,
+                                 .block_m = 192,
+                                 .block_n = 128,
+                                 .threads = 384});
   fa("d64_bm128_bn64_8warps", {.B = 1,
                                .S = 333,
                                .H = 3,

@@ -27,14 +27,9 @@ struct Fence : ir::IRMutator {
     return ir::Seq({Intrin(Intrinsic::kFenceProxyAsync, {}), Self(op)});
   }
   Stmt Visit(const ir::EvaluateNode* op) override {
-    // The consumers' block barrier in a warp-specialized block (named
-    // barrier 1), not the turns of warpgroup ping-pong (which order issues,
-    // not data).
-    if (const ir::CallNode* sync =
-            AsIntrin(Self(op), Intrinsic::kNamedBarrierSync)) {
-      if (!ir::IsConstInt(sync->args[0], 1)) return Self(op);
+    // The consumers' barrier in a warp-specialized block.
+    if (AsIntrin(Self(op), Intrinsic::kNamedBarrierSync) != nullptr)
       return ir::Seq({Intrin(Intrinsic::kFenceProxyAsync, {}), Self(op)});
-    }
     const ir::CallNode* arrive = AsIntrin(Self(op), Intrinsic::kMbarrierArrive);
     if (arrive == nullptr) return Self(op);
     const auto* bar = arrive->args[0].As<ir::LoadNode>();

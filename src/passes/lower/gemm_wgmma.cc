@@ -94,7 +94,6 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
     for (int kk = 0; kk < m.KK; ++kk)
       body.push_back(LoadFragments(m, g, Expr(kk), kk));
   }
-  if (pingpong_) body.push_back(AwaitTurn());
   body.push_back(Intrin(Intrinsic::kWgmmaFence, {}));
   const int n_total = static_cast<int>(m.wtn);
   for (int kk = 0; kk < m.KK; ++kk) {
@@ -106,7 +105,6 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
     }
   }
   body.push_back(Intrin(Intrinsic::kWgmmaCommit, {}));
-  if (pingpong_) body.push_back(PassTurn());
   if (m.wgmma_a && defer_wgmma_) {
     deferred_wgmma_.push_back(g.c.buffer);
   } else {

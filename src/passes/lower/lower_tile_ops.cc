@@ -72,17 +72,13 @@ Stmt Lowerer::Visit(const ir::ForNode* op) {
   if (std::optional<Stmt> s = LowerPipelinedGemm(op)) return *s;
   auto mn = ir::AsConstInt(op->min), ex = ir::AsConstInt(op->extent);
   if (mn && ex) ranges_[op->var.get()] = {*mn, *mn + *ex - 1};
-  const bool turns = TakesTurns(*op);
-  pingpong_ = turns;
   Stmt body = MutateStmt(op->body);
-  pingpong_ = false;
   ir::ForKind kind = op->for_kind == ir::ForKind::kPipelined
                          ? ir::ForKind::kSerial
                          : op->for_kind;
-  Stmt loop = ir::MakeStmt<ir::ForNode>(op->var, op->min, op->extent, kind, 0,
-                                        std::vector<int>{}, std::vector<int>{},
-                                        body, op->loc);
-  return turns ? TakingTurns(loop) : loop;
+  return ir::MakeStmt<ir::ForNode>(op->var, op->min, op->extent, kind, 0,
+                                   std::vector<int>{}, std::vector<int>{}, body,
+                                   op->loc);
 }
 
 Stmt Lowerer::Visit(const ir::IfThenElseNode* op) {

@@ -149,12 +149,6 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   bool JoinsDeferredWgmma(const Stmt& s);
   // wgmma_pipeline.cc
   std::optional<Stmt> LowerWgmmaConsumerLoop(const ir::ForNode* op);
-  // warpgroup_pingpong.cc
-  bool TakesTurns(const ir::ForNode& loop);
-  Expr Warpgroup() const;
-  Stmt AwaitTurn();
-  Stmt PassTurn();
-  Stmt TakingTurns(Stmt loop);
   // tma_copy.cc
   int TensorMapOf(const TmaCopyPlan& plan);
   Stmt LowerTmaCopy(const ir::CopyNode& c);
@@ -192,8 +186,6 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   // the accumulators of the list's committed, unwaited wgmma.
   bool defer_wgmma_ = false;
   std::vector<ir::Buffer> deferred_wgmma_;
-  // Lowering a consumer loop whose warpgroups take turns at their gemms.
-  bool pingpong_ = false;
   // Per gemm, its A and B kept in registers: (array, filled by this gemm).
   std::unordered_map<const ir::GemmNode*,
                      std::array<std::optional<std::pair<ir::Buffer, bool>>, 2>>

@@ -10,10 +10,15 @@
 namespace tessel::passes::lower {
 namespace {
 
-// Register budgets of the two roles (setmaxnreg counts, multiples of 8):
-// 128 producers x 40 + 256 consumers x 232 fit the 64K registers of an SM.
-constexpr int kProducerRegisters = 40;
-constexpr int kConsumerRegisters = 232;
+// Register budgets of the two roles (setmaxnreg counts, multiples of 8)
+// that fit the 64K registers of an SM: 128 producers x 40 + 256 consumers
+// x 232, or 128 x 24 + 384 x 160 with three consumer warpgroups.
+struct RegisterSplit {
+  int producer, consumer;
+};
+RegisterSplit RegistersFor(int consumers) {
+  return consumers == 384 ? RegisterSplit{24, 160} : RegisterSplit{40, 232};
+}
 
 struct ConsumerBarriers : ir::IRMutator {
   explicit ConsumerBarriers(int threads) : threads(threads) {}
@@ -32,11 +37,10 @@ Stmt Lowerer::Visit(const ir::WarpSpecializeNode* op) {
       ConsumerBarriers(consumers).MutateStmt(MutateStmt(op->consumer));
   std::vector<Stmt> p, c;
   // With one consumer warpgroup every role has registers to spare.
-  if (consumers == 256) {
-    p.push_back(
-        Intrin(Intrinsic::kSetMaxNReg, {Expr(0), Expr(kProducerRegisters)}));
-    c.push_back(
-        Intrin(Intrinsic::kSetMaxNReg, {Expr(1), Expr(kConsumerRegisters)}));
+  if (consumers > 128) {
+    const RegisterSplit r = RegistersFor(consumers);
+    p.push_back(Intrin(Intrinsic::kSetMaxNReg, {Expr(0), Expr(r.producer)}));
+    c.push_back(Intrin(Intrinsic::kSetMaxNReg, {Expr(1), Expr(r.consumer)}));
   }
   p.push_back(MakeIf(Expr(tx_) == consumers, producer));
   c.push_back(consumer);

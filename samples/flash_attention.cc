@@ -63,9 +63,12 @@ absl::StatusOr<Program> MakeFlashAttention(const nlohmann::json& json) {
 FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm) {
   // Larger heads would not fit two stages of K and V in shared memory.
   if (sm >= 90 && c.D <= 128) {
-    c.block_m = 128;
+    // D <= 64: three consumer warpgroups, whose gemms are short enough
+    // for the third to fill the tensor cores' idle time.
+    const bool small = c.D <= 64;
+    c.block_m = small ? 192 : 128;
     c.block_n = 128;
-    c.threads = 256;
+    c.threads = small ? 384 : 256;
   }
   return c;
 }

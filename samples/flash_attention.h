@@ -43,9 +43,11 @@ struct FlashAttentionConfig {
 };
 
 // The tile for sm_<sm>: on sm_90 and later, D <= 128, 128 x 128 over two
-// consumer warpgroups (256 threads), which the scheduler warp-specializes: a
-// TMA producer fills K and V (B8 S4096 H16 D128: 2.08 ms against 4.82 with the
-// default tile; bench/results/h200_s7/); elsewhere the defaults above.
+// consumer warpgroups (256 threads), at D <= 64 192 x 128 over three (384),
+// which the scheduler warp-specializes: a TMA producer fills K and V
+// (B8 S4096 H16 D128: 2.08 ms against 4.82 with the default tile; H32 D64:
+// 2.37 ms against 2.80 with 128 x 128; bench/results/h200_s7/); elsewhere
+// the defaults above.
 FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm);
 
 absl::StatusOr<Program> FlashAttentionProgram(

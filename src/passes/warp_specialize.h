@@ -42,9 +42,9 @@
 // (tma_copy.h) and whose body reads their tiles only through gemms, after
 // the copy; the rest of the body (a softmax between two gemms, as flash
 // attention's) goes to the consumers in order. The copied tiles are used
-// nowhere else, no user mbarriers or barriers in the kernel. Off with disable_tma_lower,
-// disable_warp_specialized or disable_async_copy, or on other targets:
-// then inject_pipeline makes today's cp.async pipeline.
+// nowhere else, no user mbarriers or barriers in the kernel. Off with
+// disable_tma_lower, disable_warp_specialized or disable_async_copy, or on
+// other targets: then inject_pipeline makes today's cp.async pipeline.
 #ifndef TESSEL_SRC_PASSES_WARP_SPECIALIZE_H_
 #define TESSEL_SRC_PASSES_WARP_SPECIALIZE_H_
 

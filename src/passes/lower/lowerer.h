@@ -112,14 +112,12 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Stmt LowerAtomic(const ir::AtomicNode& a);
   // parallel.cc
   Stmt LowerParallel(const ir::ForNode* op);
+  // Every fragment load (unless !loads) and store in s.
   void ForEachFragmentAccess(
       const Stmt& s,
       const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>&
-          fn);
-  void ForEachFragmentStore(
-      const Stmt& s,
-      const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>&
-          fn);
+          fn,
+      bool loads = true);
   Stmt MapFragments(const ir::ForNode* loop, const Stmt& body,
                     const std::vector<const ir::VarNode*>& vars,
                     const FragmentLayout& d, const std::vector<Expr>& local);

@@ -40,14 +40,16 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
   if (!driver) driver = FragmentLayout::Blocked(extents, st_.threads, 1);
   // A replicated fragment stored at other indices than the loop's variables:
   // every thread runs every iteration (layout_inference.cc).
-  ForEachFragmentStore(
-      body, [&](const ir::Buffer& b, const std::vector<Expr>& idx) {
+  ForEachFragmentAccess(
+      body,
+      [&](const ir::Buffer& b, const std::vector<Expr>& idx) {
         bool at_vars = idx.size() == vars.size();
         for (size_t i = 0; at_vars && i < idx.size(); ++i)
           at_vars = idx[i].get() == vars[i];
         if (!at_vars && Layout(b).kind() == FragmentLayout::Kind::kReplicated)
           driver = FragmentLayout::Replicated(extents, st_.threads);
-      });
+      },
+      /*loads=*/false);
   if (driver->shape() != extents) {
     Fail(op,
          "a T.Parallel loop whose extents differ from its fragment's "
@@ -86,30 +88,15 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
   return mapped;
 }
 
-void Lowerer::ForEachFragmentStore(
-    const Stmt& s,
-    const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>&
-        fn) {
-  struct V : ir::IRVisitor {
-    const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>* fn;
-    void Visit(const ir::StoreNode* op) override {
-      if (op->buffer->scope == ir::Scope::kFragment)
-        (*fn)(op->buffer, op->indices);
-      IRVisitor::Visit(op);
-    }
-  } v;
-  v.fn = &fn;
-  v.VisitStmt(s);
-}
-
 void Lowerer::ForEachFragmentAccess(
     const Stmt& s,
-    const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>&
-        fn) {
+    const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>& fn,
+    bool loads) {
   struct V : ir::IRVisitor {
     const std::function<void(const ir::Buffer&, const std::vector<Expr>&)>* fn;
+    bool loads = true;
     void Visit(const ir::LoadNode* op) override {
-      if (op->buffer->scope == ir::Scope::kFragment)
+      if (loads && op->buffer->scope == ir::Scope::kFragment)
         (*fn)(op->buffer, op->indices);
       IRVisitor::Visit(op);
     }
@@ -120,6 +107,7 @@ void Lowerer::ForEachFragmentAccess(
     }
   } v;
   v.fn = &fn;
+  v.loads = loads;
   v.VisitStmt(s);
 }
 

@@ -24,3 +24,7 @@ install(FILES "${PROJECT_BINARY_DIR}/tesselConfig.cmake"
               "${PROJECT_BINARY_DIR}/tesselConfigVersion.cmake"
               third_party/FindxxHash.cmake
         DESTINATION ${TESSEL_INSTALL_CMAKEDIR})
+# The quickstart's sources (docs/quickstart.md), a project that builds
+# against this install: <prefix>/share/tessel/examples/quickstart.
+install(DIRECTORY examples/quickstart
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/tessel/examples)

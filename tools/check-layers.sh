@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The public headers (include/tessel/) by the layer that implements them.
-pub_ir="tessel/dtype.h"
+pub_ir="tessel/dtype.h tessel/status_macros.h"
 pub_base="$pub_ir tessel/target.h"
 pub_dsl="tessel/builder.h tessel/expr.h tessel/program.h"
 pub_interp="tessel/host_tensor.h tessel/interpret.h"

@@ -20,7 +20,7 @@
 //       }};
 //   absl::StatusOr<T::TuneResult> r = T::autotune(
 //       request, {.budget = absl::Minutes(2), .progress = &std::cerr});
-//   if (r.ok()) RETURN_IF_ERROR(r->kernel.launch({a, b, c}, stream));
+//   if (r.ok()) TESSEL_RETURN_IF_ERROR(r->kernel.launch({a, b, c}, stream));
 //
 // autotune() builds and compiles the candidates on a pool of threads, then,
 // one at a time on the GPU, checks each (request.check) and times it

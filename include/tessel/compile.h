@@ -5,12 +5,13 @@
 //       program, {.target = tessel::Target::sm90a(),
 //                 .pass_config = {.dump_ir = "/tmp/ir"}});
 //   std::cout << k->source();   // the generated CUDA C++
-//   RETURN_IF_ERROR(k->launch({a, b, c}, stream));   // see runtime.h
+//   TESSEL_RETURN_IF_ERROR(k->launch({a, b, c}, stream));   // see runtime.h
 //
 //   // No GPU: the same program on the CPU interpreter, host pointers.
-//   ASSIGN_OR_RETURN(tessel::CompiledKernel cpu,
-//                    tessel::compile(program, {.target = tessel::Target::cpu()}));
-//   RETURN_IF_ERROR(cpu.launch({a_host, b_host, c_host}));
+//   TESSEL_ASSIGN_OR_RETURN(
+//       tessel::CompiledKernel cpu,
+//       tessel::compile(program, {.target = tessel::Target::cpu()}));
+//   TESSEL_RETURN_IF_ERROR(cpu.launch({a_host, b_host, c_host}));
 // clang-format on
 //
 // For a CUDA target compile() runs the scheduler passes, the CUDA codegen

@@ -1,12 +1,12 @@
 // Device memory and facts about device 0, for host programs with no CUDA
 // code of their own (the samples, tessel::testing, benchmark reports).
 //
-//   ASSIGN_OR_RETURN(tessel::DeviceMemory d,
-//                    tessel::DeviceMemory::Allocate(a.num_bytes()));
-//   RETURN_IF_ERROR(d.CopyFromHost(a.data(), a.num_bytes()));
-//   RETURN_IF_ERROR(kernel.launch(
+//   TESSEL_ASSIGN_OR_RETURN(tessel::DeviceMemory d,
+//                           tessel::DeviceMemory::Allocate(a.num_bytes()));
+//   TESSEL_RETURN_IF_ERROR(d.CopyFromHost(a.data(), a.num_bytes()));
+//   TESSEL_RETURN_IF_ERROR(kernel.launch(
 //       {tessel::TensorView::Contiguous(d.ptr(), tessel::f16, {M, K})}));
-//   RETURN_IF_ERROR(tessel::Synchronize());
+//   TESSEL_RETURN_IF_ERROR(tessel::Synchronize());
 //
 // Memory lives in device 0's primary context, where launch() runs kernels
 // when no context is current.

@@ -4,9 +4,9 @@
 //
 //   absl::StatusOr<tessel::Program> MakeGemm(const nlohmann::json& json) {
 //     tessel::KernelParams params(json);
-//     ASSIGN_OR_RETURN(int64_t m, params.Int("M"));      // required
-//     ASSIGN_OR_RETURN(int64_t bm, params.Int("block_m", 128));  // default
-//     RETURN_IF_ERROR(params.CheckAllUsed());  // rejects misspelt keys
+//     TESSEL_ASSIGN_OR_RETURN(int64_t m, params.Int("M"));  // required
+//     TESSEL_ASSIGN_OR_RETURN(int64_t bm, params.Int("block_m", 128));
+//     TESSEL_RETURN_IF_ERROR(params.CheckAllUsed());  // misspelt keys
 //     return Gemm(m, ...);
 //   }
 //   TESSEL_REGISTER_KERNEL(gemm, MakeGemm);

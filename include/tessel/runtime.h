@@ -3,7 +3,7 @@
 //
 //   tessel::TensorView a = tessel::TensorView::Contiguous(ptr_a, tessel::f16,
 //                                                         {4096, 4096});
-//   RETURN_IF_ERROR(kernel.launch({a, b, c}, stream));
+//   TESSEL_RETURN_IF_ERROR(kernel.launch({a, b, c}, stream));
 //
 // launch() checks every view against its parameter ("A: expected
 // f16[4096,4096], got f32[4096,4096]"), binds the program's symbolic sizes

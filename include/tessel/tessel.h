@@ -14,16 +14,21 @@
 //   }
 //   absl::StatusOr<T::Program> prog = p.finish();
 //
-// See docs/tilelang-guide.md for each TileLang construct's counterpart.
+// Compiling, allocating and launching it: docs/quickstart.md. Each
+// TileLang construct's counterpart: docs/tilelang-guide.md.
 #ifndef TESSEL_TESSEL_H_
 #define TESSEL_TESSEL_H_
 
 #include "tessel/builder.h"
 #include "tessel/compile.h"
+#include "tessel/device.h"
 #include "tessel/dtype.h"
 #include "tessel/expr.h"
+#include "tessel/host_tensor.h"
 #include "tessel/program.h"
 #include "tessel/runtime.h"
+#include "tessel/status_macros.h"
+#include "tessel/target.h"
 #include "tessel/version.h"
 
 #endif  // TESSEL_TESSEL_H_

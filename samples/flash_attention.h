@@ -28,9 +28,10 @@ struct FlashAttentionConfig {
   int H = 2;
   int D = 64;
   bool causal = false;
-  // The defaults are the fastest D=128 tiles measured on the H200
-  // (tools/dev/results/flash_attention_sweep_h200.txt): 4 warps of 32 query
-  // rows each, 255 registers without spills.
+  // The defaults are the fastest D=128 tiles the cp.async path gave on the
+  // H200 (tools/dev/results/flash_attention_sweep_h200.txt): 4 warps of 32
+  // query rows each, 255 registers without spills. On sm_90 the sample's GPU
+  // backend takes WithDeviceTile (below) instead.
   int block_m = 128;  // query rows of one block
   int block_n = 32;   // key rows per loop step
   int num_stages = 2;

@@ -4,9 +4,11 @@
   python3 bench/peers.py [--out FILE] [--only sdpa,fla,torch_ref,norms]
                          [--warmup-ms 25] [--rep-ms 100]
 
-- flash attention forward: torch.nn.functional.scaled_dot_product_attention
-  with each backend (flash, efficient, cudnn), causal and full; the fastest
-  backend is also reported as impl "torch_sdpa".
+- flash attention forward and forward+backward (autograd, o.backward(do)):
+  torch.nn.functional.scaled_dot_product_attention with each backend
+  (flash, efficient, cudnn), causal and full, also with grouped-query heads
+  (--gqa-shapes, enable_gqa=True); the fastest backend is also reported as
+  impl "torch_sdpa".
 - row kernels ("norms", sizes M,N): F.rms_norm, F.layer_norm (weight and
   bias) and torch.softmax in f16 (impl "torch"), torch.compile of rms_norm
   and layer_norm (impl "torch_compile", with --compile-norms), and a
@@ -54,6 +56,11 @@ def parse_args():
     p.add_argument("--rep-ms", type=float, default=100)
     p.add_argument("--attention-shapes", default="8,4096,16,128;8,4096,32,64",
                    help="B,S,H,D;... for flash attention")
+    p.add_argument("--gqa-shapes", default="8,4096,32,8,128",
+                   help="B,S,H,Hkv,D;... for grouped-query flash attention "
+                   "('' for none)")
+    p.add_argument("--attention-passes", default="fwd,fwd+bwd",
+                   help="comma list of fwd, fwd+bwd for flash attention")
     p.add_argument("--linear-shapes", default="8,4096,16,128;8,4096,32,64",
                    help="B,S,H,D;... for linear attention")
     p.add_argument("--gemm-shapes", default="8192,8192,8192;4096,4096,4096",
@@ -78,7 +85,17 @@ def size_label(shape):
         return "{M}x{N}x{K}".format(**shape)
     if "M" in shape:
         return "{M}x{N}".format(**shape)
+    if "Hkv" in shape:
+        return "B{B} S{S} H{H} Hkv{Hkv} D{D}".format(**shape)
     return "B{B} S{S} H{H} D{D}".format(**shape)
+
+
+def parse_gqa_shapes(text):
+    shapes = []
+    for item in filter(None, text.split(";")):
+        b, s, h, hkv, d = (int(x) for x in item.split(","))
+        shapes.append({"B": b, "S": s, "H": h, "Hkv": hkv, "D": d})
+    return shapes
 
 
 def parse_gemms(text):
@@ -192,7 +209,12 @@ def best_of(records, impl):
     return best
 
 
-def bench_sdpa(torch, timer, shapes, log):
+def bench_sdpa(torch, timer, shapes, passes, log):
+    """SDPA per backend, forward and forward+backward (autograd).
+
+    A shape with "Hkv" has grouped-query heads (k, v with Hkv heads,
+    enable_gqa=True).
+    """
     from torch.nn.attention import SDPBackend, sdpa_kernel
     import torch.nn.functional as F
     backends = [("flash", SDPBackend.FLASH_ATTENTION),
@@ -201,26 +223,47 @@ def bench_sdpa(torch, timer, shapes, log):
     out = []
     for shape in shapes:
         b, s, h, d = shape["B"], shape["S"], shape["H"], shape["D"]
+        hkv = shape.get("Hkv", h)
+        gqa = hkv != h
         gen = torch.Generator(device="cuda").manual_seed(0)
-        q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16,
-                               generator=gen) for _ in range(3))
-        for causal in (True, False):
+        q = torch.randn(b, h, s, d, device="cuda", dtype=torch.float16,
+                        generator=gen)
+        k, v = (torch.randn(b, hkv, s, d, device="cuda", dtype=torch.float16,
+                            generator=gen) for _ in range(2))
+        do = torch.randn_like(q)
+        for pass_, causal in [(p, c) for p in passes for c in (True, False)]:
             variant = "causal" if causal else "full"
-            flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
-            bytes_ = 4.0 * b * h * s * d * 2
+            fwd_flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+            # Backward: five gemms against the forward's two.
+            flops = fwd_flops * (3.5 if pass_ == "fwd+bwd" else 1.0)
+            bytes_ = 2.0 * b * s * d * (2 * h + 2 * hkv)
+            if pass_ == "fwd+bwd":
+                bytes_ += 2.0 * b * s * d * (3 * h + 2 * hkv)
+            extra = {"enable_gqa": True} if gqa else {}
             found = []
             for name, backend in backends:
                 impl = "torch_sdpa:" + name
                 try:
-                    def fn(causal=causal):
-                        return F.scaled_dot_product_attention(
-                            q, k, v, is_causal=causal)
+                    if pass_ == "fwd":
+                        grads = None
+
+                        def fn(causal=causal):
+                            return F.scaled_dot_product_attention(
+                                q, k, v, is_causal=causal, **extra)
+                    else:
+                        grads = [t.detach().requires_grad_()
+                                 for t in (q, k, v)]
+
+                        def fn(causal=causal, g=grads):
+                            o = F.scaled_dot_product_attention(
+                                *g, is_causal=causal, **extra)
+                            o.backward(do)
                     with sdpa_kernel(backend):  # only this backend may run
-                        timing = timer(fn)
-                    r = record("flash_attention", impl, "fwd", variant, shape,
+                        timing = timer(fn, grad_to_none=grads)
+                    r = record("flash_attention", impl, pass_, variant, shape,
                                flops, bytes_, timing)
                 except Exception as exc:  # a backend that does not apply
-                    r = error_record("flash_attention", impl, "fwd", variant,
+                    r = error_record("flash_attention", impl, pass_, variant,
                                      shape, flops, bytes_, exc)
                 log(r)
                 found.append(r)
@@ -229,7 +272,7 @@ def bench_sdpa(torch, timer, shapes, log):
             if best:
                 log(best)
                 out.append(best)
-        del q, k, v
+        del q, k, v, do
         torch.cuda.empty_cache()
     return out
 
@@ -469,7 +512,9 @@ def main():
     sections = []
     if "sdpa" in which:
         sections.append(("sdpa", lambda: bench_sdpa(
-            torch, timer, parse_shapes(args.attention_shapes), log)))
+            torch, timer, parse_shapes(args.attention_shapes) +
+            parse_gqa_shapes(args.gqa_shapes),
+            args.attention_passes.split(","), log)))
     if "norms" in which:
         sections.append(("norms", lambda: bench_norms(
             torch, timer, parse_rows(args.row_shapes), args.compile_norms,

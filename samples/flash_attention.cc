@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "samples/flash_attention_reference.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
@@ -28,6 +32,11 @@ absl::Status CheckConfig(const FlashAttentionConfig& c) {
     return absl::InvalidArgumentError(
         "flash_attention: block_m, block_n and threads must be positive");
   }
+  if (c.heads_kv < 0 || (c.heads_kv > 0 && c.H % c.heads_kv != 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flash_attention: heads_kv=", c.heads_kv,
+                     " must divide H=", c.H, " (0 means H)"));
+  }
   if (c.H > 65535 || c.B > 65535) {
     return absl::InvalidArgumentError(
         "flash_attention: H and B must fit the grid's y / z limit (65535)");
@@ -43,7 +52,10 @@ absl::StatusOr<Program> MakeFlashAttention(const nlohmann::json& json) {
   SAMPLES_ASSIGN_OR_RETURN(c.S, params.IntInRange("S", 1, kMax));
   SAMPLES_ASSIGN_OR_RETURN(c.H, params.IntInRange("H", 1, kMax));
   SAMPLES_ASSIGN_OR_RETURN(c.D, params.IntInRange("D", 1, 512));
+  SAMPLES_ASSIGN_OR_RETURN(c.heads_kv,
+                           params.IntInRange("heads_kv", 0, kMax, 0));
   SAMPLES_ASSIGN_OR_RETURN(c.causal, params.Bool("causal", false));
+  SAMPLES_ASSIGN_OR_RETURN(c.lse, params.Bool("lse", false));
   SAMPLES_ASSIGN_OR_RETURN(c.block_m,
                            params.IntInRange("block_m", 1, 256, c.block_m));
   SAMPLES_ASSIGN_OR_RETURN(c.block_n,
@@ -59,6 +71,15 @@ absl::StatusOr<Program> MakeFlashAttention(const nlohmann::json& json) {
 }
 
 }  // namespace
+
+int KvHeads(const FlashAttentionConfig& c) {
+  return c.heads_kv == 0 ? c.H : c.heads_kv;
+}
+
+std::string FlashAttentionName(const FlashAttentionConfig& c) {
+  return absl::StrCat("flash_attention", KvHeads(c) != c.H ? "_gqa" : "",
+                      c.lse ? "_lse" : "", c.causal ? "_causal" : "");
+}
 
 FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm) {
   // Larger heads would not fit two stages of K and V in shared memory.
@@ -80,14 +101,19 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
   const double scale = kLog2e / std::sqrt(static_cast<double>(D));
   // Keys past the sequence's end are read as zeros: mask them.
   const bool ragged = c.S % bn != 0;
-  T::ProgramBuilder p(c.causal ? "flash_attention_causal" : "flash_attention");
+  const int Hkv = KvHeads(c);
+  T::ProgramBuilder p(FlashAttentionName(c));
   auto Q = p.tensor("Q", {c.B, c.S, c.H, D}, f16);
-  auto K = p.tensor("K", {c.B, c.S, c.H, D}, f16);
-  auto V = p.tensor("V", {c.B, c.S, c.H, D}, f16);
+  auto K = p.tensor("K", {c.B, c.S, Hkv, D}, f16);
+  auto V = p.tensor("V", {c.B, c.S, Hkv, D}, f16);
   auto O = p.tensor("O", {c.B, c.S, c.H, D}, f16);
+  std::optional<T::Buffer> LSE;
+  if (c.lse) LSE = p.tensor("LSE", {c.B, c.H, c.S}, f32);
   {
     T::Kernel kernel(T::ceildiv(c.S, bm), c.H, c.B, {.threads = c.threads});
     auto [block_x, by, bz] = kernel.block_index();
+    // The key / value head of query head `by`.
+    T::Expr kv_head = Hkv == c.H ? by : by / (c.H / Hkv);
     // Causal: the last query tiles have the most key blocks; blocks start
     // in launch order, so run those first and leave the short ones for the
     // tail of the grid.
@@ -118,7 +144,7 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
                  : T::Expr(T::ceildiv(c.S, bn));
     for (auto k :
          T::Pipelined(loop_range, {.num_stages = c.num_stages, .name = "k"})) {
-      T::copy(K(bz, T::slice(k * bn, (k + 1) * bn), by, T::all), K_shared);
+      T::copy(K(bz, T::slice(k * bn, (k + 1) * bn), kv_head, T::all), K_shared);
       auto masked_init = [&] {
         for (auto [i, j] : T::Parallel(bm, bn)) {
           T::Expr q_idx = bx * bm + i, k_idx = k * bn + j;
@@ -138,7 +164,7 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
       }
       T::gemm(Q_shared, K_shared, acc_s,
               {.transpose_B = true, .policy = T::GemmWarpPolicy::kFullRow});
-      T::copy(V(bz, T::slice(k * bn, (k + 1) * bn), by, T::all), V_shared);
+      T::copy(V(bz, T::slice(k * bn, (k + 1) * bn), kv_head, T::all), V_shared);
       // Online softmax: new running max, rescale what was summed so far.
       // The max runs over every block so far: a row whose keys in this
       // block are all masked (bm > bn, causal) keeps a finite max.
@@ -166,73 +192,71 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
     for (auto i : T::Parallel(bm)) scores_scale(i) = 1.0f / logsum(i);
     for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) *= scores_scale(i);
     T::copy(acc_o, O(bz, T::slice(bx * bm, (bx + 1) * bm), by, T::all));
+    if (LSE) {
+      // ln(sum) + max / sqrt(D): the row's log-sum-exp in natural log.
+      auto lse = T::alloc_fragment({bm}, f32, "lse");
+      const double ln_scale = 1.0 / std::sqrt(static_cast<double>(D));
+      for (auto i : T::Parallel(bm)) {
+        lse(i) = T::log(logsum(i)) + scores_max(i) * ln_scale;
+      }
+      T::copy(lse, (*LSE)(bz, by, T::slice(bx * bm, (bx + 1) * bm)));
+    }
   }
   return p.finish();
 }
 
-HostTensor ReferenceAttention(const HostTensor& q, const HostTensor& k,
-                              const HostTensor& v, bool causal) {
-  const int64_t B = q.shape()[0], S = q.shape()[1], H = q.shape()[2],
-                D = q.shape()[3];
-  std::vector<double> qv = q.to_doubles(), kv = k.to_doubles(),
-                      vv = v.to_doubles();
-  std::vector<double> out(B * S * H * D);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
-  auto at = [&](int64_t b, int64_t s, int64_t h) {
-    return ((b * S + s) * H + h) * D;
-  };
-  ParallelFor(B * H * S, [&](int64_t idx) {
-    const int64_t s = idx % S, h = (idx / S) % H, b = idx / (S * H);
-    const int64_t keys = causal ? s + 1 : S;
-    std::vector<double> p(keys);
-    double m = -std::numeric_limits<double>::infinity();
-    for (int64_t t = 0; t < keys; ++t) {
-      double dot = 0;
-      for (int64_t d = 0; d < D; ++d)
-        dot += qv[at(b, s, h) + d] * kv[at(b, t, h) + d];
-      p[t] = dot * scale;
-      m = std::max(m, p[t]);
-    }
-    double sum = 0;
-    for (double& x : p) sum += (x = std::exp(x - m));
-    for (int64_t d = 0; d < D; ++d) {
-      double o = 0;
-      for (int64_t t = 0; t < keys; ++t) o += p[t] * vv[at(b, t, h) + d];
-      out[at(b, s, h) + d] = o / sum;
-    }
-  });
-  return F64Tensor(q.shape(), std::move(out));
+BenchLabel FlashAttentionLabel(const FlashAttentionConfig& c,
+                               std::string pass) {
+  const int Hkv = KvHeads(c);
+  BenchLabel l{.kernel = "flash_attention",
+               .pass = std::move(pass),
+               .variant = c.causal ? "causal" : "full",
+               .dtype = "f16",
+               .shape = {{"B", c.B}, {"S", c.S}, {"H", c.H}, {"D", c.D}}};
+  if (Hkv != c.H) l.shape.insert(l.shape.begin() + 3, {"Hkv", Hkv});
+  l.size = absl::StrCat("B", c.B, " S", c.S, " H", c.H,
+                        Hkv != c.H ? absl::StrCat(" Hkv", Hkv) : "", " D", c.D);
+  return l;
 }
 
 absl::StatusOr<Workload> FlashAttentionWorkload(const FlashAttentionConfig& c,
                                                 uint64_t seed) {
   SAMPLES_ASSIGN_OR_RETURN(Program program, FlashAttentionProgram(c));
+  const int Hkv = KvHeads(c);
   std::vector<int64_t> shape = {c.B, c.S, c.H, c.D};
+  std::vector<int64_t> kv_shape = {c.B, c.S, Hkv, c.D};
   Workload w;
-  w.kernel = c.causal ? "flash_attention_causal" : "flash_attention";
-  w.shape = absl::StrCat("B=", c.B, " S=", c.S, " H=", c.H, " D=", c.D, " f16");
+  w.kernel = FlashAttentionName(c);
+  w.shape = absl::StrCat("B=", c.B, " S=", c.S, " H=", c.H,
+                         Hkv != c.H ? absl::StrCat(" Hkv=", Hkv) : "",
+                         " D=", c.D, " f16");
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], RandomInput(f16, shape, seed));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"], RandomInput(f16, shape, seed + 1));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"], RandomInput(f16, shape, seed + 2));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"],
+                           RandomInput(f16, kv_shape, seed + 1));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["V"],
+                           RandomInput(f16, kv_shape, seed + 2));
   w.tensors["O"] = Zeros(f16, shape);
-  w.steps.push_back({.program = program, .args = {"Q", "K", "V", "O"}});
+  Step step{.program = program, .args = {"Q", "K", "V", "O"}};
   w.outputs = {"O"};
+  if (c.lse) {
+    w.tensors["LSE"] = Zeros(f32, {c.B, c.H, c.S});
+    step.args.push_back("LSE");
+    w.outputs.push_back("LSE");
+  }
+  w.steps.push_back(std::move(step));
   // Q K^T and P V; causal counts the visible half, as FlashAttention does.
   w.flops = 4.0 * c.B * c.H * double(c.S) * c.S * c.D * (c.causal ? 0.5 : 1);
-  w.bytes = 2.0 * 4 * NumElements(shape);
-  w.label = {.kernel = "flash_attention",
-             .variant = c.causal ? "causal" : "full",
-             .dtype = "f16",
-             .shape = {{"B", c.B}, {"S", c.S}, {"H", c.H}, {"D", c.D}},
-             .size = absl::StrCat("B", c.B, " S", c.S, " H", c.H, " D", c.D)};
-  const bool causal = c.causal;
+  w.bytes = 2.0 * (2 * NumElements(shape) + 2 * NumElements(kv_shape));
+  w.label = FlashAttentionLabel(c, "fwd");
+  const bool causal = c.causal, lse = c.lse;
   w.reference =
-      [causal](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
-    return std::vector<Expected>{
-        {"O",
-         ReferenceAttention(w.tensors.at("Q"), w.tensors.at("K"),
-                            w.tensors.at("V"), causal),
-         1e-2, 1e-2}};
+      [causal,
+       lse](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    AttentionForward f = ReferenceAttentionForward(
+        w.tensors.at("Q"), w.tensors.at("K"), w.tensors.at("V"), causal);
+    std::vector<Expected> out = {{"O", std::move(f.o), 1e-2, 1e-2}};
+    if (lse) out.push_back({"LSE", std::move(f.lse), 1e-4, 1e-4});
+    return out;
   };
   return w;
 }

@@ -7,14 +7,20 @@
 //   tessel::samples::FlashAttentionConfig c{.B = 8, .S = 4096, .H = 16,
 //                                           .D = 128, .causal = true};
 //   absl::StatusOr<tessel::Program> p = FlashAttentionProgram(c);
-//   // parameters: Q, K, V, O, each [B, S, H, D] f16
+//   // parameters: Q, O [B, S, H, D]; K, V [B, S, Hkv, D] (Hkv = heads_kv,
+//   // or H); with .lse = true also LSE [B, H, S] f32
+//
+// Grouped-query heads: Hkv key / value heads dividing H, query head h reads
+// key / value head h / (H / Hkv) (Hkv = 1: multi-query).
 //
 // Registered for tessel-warmup as "flash_attention" (params B, S, H, D,
-// causal, block_m, block_n, num_stages, threads, p_in_registers).
+// heads_kv, causal, lse, block_m, block_n, num_stages, threads,
+// p_in_registers).
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_H_
 #define TESSEL_SAMPLES_FLASH_ATTENTION_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "samples/workload.h"
@@ -27,7 +33,13 @@ struct FlashAttentionConfig {
   int S = 128;
   int H = 2;
   int D = 64;
+  // Key / value heads: 0 or H is multi-head attention, else a divisor of H.
+  int heads_kv = 0;
   bool causal = false;
+  // Also write the log-sum-exp of each query row (natural log of the
+  // softmax's denominator, scores scaled by 1/sqrt(D)), f32 [B, H, S]: what
+  // the backward needs.
+  bool lse = false;
   // The defaults are the fastest D=128 tiles the cp.async path gave on the
   // H200 (tools/dev/results/flash_attention_sweep_h200.txt): 4 warps of 32
   // query rows each, 255 registers without spills. On sm_90 the sample's GPU
@@ -54,13 +66,21 @@ FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm);
 absl::StatusOr<Program> FlashAttentionProgram(
     const FlashAttentionConfig& config);
 
-// Random Q, K, V; O zeroed; one step; float64 softmax attention reference.
+// Key / value heads of the config (heads_kv, or H when 0).
+int KvHeads(const FlashAttentionConfig& config);
+
+// The forward's program (and the workload's kernel) name:
+// flash_attention[_gqa][_lse][_causal].
+std::string FlashAttentionName(const FlashAttentionConfig& config);
+
+// Random Q, K, V; O zeroed (and LSE); one step; float64 reference.
+// The bench label of a config's pass ("fwd", "bwd", "fwd+bwd"): sizes
+// "B8 S4096 H32 Hkv8 D128" with grouped-query heads.
+BenchLabel FlashAttentionLabel(const FlashAttentionConfig& config,
+                               std::string pass);
+
 absl::StatusOr<Workload> FlashAttentionWorkload(
     const FlashAttentionConfig& config, uint64_t seed = 1);
-
-// softmax(Q K^T / sqrt(D) [+ causal mask]) V in float64, [B, S, H, D].
-HostTensor ReferenceAttention(const HostTensor& q, const HostTensor& k,
-                              const HostTensor& v, bool causal);
 
 }  // namespace tessel::samples
 

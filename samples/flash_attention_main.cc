@@ -1,8 +1,9 @@
-// samples/flash_attention: flash attention forward, causal and full
-// (flash_attention.h).
+// samples/flash_attention: flash attention forward (flash_attention.h) and
+// backward (flash_attention_bwd.h), causal and full, grouped-query heads.
 //
 //   flash_attention --size small --backend=cpu --check
 //   flash_attention --bench --size=8x4096x16x128 --causal=true
+//   flash_attention --bench --pass=fwd+bwd --size=8x4096x32x128 --heads-kv=8
 //   flash_attention --tune --causal=true   # pick the tile, then bench it
 #include <iostream>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "samples/flash_attention.h"
+#include "samples/flash_attention_bwd.h"
 #include "samples/sample_main.h"
 #include "samples/status_macros.h"
 #include "samples/tune_workload.h"
@@ -19,6 +21,11 @@ namespace {
 
 constexpr char kUsage[] =
     "  --causal=true|false|both   (default both)\n"
+    "  --pass=fwd|bwd|fwd+bwd     (default fwd): the backward is dQ, dK, dV\n"
+    "                       from the forward's O and log-sum-exp\n"
+    "  --heads-kv=N         key / value heads (grouped-query; N divides H;\n"
+    "                       default H)\n"
+    "  --lse=true|false     the forward also writes the log-sum-exp\n"
     "  --block-m, --block-n, --stages, --threads\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
@@ -89,7 +96,18 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     return absl::InvalidArgumentError(
         absl::StrCat("--causal=", causal, ": expected true, false or both"));
   }
+  const std::string pass = flags.String("pass", "fwd");
+  if (pass != "fwd" && pass != "bwd" && pass != "fwd+bwd") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pass=", pass, ": expected fwd, bwd or fwd+bwd"));
+  }
+  if (args.tune && pass != "fwd") {
+    return absl::InvalidArgumentError(
+        "--tune tunes the forward's tile: use it with --pass=fwd");
+  }
   FlashAttentionConfig base;
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"heads-kv", &base.heads_kv}}));
+  SAMPLES_ASSIGN_OR_RETURN(base.lse, flags.Bool("lse", false));
   SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &base.block_m},
                                       {"block-n", &base.block_n},
                                       {"stages", &base.num_stages},
@@ -113,8 +131,13 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   if (size == "small") {
     // Head dims 64 and 128; a sequence that is not a multiple of the tiles.
     shapes = {with(1, 128, 2, 64), with(1, 128, 1, 128), with(2, 100, 1, 64)};
+    // Without --heads-kv, also grouped-query heads.
+    if (!flags.Has("heads-kv")) {
+      shapes.push_back(with(1, 100, 4, 64));
+      shapes.back().heads_kv = 2;
+    }
   } else if (size == "bench") {
-    shapes = {with(8, 4096, 16, 128)};
+    shapes = {with(8, 4096, 16, 128), with(8, 4096, 32, 64)};
   } else {
     SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(size, {"B", "S", "H", "D"}));
     shapes = {with(dims["B"], dims["S"], dims["H"], dims["D"])};
@@ -135,8 +158,20 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   }
   std::vector<Workload> out;
   for (const FlashAttentionConfig& c : configs) {
-    SAMPLES_ASSIGN_OR_RETURN(Workload w, FlashAttentionWorkload(c, args.seed));
-    out.push_back(std::move(w));
+    if (pass == "fwd") {
+      SAMPLES_ASSIGN_OR_RETURN(Workload w,
+                               FlashAttentionWorkload(c, args.seed));
+      out.push_back(std::move(w));
+    } else if (pass == "bwd") {
+      SAMPLES_ASSIGN_OR_RETURN(
+          Workload w, FlashAttentionBackwardWorkload(BackwardOf(c), args.seed));
+      out.push_back(std::move(w));
+    } else {
+      SAMPLES_ASSIGN_OR_RETURN(
+          Workload w,
+          FlashAttentionForwardBackwardWorkload(c, BackwardOf(c), args.seed));
+      out.push_back(std::move(w));
+    }
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "samples/flash_attention.h"
+#include "samples/flash_attention_bwd.h"
 #include "samples/gemm.h"
 #include "samples/layernorm.h"
 #include "samples/linear_attention.h"
@@ -240,6 +241,46 @@ std::vector<SampleCase> SmallCases() {
                                .block_m = 128,
                                .block_n = 64,
                                .threads = 256});
+  // Grouped-query heads (two query heads per key / value head) at the
+  // default tile, ragged S.
+  fa("gqa_d64_ragged", {.B = 1, .S = 100, .H = 4, .D = 64, .heads_kv = 2});
+  // Multi-query (one key / value head) with the log-sum-exp, in the
+  // warp-specialized shape on sm_90a, ragged S.
+  fa("mqa_lse_d128_bm128_bn128_8warps", {.B = 1,
+                                         .S = 300,
+                                         .H = 3,
+                                         .D = 128,
+                                         .heads_kv = 1,
+                                         .lse = true,
+                                         .block_m = 128,
+                                         .block_n = 128,
+                                         .threads = 256});
+  // The backward: ragged S (not a multiple of the key or query tiles), D 64
+  // and 128, grouped-query heads (dK, dV summed over the group).
+  auto fa_bwd = [&](std::string name, FlashAttentionBackwardConfig c) {
+    for (bool causal : {false, true}) {
+      FlashAttentionBackwardConfig cc = c;
+      cc.causal = causal;
+      cases.push_back(
+          {std::string("flash_attention_bwd_") +
+               (causal ? "causal_" : "full_") + name,
+           [cc] { return FlashAttentionBackwardWorkload(cc, 21); }});
+    }
+  };
+  fa_bwd("d64_ragged", {.B = 2, .S = 100, .H = 1, .D = 64});
+  fa_bwd("d128_ragged", {.B = 1, .S = 100, .H = 2, .D = 128});
+  fa_bwd("gqa_d64_ragged", {.B = 1, .S = 150, .H = 4, .D = 64, .heads_kv = 2});
+  // The forward's O and LSE feed the backward.
+  for (bool causal : {false, true}) {
+    FlashAttentionConfig f{
+        .B = 1, .S = 100, .H = 2, .D = 64, .heads_kv = 1, .causal = causal};
+    cases.push_back({std::string("flash_attention_fwd_bwd_") +
+                         (causal ? "causal" : "full") + "_mqa_d64_ragged",
+                     [f] {
+                       return FlashAttentionForwardBackwardWorkload(
+                           f, BackwardOf(f), 22);
+                     }});
+  }
   cases.push_back(
       {"rmsnorm_f16", [] { return RmsNormWorkload({.M = 64, .N = 256}, 15); }});
   cases.push_back({"rmsnorm_bf16_ragged_chunks", [] {

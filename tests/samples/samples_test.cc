@@ -7,6 +7,7 @@
 #include "nlohmann/json.hpp"
 #include "samples/execute.h"
 #include "samples/flash_attention.h"
+#include "samples/flash_attention_bwd.h"
 #include "samples/gemm.h"
 #include "samples/layernorm.h"
 #include "samples/linear_attention.h"
@@ -150,6 +151,17 @@ TEST(Builders, RejectBadConfigs) {
               HasSubstr("65535"));
   EXPECT_EQ(FlashAttentionProgram({.B = 1, .S = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(FlashAttentionProgram({.H = 4, .heads_kv = 3}).status().message(),
+              HasSubstr("heads_kv=3 must divide H=4"));
+  EXPECT_THAT(
+      FlashAttentionBackwardProgram({.H = 4, .heads_kv = 3}).status().message(),
+      HasSubstr("heads_kv=3 must divide H=4"));
+  EXPECT_EQ(FlashAttentionBackwardPreprocessProgram({.D = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(FlashAttentionForwardBackwardWorkload({.H = 2}, {.H = 4})
+                  .status()
+                  .message(),
+              HasSubstr("differ"));
   EXPECT_EQ(RmsNormProgram({.M = 4, .N = 4, .dtype = i8}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(SoftmaxProgram({.M = 4, .N = -1}).status().code(),
@@ -232,6 +244,22 @@ TEST(Registry, EverySampleIsRegisteredAndBuilds) {
       {"linear_attention_bwd", {{"B", 1}, {"S", 128}, {"H", 2}, {"DK", 64}}},
       {"flash_attention",
        {{"B", 1}, {"S", 128}, {"H", 2}, {"D", 64}, {"causal", true}}},
+      {"flash_attention",
+       {{"B", 1},
+        {"S", 128},
+        {"H", 4},
+        {"D", 64},
+        {"heads_kv", 2},
+        {"lse", true}}},
+      {"flash_attention_bwd",
+       {{"B", 1},
+        {"S", 128},
+        {"H", 4},
+        {"D", 64},
+        {"heads_kv", 2},
+        {"causal", true}}},
+      {"flash_attention_bwd_preprocess",
+       {{"B", 1}, {"S", 128}, {"H", 2}, {"D", 64}}},
       {"rmsnorm", {{"M", 64}, {"N", 512}}},
       {"softmax", {{"M", 64}, {"N", 512}, {"dtype", "bf16"}}},
       {"layernorm", {{"M", 64}, {"N", 512}, {"residual", true}}},

@@ -1,0 +1,227 @@
+#include "samples/flash_attention_bwd.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "samples/status_macros.h"
+#include "tessel/registry.h"
+
+namespace tessel::samples {
+namespace {
+
+namespace T = tessel;
+
+constexpr double kLog2e = 1.4426950408889634;
+// Rows of one preprocess block.
+constexpr int kPreprocessRows = 32;
+
+int KvHeads(const FlashAttentionBackwardConfig& c) {
+  return c.heads_kv == 0 ? c.H : c.heads_kv;
+}
+
+int BlockN(const FlashAttentionBackwardConfig& c) {
+  return c.block_n > 0 ? c.block_n : c.D <= 64 ? 64 : 32;
+}
+
+absl::Status CheckConfig(const FlashAttentionBackwardConfig& c) {
+  if (c.B <= 0 || c.S <= 0 || c.H <= 0 || c.D <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flash_attention_bwd: sizes must be positive, got B=", c.B,
+                     " S=", c.S, " H=", c.H, " D=", c.D));
+  }
+  if (c.heads_kv < 0 || (c.heads_kv > 0 && c.H % c.heads_kv != 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flash_attention_bwd: heads_kv=", c.heads_kv,
+                     " must divide H=", c.H, " (0 means H)"));
+  }
+  if (c.block_m <= 0 || c.block_n < 0 || c.threads <= 0 || c.num_stages < 0) {
+    return absl::InvalidArgumentError(
+        "flash_attention_bwd: block_m and threads must be positive, "
+        "block_n and num_stages not negative");
+  }
+  if (c.H > 65535 || c.B > 65535) {
+    return absl::InvalidArgumentError(
+        "flash_attention_bwd: H and B must fit the grid's y / z limit "
+        "(65535)");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
+    const nlohmann::json& json, bool tiles) {
+  KernelParams params(json);
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  FlashAttentionBackwardConfig c;
+  SAMPLES_ASSIGN_OR_RETURN(c.B, params.IntInRange("B", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.S, params.IntInRange("S", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.H, params.IntInRange("H", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.D, params.IntInRange("D", 1, 512));
+  if (tiles) {
+    SAMPLES_ASSIGN_OR_RETURN(c.heads_kv,
+                             params.IntInRange("heads_kv", 0, kMax, 0));
+    SAMPLES_ASSIGN_OR_RETURN(c.causal, params.Bool("causal", false));
+    SAMPLES_ASSIGN_OR_RETURN(c.block_m,
+                             params.IntInRange("block_m", 1, 256, c.block_m));
+    SAMPLES_ASSIGN_OR_RETURN(c.block_n,
+                             params.IntInRange("block_n", 0, 256, c.block_n));
+    SAMPLES_ASSIGN_OR_RETURN(
+        c.num_stages, params.IntInRange("num_stages", 0, 8, c.num_stages));
+    SAMPLES_ASSIGN_OR_RETURN(c.threads,
+                             params.IntInRange("threads", 32, 1024, c.threads));
+  }
+  SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
+  return c;
+}
+
+absl::StatusOr<Program> MakeBackward(const nlohmann::json& json) {
+  SAMPLES_ASSIGN_OR_RETURN(FlashAttentionBackwardConfig c,
+                           ConfigFromJson(json, /*tiles=*/true));
+  return FlashAttentionBackwardProgram(c);
+}
+
+absl::StatusOr<Program> MakePreprocess(const nlohmann::json& json) {
+  SAMPLES_ASSIGN_OR_RETURN(FlashAttentionBackwardConfig c,
+                           ConfigFromJson(json, /*tiles=*/false));
+  return FlashAttentionBackwardPreprocessProgram(c);
+}
+
+}  // namespace
+
+FlashAttentionBackwardConfig BackwardOf(const FlashAttentionConfig& f) {
+  return {.B = f.B,
+          .S = f.S,
+          .H = f.H,
+          .D = f.D,
+          .heads_kv = f.heads_kv,
+          .causal = f.causal};
+}
+
+absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
+    const FlashAttentionBackwardConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  const int rows = kPreprocessRows, D = c.D;
+  T::ProgramBuilder p("flash_attention_bwd_preprocess");
+  auto O = p.tensor("O", {c.B, c.S, c.H, D}, f16);
+  auto dO = p.tensor("dO", {c.B, c.S, c.H, D}, f16);
+  auto Delta = p.tensor("Delta", {c.B, c.H, c.S}, f32);
+  {
+    T::Kernel kernel(T::ceildiv(c.S, rows), c.H, c.B, {.threads = 128});
+    auto [bx, by, bz] = kernel.block_index();
+    auto o = T::alloc_shared({rows, D}, f16, "o");
+    auto d_o = T::alloc_shared({rows, D}, f16, "do");
+    auto acc = T::alloc_fragment({rows, D}, f32, "acc");
+    auto delta = T::alloc_fragment({rows}, f32, "delta");
+    auto tile = T::slice(bx * rows, (bx + 1) * rows);
+    T::copy(O(bz, tile, by, T::all), o);
+    T::copy(dO(bz, tile, by, T::all), d_o);
+    for (auto [i, j] : T::Parallel(rows, D)) {
+      acc(i, j) = T::cast(o(i, j), f32) * T::cast(d_o(i, j), f32);
+    }
+    T::reduce_sum(acc, delta, {.dim = 1});
+    T::copy(delta, Delta(bz, by, tile));
+  }
+  return p.finish();
+}
+
+absl::StatusOr<Program> FlashAttentionBackwardProgram(
+    const FlashAttentionBackwardConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  const int bm = c.block_m, bn = BlockN(c), D = c.D, Hkv = KvHeads(c);
+  const int group = c.H / Hkv;
+  const double sm_scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const double scale = sm_scale * kLog2e;  // exp(x / sqrt(D)) = exp2(x scale)
+  T::ProgramBuilder p(absl::StrCat("flash_attention_bwd",
+                                   group > 1 ? "_gqa" : "",
+                                   c.causal ? "_causal" : ""));
+  auto Q = p.tensor("Q", {c.B, c.S, c.H, D}, f16);
+  auto K = p.tensor("K", {c.B, c.S, Hkv, D}, f16);
+  auto V = p.tensor("V", {c.B, c.S, Hkv, D}, f16);
+  auto dO = p.tensor("dO", {c.B, c.S, c.H, D}, f16);
+  auto LSE = p.tensor("LSE", {c.B, c.H, c.S}, f32);
+  auto Delta = p.tensor("Delta", {c.B, c.H, c.S}, f32);
+  auto dQ = p.tensor("dQ_acc", {c.B, c.S, c.H, D}, f32);
+  auto dK = p.tensor("dK", {c.B, c.S, Hkv, D}, f16);
+  auto dV = p.tensor("dV", {c.B, c.S, Hkv, D}, f16);
+  {
+    T::Kernel kernel(T::ceildiv(c.S, bm), Hkv, c.B, {.threads = c.threads});
+    auto [bx, by, bz] = kernel.block_index();
+    auto K_shared = T::alloc_shared({bm, D}, f16, "K_shared");
+    auto V_shared = T::alloc_shared({bm, D}, f16, "V_shared");
+    auto q = T::alloc_shared({bn, D}, f16, "q");
+    auto d_o = T::alloc_shared({bn, D}, f16, "do");
+    auto lse = T::alloc_shared({bn}, f32, "lse");
+    auto delta = T::alloc_shared({bn}, f32, "delta");
+    auto qkT = T::alloc_fragment({bm, bn}, f32, "qkT");
+    auto dsT = T::alloc_fragment({bm, bn}, f32, "dsT");
+    auto qkT_cast = T::alloc_fragment({bm, bn}, f16, "qkT_cast");
+    auto dsT_cast = T::alloc_fragment({bm, bn}, f16, "dsT_cast");
+    auto dsT_shared = T::alloc_shared({bm, bn}, f16, "dsT_shared");
+    auto dk = T::alloc_fragment({bm, D}, f32, "dk");
+    auto dv = T::alloc_fragment({bm, D}, f32, "dv");
+    auto dq = T::alloc_fragment({bn, D}, f32, "dq");
+    auto dq_shared = T::alloc_shared({bn, D}, f32, "dq_shared");
+    auto keys = T::slice(bx * bm, (bx + 1) * bm);
+    T::copy(K(bz, keys, by, T::all), K_shared);
+    T::copy(V(bz, keys, by, T::all), V_shared);
+    T::clear(dk);
+    T::clear(dv);
+    // Causal: query tiles that end before the block's first key see none
+    // of its keys.
+    const T::Expr q_tiles = T::ceildiv(c.S, bn);
+    const T::Expr first = c.causal ? (bx * bm) / bn : T::Expr(0);
+    // Grouped heads: one loop over (query head of the group, query tile),
+    // so dK and dV of the shared key / value head stay in registers.
+    const T::Expr steps = group == 1 ? q_tiles : group * (q_tiles - first);
+    const T::Expr start = group == 1 ? first : T::Expr(0);
+    for (auto it : T::Pipelined(start, steps,
+                                {.num_stages = c.num_stages, .name = "it"})) {
+      const T::Expr head =
+          group == 1 ? T::Expr(by) : by * group + it / (q_tiles - first);
+      const T::Expr k =
+          group == 1 ? T::Expr(it) : first + it % (q_tiles - first);
+      auto queries = T::slice(k * bn, (k + 1) * bn);
+      T::copy(Q(bz, queries, head, T::all), q);
+      T::gemm(K_shared, q, qkT,
+              {.transpose_B = true,
+               .clear_accum = true,
+               .policy = T::GemmWarpPolicy::kFullRow});
+      T::copy(LSE(bz, head, queries), lse);
+      // P^T = exp(S^T / sqrt(D) - LSE), zero above the diagonal.
+      for (auto [i, j] : T::Parallel(bm, bn)) {
+        T::Expr p_ij = T::exp2(qkT(i, j) * scale - lse(j) * kLog2e);
+        qkT(i, j) =
+            c.causal ? T::select(bx * bm + i <= k * bn + j, p_ij, 0.0f) : p_ij;
+      }
+      T::copy(dO(bz, queries, head, T::all), d_o);
+      // dP^T = V dO^T.
+      T::gemm(V_shared, d_o, dsT,
+              {.transpose_B = true,
+               .clear_accum = true,
+               .policy = T::GemmWarpPolicy::kFullRow});
+      T::copy(qkT, qkT_cast);
+      T::gemm(qkT_cast, d_o, dv, {.policy = T::GemmWarpPolicy::kFullRow});
+      T::copy(Delta(bz, head, queries), delta);
+      // dS^T = P^T (dP^T - Delta) / sqrt(D).
+      for (auto [i, j] : T::Parallel(bm, bn)) {
+        dsT_cast(i, j) = qkT(i, j) * (dsT(i, j) - delta(j)) * sm_scale;
+      }
+      T::gemm(dsT_cast, q, dk, {.policy = T::GemmWarpPolicy::kFullRow});
+      T::copy(dsT_cast, dsT_shared);
+      // dQ = dS K, summed over the key blocks by atomics.
+      T::gemm(dsT_shared, K_shared, dq,
+              {.transpose_A = true, .clear_accum = true});
+      T::copy(dq, dq_shared);
+      T::atomic_add(dQ(bz, queries, head, T::all), dq_shared);
+    }
+    T::copy(dk, dK(bz, keys, by, T::all));
+    T::copy(dv, dV(bz, keys, by, T::all));
+  }
+  return p.finish();
+}
+
+TESSEL_REGISTER_KERNEL(flash_attention_bwd, MakeBackward);
+TESSEL_REGISTER_KERNEL(flash_attention_bwd_preprocess, MakePreprocess);
+
+}  // namespace tessel::samples

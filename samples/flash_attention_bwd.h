@@ -1,0 +1,71 @@
+// Flash attention backward, TileLang-style (its example_mha_bwd): dQ, dK, dV
+// from Q, K, V, O, dO and the forward's log-sum-exp, causal or full, with
+// grouped-query heads.
+//
+//   1. flash_attention_bwd_preprocess: Delta = rowsum(dO * O), f32 [B, H, S].
+//   2. flash_attention_bwd[_gqa][_causal]: one block per (key tile, kv
+//      head, batch) loops over the query tiles (and, with grouped heads,
+//      over the group's query heads): P^T and dS^T are recomputed from
+//      Q K^T and the LSE, dK and dV summed in register fragments and
+//      written once, dQ added into an f32 buffer with atomic_add.
+//   3. the host wrapper zeroes that buffer before and casts it to f16 after
+//      (samples/tensor_ops.h).
+//
+//   FlashAttentionBackwardConfig c{.B = 8, .S = 4096, .H = 16, .D = 128};
+//   absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c);
+//
+// Parameters: preprocess (O, dO [B, S, H, D] f16, Delta [B, H, S] f32);
+// main (Q [B, S, H, D], K, V [B, S, Hkv, D], dO, LSE, Delta, dQ_acc
+// [B, S, H, D] f32, dK, dV [B, S, Hkv, D] f16). Registered for tessel-warmup
+// as "flash_attention_bwd" (params B, S, H, D, heads_kv, causal, block_m,
+// block_n, num_stages, threads) and "flash_attention_bwd_preprocess" (B, S,
+// H, D).
+#ifndef TESSEL_SAMPLES_FLASH_ATTENTION_BWD_H_
+#define TESSEL_SAMPLES_FLASH_ATTENTION_BWD_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "samples/flash_attention.h"
+#include "samples/workload.h"
+#include "tessel/tessel.h"
+
+namespace tessel::samples {
+
+struct FlashAttentionBackwardConfig {
+  int B = 1;
+  int S = 128;
+  int H = 2;
+  int D = 64;
+  int heads_kv = 0;  // 0 or H: multi-head; else a divisor of H
+  bool causal = false;
+  int block_m = 64;  // key rows of one block (its dK, dV tile)
+  int block_n = 0;   // query rows per loop step; 0: 64 at D <= 64, else 32
+  int num_stages = 2;
+  int threads = 128;
+};
+
+// The backward of a forward config's sizes (heads, causal), default tiles.
+FlashAttentionBackwardConfig BackwardOf(const FlashAttentionConfig& forward);
+
+absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
+    const FlashAttentionBackwardConfig& config);
+
+absl::StatusOr<Program> FlashAttentionBackwardProgram(
+    const FlashAttentionBackwardConfig& config);
+
+// Random Q, K, V, dO; O and LSE from the float64 forward; the four steps
+// (zero dQ_acc, preprocess, main, cast dQ); checked against the float64
+// gradients.
+absl::StatusOr<Workload> FlashAttentionBackwardWorkload(
+    const FlashAttentionBackwardConfig& config, uint64_t seed = 1);
+
+// The forward with its LSE (forward.lse is set), then the backward's steps
+// on its O and LSE; checks O, LSE, dQ, dK and dV.
+absl::StatusOr<Workload> FlashAttentionForwardBackwardWorkload(
+    const FlashAttentionConfig& forward,
+    const FlashAttentionBackwardConfig& backward, uint64_t seed = 1);
+
+}  // namespace tessel::samples
+
+#endif  // TESSEL_SAMPLES_FLASH_ATTENTION_BWD_H_

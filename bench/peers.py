@@ -10,8 +10,8 @@
   (--gqa-shapes, enable_gqa=True); the fastest backend is also reported as
   impl "torch_sdpa".
 - row kernels ("norms", sizes M,N): F.rms_norm, F.layer_norm (weight and
-  bias) and torch.softmax in f16 (impl "torch"), torch.compile of rms_norm
-  and layer_norm (impl "torch_compile", with --compile-norms), and a
+  bias) and torch.softmax in f16 (impl "torch"), torch.compile of each,
+  static shapes (impl "torch_compile", with --compile-norms), and a
   device-to-device copy of the same tensor (kernel "copy"): the bandwidth
   ceiling of the same run.
 - fp8 GEMM ("fp8_gemm", sizes M,N,K): torch._scaled_mm on e4m3 inputs,
@@ -337,12 +337,21 @@ def bench_norms(torch, timer, shapes, compile_norms, log):
             ("softmax", "torch", rows, lambda: torch.softmax(x, dim=-1)),
         ]
         if compile_norms:
-            rms = torch.compile(lambda t: F.rms_norm(t, (n,), w, 1e-6))
-            ln = torch.compile(lambda t: F.layer_norm(t, (n,), w, b, 1e-5))
+            # A static kernel per shape, as a tuned deployment compiles it:
+            # without the reset, a later shape recompiles for dynamic
+            # shapes, a slower kernel than torch.compile's best.
+            torch._dynamo.reset()
+            rms = torch.compile(lambda t: F.rms_norm(t, (n,), w, 1e-6),
+                                dynamic=False)
+            ln = torch.compile(lambda t: F.layer_norm(t, (n,), w, b, 1e-5),
+                               dynamic=False)
+            sm = torch.compile(lambda t: torch.softmax(t, dim=-1),
+                               dynamic=False)
             cases += [("rmsnorm", "torch_compile", rows + 2 * n,
                        lambda: rms(x)),
                       ("layernorm", "torch_compile", rows + 4 * n,
-                       lambda: ln(x))]
+                       lambda: ln(x)),
+                      ("softmax", "torch_compile", rows, lambda: sm(x))]
         for kernel, impl, bytes_, fn in cases:
             try:
                 # variant "" as the samples' records (run_all.py pairs them).

@@ -51,9 +51,10 @@ absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& c) {
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto d = T::alloc_fragment({bm, bn}, f32, "d");
     auto y = T::alloc_fragment({bm, bn}, c.dtype, "y");
-    // W and B broadcast over the rows: each thread loads its columns.
-    auto w = T::alloc_fragment({bn}, f32, "w");
-    auto b = T::alloc_fragment({bn}, f32, "b");
+    // W and B broadcast over the rows: each thread loads its columns, kept
+    // in the input dtype (half the registers) and widened where used.
+    auto w = T::alloc_fragment({bn}, c.dtype, "w");
+    auto b = T::alloc_fragment({bn}, c.dtype, "b");
     auto sum = T::alloc_fragment({bm}, f32, "sum");
     auto sum_sq = T::alloc_fragment({bm}, f32, "sum_sq");
     auto mean = T::alloc_fragment({bm}, f32, "mean");
@@ -64,6 +65,10 @@ absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& c) {
     };
     if (chunks == 1) {
       load(0);
+      // W and B load with X: their latency hides under X's rather than
+      // following the reductions' barriers.
+      T::copy(W(0), w);
+      T::copy(B(0), b);
       T::reduce_sum(x, sum, {.dim = 1});
       for (auto i : T::Parallel(bm)) mean(i) = sum(i) * inv_n;
       // Around the mean; the masked columns past N must add nothing.
@@ -92,10 +97,13 @@ absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& c) {
     }
     for (auto j : T::Serial(chunks, {.name = "j"})) {
       if (chunks > 1) load(j);
-      T::copy(W(j * bn), w);
-      T::copy(B(j * bn), b);
+      if (chunks > 1) {
+        T::copy(W(j * bn), w);
+        T::copy(B(j * bn), b);
+      }
       for (auto [i, col] : T::Parallel(bm, bn)) {
-        y(i, col) = (x(i, col) - mean(i)) * rstd(i) * w(col) + b(col);
+        y(i, col) = (x(i, col) - mean(i)) * rstd(i) * T::cast(w(col), f32) +
+                    T::cast(b(col), f32);
       }
       T::copy(y, Y(bx * bm, j * bn));
     }

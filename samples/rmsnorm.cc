@@ -49,8 +49,9 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
     auto [bx] = kernel.block_index();
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto sq = T::alloc_fragment({bm, bn}, f32, "sq");
-    // W broadcasts over the rows: each thread loads the columns it holds.
-    auto w = T::alloc_fragment({bn}, f32, "w");
+    // W broadcasts over the rows: each thread loads the columns it holds,
+    // kept in the input dtype (half the registers) and widened where used.
+    auto w = T::alloc_fragment({bn}, c.dtype, "w");
     auto y = T::alloc_fragment({bm, bn}, c.dtype, "y");
     auto sum_sq = T::alloc_fragment({bm}, f32, "sum_sq");
     auto rstd = T::alloc_fragment({bm}, f32, "rstd");
@@ -58,6 +59,9 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
     for (auto j : T::Serial(chunks, {.name = "j"})) {
       // Columns past N read as zeros and add nothing.
       LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
+      // A row of one chunk loads W with X, so that W's latency hides under
+      // X's rather than following the reduction's barrier.
+      if (chunks == 1) T::copy(W(0), w);
       for (auto [r, col] : T::Parallel(bm, bn))
         sq(r, col) = x(r, col) * x(r, col);
       T::reduce_sum(sq, sum_sq, {.dim = 1, .clear = false});
@@ -68,9 +72,9 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
     }
     for (auto j : T::Serial(chunks, {.name = "j"})) {
       if (chunks > 1) LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
-      T::copy(W(j * bn), w);
+      if (chunks > 1) T::copy(W(j * bn), w);
       for (auto [r, col] : T::Parallel(bm, bn)) {
-        y(r, col) = x(r, col) * rstd(r) * w(col);
+        y(r, col) = x(r, col) * rstd(r) * T::cast(w(col), f32);
       }
       T::copy(y, Y(bx * bm, j * bn));
     }

@@ -18,20 +18,26 @@ g=$S/samples/gemm
 deadline=${DEADLINE:-330}  # seconds; the sweep stops starting runs then
 
 # Shape, dtype, then configs (flags; "default" = none), separated by ';'.
+# L, Sm: the table's two tiles; M64: one consumer warpgroup (128 threads);
+# M64s4 leaves room for two blocks an SM (off the persistent grid); N192,
+# W: other shapes of the wgmma tile.
 L="--block-m=128 --block-n=256 --stages=4"
 Sm="--block-m=128 --block-n=128 --stages=6"
 M64="--block-m=64 --block-n=128 --stages=8 --threads=128"
+M64s4="--block-m=64 --block-n=128 --stages=4 --threads=128 --persistent=false"
 N192="--block-m=128 --block-n=192 --stages=5"
 W="--block-m=256 --block-n=128 --stages=4"
 plan=(
-  "1000x1000x1000 f16;default;$Sm;$Sm --split-k=2;$Sm --split-k=4;$M64;$M64 --split-k=2"
-  "3000x5000x4000 f16;default;$Sm;$N192;$W;$L --panel=16;$L --persistent=false"
-  "4096x4096x1024 f16;default;$Sm;$N192;$W;$L --panel=4;$L --persistent=false"
-  "512x4096x4096 f16;default;$Sm --split-k=2;$M64;$L --split-k=2;$Sm --stages=4"
-  "256x8192x8192 f16;default;$Sm --split-k=2;$M64;$L --split-k=2;$M64 --split-k=2"
-  "2048x2048x2048 f16;default;$L;$N192;$Sm --split-k=2;$M64"
+  "1000x1000x1000 f16;default;$Sm;$M64;$M64 --split-k=2;$M64s4"
+  "3000x5000x4000 f16;default;$Sm;$N192;$W;$L --persistent=false;$L --panel=16"
+  "4096x4096x1024 f16;default;$Sm;$N192;$W;$L --persistent=false;$L --panel=4"
+  "512x4096x4096 f16;default;$Sm --split-k=2;$L --split-k=2;$W --split-k=2;$M64"
+  "256x8192x8192 f16;default;$L --split-k=2;$W --split-k=2;$W;$M64"
+  "2048x2048x2048 f16;default;$L;$N192;$W;$M64"
   "4096x4096x4096 bf16;default;$L --panel=16;$W;$N192"
   "8192x8192x8192 f16;default;$L --panel=16;$W;$N192"
+  "8192x28672x8192 f16;default"
+  "8192x8192x28672 f16;default"
 )
 
 # The split-K path at a ragged size, and the heuristic's 1000^3 tile,
@@ -59,7 +65,9 @@ for p in "${plan[@]}"; do
     flags=$cfg
     [ "$cfg" = default ] && flags=
     # shellcheck disable=SC2086
-    timeout 25 $g --bench --size="$size" --dtype="$dtype" $flags \
+    t=25
+    [[ $size == *28672* ]] && t=45  # 1.1-1.4 GB of inputs
+    timeout $t $g --bench --size="$size" --dtype="$dtype" $flags \
       --json="$OUT/run$n.json" >"$OUT/run$n.log" 2>&1
     echo "$n|$size|$dtype|$cfg|$?" >>"$OUT/runs.txt"
   done

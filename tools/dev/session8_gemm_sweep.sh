@@ -4,8 +4,8 @@
 # of tiles / stages / K splits each through the sample's flags, cuBLAS in
 # the same call, one table line per (shape, config): ms, TFLOP/s, ratio to
 # cuBLAS. "default" is samples/gemm_tile.cc's choice; the table there is
-# what the result sets. Also checks the split-K path against float64 at a
-# ragged size first. Argument: the staged build (tools/dev/stage_device.sh).
+# what the result sets. First checks the split-K path against float64 at
+# ragged sizes and runs compute-sanitizer on it. Argument: the staged build (tools/dev/stage_device.sh).
 #
 #   tools/dev/session8_gemm_sweep.sh .probe/stage/build   # writes $OUT
 set -u
@@ -15,7 +15,7 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
 export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc TESSEL_REQUIRE_GPU=1
 g=$S/samples/gemm
-deadline=${DEADLINE:-330}  # seconds; the sweep stops starting runs then
+deadline=${DEADLINE:-320}  # seconds; the sweep stops starting runs then
 
 # Shape, dtype, then configs (flags; "default" = none), separated by ';'.
 # L, Sm: the table's two tiles; M64: one consumer warpgroup (128 threads);
@@ -40,15 +40,28 @@ plan=(
   "8192x8192x28672 f16;default"
 )
 
-# The split-K path at a ragged size, and the heuristic's 1000^3 tile,
-# against float64 (~10 s).
-{
-  timeout 60 $g --check --size=1000x1000x1000
-  timeout 60 $g --check --size=700x520x3000 $Sm --split-k=3 --bias-relu
-  timeout 60 $g --check --size=300x200x1000 $M64 --split-k=2 --layout=NT
-  timeout 60 $g --check --size=small
-} >"$OUT/checks.log" 2>&1
-echo "checks rc=$? (FAIL lines: $(grep -c FAIL "$OUT/checks.log"))" >"$OUT/summary.txt"
+# The split-K path at ragged sizes and the heuristic's 1000^3 tile against
+# float64, then compute-sanitizer on a split (reduce with the bias through
+# shared memory) (~20 s).
+sk="--size=300x200x1000 $Sm --split-k=3 --bias-relu"
+checks=(
+  "--size=1000x1000x1000"
+  "--size=700x520x3000 $Sm --split-k=3"
+  "$sk"
+  "--size=300x200x1000 $M64 --split-k=2 --layout=NT"
+  "--size=small"
+)
+for c in "${checks[@]}"; do
+  # shellcheck disable=SC2086
+  timeout 60 $g --check $c >>"$OUT/checks.log" 2>&1
+  echo "check $c rc=$?" >>"$OUT/summary.txt"
+done
+for tool in memcheck racecheck synccheck; do
+  # shellcheck disable=SC2086
+  timeout 60 compute-sanitizer --report-api-errors no --error-exitcode 99 \
+    --tool $tool $g --check $sk >"$OUT/$tool.log" 2>&1
+  echo "$tool split-k rc=$?" >>"$OUT/summary.txt"
+done
 
 sizes=$(for p in "${plan[@]}"; do echo "${p%%;*}" | cut -d' ' -f1; done |
   sort -u | paste -sd,)

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "samples/gemm_split_k.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
@@ -42,6 +43,62 @@ absl::Status CheckConfig(const GemmConfig& c) {
   return absl::OkStatus();
 }
 
+// The tensors of the gemm kernel; C is the [slices, M, N] f32 partial sums
+// when K is split.
+struct GemmOperands {
+  std::optional<T::Buffer> A, B, Bias, C;
+};
+
+// One output tile (bx, by) of the kernel, over all of K, or over K slice
+// `slice` (GemmKStepsPerSlice steps from slice * that many) when K is split.
+void RecordTile(const GemmConfig& c, const GemmOperands& x, T::Expr bx,
+                T::Expr by, std::optional<T::Expr> slice) {
+  const GemmTile& t = c.tile;
+  const bool ta = TransposedA(c.layout), tb = TransposedB(c.layout);
+  const T::Buffer &A = *x.A, &B = *x.B, &C = *x.C;
+  auto A_shared =
+      ta ? T::alloc_shared({t.block_k, t.block_m}, c.in_dtype, "A_shared")
+         : T::alloc_shared({t.block_m, t.block_k}, c.in_dtype, "A_shared");
+  auto B_shared =
+      tb ? T::alloc_shared({t.block_n, t.block_k}, c.in_dtype, "B_shared")
+         : T::alloc_shared({t.block_k, t.block_n}, c.in_dtype, "B_shared");
+  auto C_local = T::alloc_fragment({t.block_m, t.block_n}, f32, "C_local");
+  if (t.panel > 0) T::use_swizzle(t.panel);
+  T::clear(C_local);
+  const int steps = GemmKStepsPerSlice(c);
+  T::Expr k_steps = slice ? T::Expr(steps) : T::ceildiv(c.K, t.block_k);
+  for (auto k :
+       T::Pipelined(k_steps, {.num_stages = t.num_stages, .name = "k"})) {
+    T::Expr k0 =
+        slice ? *slice * (steps * t.block_k) + k * t.block_k : k * t.block_k;
+    if (ta) {
+      T::copy(A(k0, by * t.block_m), A_shared);
+    } else {
+      T::copy(A(by * t.block_m, k0), A_shared);
+    }
+    if (tb) {
+      T::copy(B(bx * t.block_n, k0), B_shared);
+    } else {
+      T::copy(B(k0, bx * t.block_n), B_shared);
+    }
+    T::gemm(A_shared, B_shared, C_local,
+            {.transpose_A = ta, .transpose_B = tb});
+  }
+  if (slice) {
+    T::copy(C_local, C(*slice, T::slice(by * t.block_m, (by + 1) * t.block_m),
+                       T::slice(bx * t.block_n, (bx + 1) * t.block_n)));
+    return;
+  }
+  if (x.Bias) {
+    // Each thread loads the bias columns its accumulator elements have.
+    auto bias_f = T::alloc_fragment({t.block_n}, f32, "bias_f");
+    T::copy((*x.Bias)(bx * t.block_n), bias_f);
+    for (auto [i, j] : T::Parallel(t.block_m, t.block_n))
+      C_local(i, j) = T::max(C_local(i, j) + bias_f(j), 0.0f);
+  }
+  T::copy(C_local, C(by * t.block_m, bx * t.block_n));
+}
+
 absl::StatusOr<Program> MakeGemm(const nlohmann::json& json) {
   KernelParams params(json);
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
@@ -65,6 +122,8 @@ absl::StatusOr<Program> MakeGemm(const nlohmann::json& json) {
   SAMPLES_ASSIGN_OR_RETURN(t.threads,
                            params.IntInRange("threads", 32, 1024, t.threads));
   SAMPLES_ASSIGN_OR_RETURN(t.panel, params.IntInRange("panel", 0, 64, t.panel));
+  SAMPLES_ASSIGN_OR_RETURN(t.split_k,
+                           params.IntInRange("split_k", 1, 1024, t.split_k));
   SAMPLES_ASSIGN_OR_RETURN(c.bias_relu, params.Bool("bias_relu", c.bias_relu));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return GemmProgram(c);
@@ -97,67 +156,34 @@ absl::StatusOr<GemmLayout> ParseGemmLayout(std::string_view name) {
                    "\" (expected NN, NT, TN or TT)"));
 }
 
-GemmTile DefaultGemmTile(int sm, DataType in_dtype, int64_t M, int64_t N) {
-  constexpr int64_t kWave = 132;
-  const int64_t tiles = ((M + 127) / 128) * ((N + 255) / 256);
-  GemmTile t = sm < 90 ? GemmTile{}
-               : M > 0 && N > 0 && tiles < kWave
-                   ? GemmTile{.block_m = 128, .block_n = 128, .num_stages = 6}
-                   : GemmTile{.block_m = 128, .block_n = 256, .num_stages = 4};
-  // 128-byte rows of K: what wgmma's swizzle atom and the TMA box read.
-  if (dtype_bytes(in_dtype) == 1) t.block_k *= 2;
-  return t;
-}
-
 absl::StatusOr<Program> GemmProgram(const GemmConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
   const GemmTile& t = c.tile;
+  const int slices = GemmKSlices(c);
   const bool ta = TransposedA(c.layout), tb = TransposedB(c.layout);
-  T::ProgramBuilder p(
-      absl::StrCat("gemm_", std::string(GemmLayoutName(c.layout))));
-  auto A = ta ? p.tensor("A", {c.K, c.M}, c.in_dtype)
-              : p.tensor("A", {c.M, c.K}, c.in_dtype);
-  auto B = tb ? p.tensor("B", {c.N, c.K}, c.in_dtype)
-              : p.tensor("B", {c.K, c.N}, c.in_dtype);
-  std::optional<T::Buffer> Bias;
-  if (c.bias_relu) Bias = p.tensor("bias", {c.N}, c.in_dtype);
-  auto C = p.tensor("C", {c.M, c.N}, c.out_dtype);
-  {
+  T::ProgramBuilder p(absl::StrCat("gemm_",
+                                   std::string(GemmLayoutName(c.layout)),
+                                   slices > 1 ? "_split_k" : ""));
+  GemmOperands x{
+      .A = ta ? p.tensor("A", {c.K, c.M}, c.in_dtype)
+              : p.tensor("A", {c.M, c.K}, c.in_dtype),
+      .B = tb ? p.tensor("B", {c.N, c.K}, c.in_dtype)
+              : p.tensor("B", {c.K, c.N}, c.in_dtype),
+  };
+  // Split K: the bias + ReLU epilogue runs in the reduce kernel.
+  if (c.bias_relu && slices == 1) x.Bias = p.tensor("bias", {c.N}, c.in_dtype);
+  x.C = slices > 1 ? p.tensor("partials", {slices, c.M, c.N}, f32)
+                   : p.tensor("C", {c.M, c.N}, c.out_dtype);
+  if (slices > 1) {
+    T::Kernel kernel(T::ceildiv(c.N, t.block_n), T::ceildiv(c.M, t.block_m),
+                     slices, {.threads = t.threads});
+    auto [bx, by, bz] = kernel.block_index();
+    RecordTile(c, x, bx, by, bz);
+  } else {
     T::Kernel kernel(T::ceildiv(c.N, t.block_n), T::ceildiv(c.M, t.block_m),
                      {.threads = t.threads});
     auto [bx, by] = kernel.block_index();
-    auto A_shared =
-        ta ? T::alloc_shared({t.block_k, t.block_m}, c.in_dtype, "A_shared")
-           : T::alloc_shared({t.block_m, t.block_k}, c.in_dtype, "A_shared");
-    auto B_shared =
-        tb ? T::alloc_shared({t.block_n, t.block_k}, c.in_dtype, "B_shared")
-           : T::alloc_shared({t.block_k, t.block_n}, c.in_dtype, "B_shared");
-    auto C_local = T::alloc_fragment({t.block_m, t.block_n}, f32, "C_local");
-    if (t.panel > 0) T::use_swizzle(t.panel);
-    T::clear(C_local);
-    for (auto k : T::Pipelined(T::ceildiv(c.K, t.block_k),
-                               {.num_stages = t.num_stages, .name = "k"})) {
-      if (ta) {
-        T::copy(A(k * t.block_k, by * t.block_m), A_shared);
-      } else {
-        T::copy(A(by * t.block_m, k * t.block_k), A_shared);
-      }
-      if (tb) {
-        T::copy(B(bx * t.block_n, k * t.block_k), B_shared);
-      } else {
-        T::copy(B(k * t.block_k, bx * t.block_n), B_shared);
-      }
-      T::gemm(A_shared, B_shared, C_local,
-              {.transpose_A = ta, .transpose_B = tb});
-    }
-    if (Bias) {
-      // Each thread loads the bias columns its accumulator elements have.
-      auto bias_f = T::alloc_fragment({t.block_n}, f32, "bias_f");
-      T::copy((*Bias)(bx * t.block_n), bias_f);
-      for (auto [i, j] : T::Parallel(t.block_m, t.block_n))
-        C_local(i, j) = T::max(C_local(i, j) + bias_f(j), 0.0f);
-    }
-    T::copy(C_local, C(by * t.block_m, bx * t.block_n));
+    RecordTile(c, x, bx, by, std::nullopt);
   }
   return p.finish();
 }
@@ -209,9 +235,11 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
       tb ? std::vector<int64_t>{c.N, c.K} : std::vector<int64_t>{c.K, c.N};
   Workload w;
   w.kernel = "gemm";
-  w.shape = absl::StrCat(c.M, "x", c.N, "x", c.K, " ", DtypeName(c.in_dtype),
-                         "->", DtypeName(c.out_dtype), " ",
-                         std::string(GemmLayoutName(c.layout)));
+  w.shape = absl::StrCat(
+      c.M, "x", c.N, "x", c.K, " ", DtypeName(c.in_dtype), "->",
+      DtypeName(c.out_dtype), " ", std::string(GemmLayoutName(c.layout)),
+      " tile ", c.tile.block_m, "x", c.tile.block_n, "x", c.tile.block_k, " s",
+      c.tile.num_stages, " t", c.tile.threads);
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["A"],
                            RandomInput(c.in_dtype, a_shape, seed));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["B"],
@@ -225,6 +253,17 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
     w.shape += " +bias+relu";
   }
   w.steps.push_back({.program = program, .args = args});
+  if (const int slices = GemmKSlices(c); slices > 1) {
+    // The gemm stores each K slice's partial sums, the reduce kernel adds
+    // them (and the bias) into C.
+    SAMPLES_ASSIGN_OR_RETURN(Program reduce, GemmSplitKReduceProgram(c));
+    w.tensors["partials"] = Zeros(f32, {slices, c.M, c.N});
+    args.erase(args.begin(), args.begin() + 2);  // [bias,] C
+    args.insert(args.begin(), "partials");
+    w.steps = {{.program = program, .args = {"A", "B", "partials"}},
+               {.program = reduce, .args = args}};
+    w.shape += absl::StrCat(" split_k=", slices);
+  }
   w.outputs = {"C"};
   w.flops = 2.0 * c.M * c.N * c.K;
   w.bytes = double(dtype_bytes(c.in_dtype)) *

@@ -15,7 +15,8 @@
 //
 // Registered for tessel-warmup as "gemm" with params M, N, K and optional
 // in_dtype, out_dtype, layout ("NN"...), block_m, block_n, block_k,
-// num_stages, threads, panel, bias_relu.
+// num_stages, threads, panel, split_k (its partial-sums kernel; the reduce
+// is "gemm_split_k_reduce", gemm_split_k.h), bias_relu.
 #ifndef TESSEL_SAMPLES_GEMM_H_
 #define TESSEL_SAMPLES_GEMM_H_
 
@@ -53,19 +54,23 @@ struct GemmTile {
   int num_stages = 3;
   int threads = 256;
   int panel = 8;  // T::use_swizzle panel size; 0: plain raster order
+  // K slices (gemm_split_k.h): > 1 runs a block per (output tile, slice)
+  // into f32 partial sums, then a kernel that adds them.
+  int split_k = 1;
 };
 
-// The default tile for sm_<sm>: on sm_90 and later 128x256x64 in 4
-// stages (192 KB of shared memory): each consumer warpgroup of the
-// warp-specialized kernel runs one m64n256k16 wgmma per k16 step
-// (bench/results/h200_s6_*); elsewhere GemmTile{}. fp8 inputs take twice
-// the block_k, the same 128-byte rows (128x256x128, m64n256k32; 256x128x128
-// in 3 stages, 144 KB, elsewhere). Given the output's M x N, a problem
-// whose 128x256 tiles fill less than one wave of an H100/H200 (132 SMs)
-// takes 128x128 tiles in 6 stages instead: at 512x4096x4096 0.031 ms
-// against 0.048 (bench/results/h200_s7/).
+// The default tile for sm_<sm> (samples/gemm_tile.cc): on sm_90 and later
+// 128x256x64 in 4 stages (192 KB of shared memory): each consumer
+// warpgroup of the warp-specialized kernel runs one m64n256k16 wgmma per
+// k16 step (bench/results/h200_s6_*); elsewhere GemmTile{}. fp8 inputs take
+// twice the block_k, the same 128-byte rows (128x256x128, m64n256k32;
+// 256x128x128 in 3 stages, 144 KB, elsewhere). Given the problem's M x N
+// (and K), a table picks by how many waves of `sms` SMs the blocks fill:
+// 128x128 tiles in 6 stages when 128x256 tiles fill less than one wave (at
+// 512x4096x4096 0.031 ms against 0.048, bench/results/h200_s7/), and K
+// split into 2-4 slices when even those fill under 0.9 of a wave.
 GemmTile DefaultGemmTile(int sm, DataType in_dtype = f16, int64_t M = 0,
-                         int64_t N = 0);
+                         int64_t N = 0, int64_t K = 0, int sms = 132);
 
 struct GemmConfig {
   int M = 0;
@@ -83,7 +88,8 @@ struct GemmConfig {
 // The tile program; InvalidArgument for a bad size, dtype or tile.
 absl::StatusOr<Program> GemmProgram(const GemmConfig& config);
 
-// Random A and B (seeded), C zeroed, one step, and the float64 reference.
+// Random A and B (seeded), C zeroed, one step (two with split K: the
+// gemm, then the reduce), and the float64 reference.
 absl::StatusOr<Workload> GemmWorkload(const GemmConfig& config,
                                       uint64_t seed = 1);
 

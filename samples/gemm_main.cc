@@ -27,6 +27,9 @@ constexpr char kUsage[] =
     "  --layout=NN|NT|TN|TT (default NN; NT: B stored [N, K])\n"
     "  --bias-relu          fused epilogue C = relu(A B + bias[j])\n"
     "  --block-m, --block-n, --block-k, --stages, --threads, --panel\n"
+    "  --split-k=N          cut K into N slices: f32 partial sums, then a\n"
+    "                       reduce kernel (default: the tile table's choice,\n"
+    "                       samples/gemm_tile.cc)\n"
     "  dims: MxNxK\n";
 
 // Replaces each config's tile by the winner of a tune on the GPU.
@@ -34,6 +37,7 @@ absl::Status TuneTiles(std::vector<GemmConfig>& configs,
                        const TuneOptions& options, uint64_t seed,
                        const Flags& flags) {
   for (GemmConfig& c : configs) {
+    c.tile.split_k = 1;  // the tune space has no K slices
     const TuneConfig pinned = PinnedByFlags(flags, GemmTileConfig(c.tile),
                                             {{"block-m", "block_m"},
                                              {"block-n", "block_n"},
@@ -68,6 +72,11 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(base.bias_relu, flags.Bool("bias-relu", false));
   // The device's best tile for the inputs unless the flags pin one.
   const int sm = args.backend == Backend::kGpu ? Target::detect().sm() : 0;
+  int sms = 132;
+  if (args.backend == Backend::kGpu) {
+    SAMPLES_ASSIGN_OR_RETURN(DeviceInfo info, GetDeviceInfo());
+    sms = info.multiprocessors;
+  }
   auto tile_for = [&](DataType in, GemmTile& t) {
     t = DefaultGemmTile(sm, in);
     return flags.Ints({{"block-m", &t.block_m},
@@ -75,7 +84,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                        {"block-k", &t.block_k},
                        {"stages", &t.num_stages},
                        {"threads", &t.threads},
-                       {"panel", &t.panel}});
+                       {"panel", &t.panel},
+                       {"split-k", &t.split_k}});
   };
   SAMPLES_RETURN_IF_ERROR(tile_for(base.in_dtype, base.tile));
 
@@ -83,12 +93,13 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   // Without tile flags, the device's tile for the shape.
   const bool tile_flags = flags.Has("block-m") || flags.Has("block-n") ||
                           flags.Has("block-k") || flags.Has("stages") ||
-                          flags.Has("threads") || flags.Has("panel");
+                          flags.Has("threads") || flags.Has("panel") ||
+                          flags.Has("split-k");
   auto with = [&](int m, int n, int k) {
     GemmConfig c = base;
     c.M = m, c.N = n, c.K = k;
     if (args.backend == Backend::kGpu && !tile_flags)
-      c.tile = DefaultGemmTile(sm, c.in_dtype, m, n);
+      c.tile = DefaultGemmTile(sm, c.in_dtype, m, n, k, sms);
     return c;
   };
   // --tune alone tunes the bench size.
@@ -123,6 +134,11 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       configs.push_back(tt);
       configs.push_back(e4m3);
       configs.push_back(e5m2);
+      // K in three slices (4 + 4 + 2 steps of 64), the bias in the reduce.
+      GemmConfig split = with(200, 136, 600);
+      split.tile.split_k = 3;
+      split.bias_relu = true;
+      configs.push_back(split);
     }
   } else if (size == "bench") {
     // The sizes issue 6 compares with cuBLAS, f16 and bf16.

@@ -24,7 +24,8 @@ inline std::string DtypeName(DataType t) { return std::string(dtype_name(t)); }
 void ParallelFor(int64_t n, const std::function<void(int64_t)>& fn);
 
 // Seeded uniform values in [-1, 1] away from zero, rounded to dtype
-// (tessel::testing::RandomTensor).
+// (tessel::testing::RandomTensor; tensors of over 2^20 elements are drawn
+// in chunks of 2^20, each from its own seed, on every core).
 absl::StatusOr<HostTensor> RandomInput(DataType dtype,
                                        std::vector<int64_t> shape,
                                        uint64_t seed, double scale = 1.0);

@@ -107,6 +107,24 @@ std::vector<SampleCase> SmallCases() {
                                 .block_k = 32,
                                 .num_stages = 2,
                                 .threads = 128}});
+  // K in slices (gemm_split_k.h): partial sums, then the reduce kernel.
+  // Ragged sizes and a ragged last slice (10 steps: 4 + 4 + 2), the bias in
+  // the reduce; NT with f32 out, 3 steps in 3 slices of 1. 3 stages: the
+  // tile fits sm_80 too.
+  const GemmTile split_tile{.block_m = 128,
+                            .block_n = 128,
+                            .block_k = 64,
+                            .num_stages = 3,
+                            .split_k = 3};
+  gemm("nn_f16_split_k_bias_relu_ragged",
+       {.M = 200, .N = 136, .K = 600, .tile = split_tile, .bias_relu = true});
+  gemm("nt_bf16_split_k_f32out_odd", {.M = 67,
+                                      .N = 72,
+                                      .K = 136,
+                                      .in_dtype = bf16,
+                                      .out_dtype = f32,
+                                      .layout = GemmLayout::kNT,
+                                      .tile = split_tile});
   auto splitk = [&](std::string name, SplitKConfig c) {
     cases.push_back(
         {"splitk_gemm_" + name, [c] { return SplitKGemmWorkload(c, 12); }});

@@ -90,7 +90,11 @@ TEST(DefaultGemmTile, Sm90TableByWaves) {
       // At least one wave of 128x256 tiles: the large tile.
       {8192, 8192, 8192, 128, 256, 4, 1},
       {4096, 4096, 1024, 128, 256, 4, 1},
-      {3000, 5000, 4000, 128, 256, 4, 1},
+      // Ragged in M and N, TMA-able in every layout: 256x128 tiles.
+      {3000, 5000, 4000, 256, 128, 4, 1},
+      // Odd sizes (no TMA) or a tile multiple in M: 128x256.
+      {4095, 4097, 4096, 128, 256, 4, 1},
+      {4096, 5000, 4000, 128, 256, 4, 1},
       // Fewer: 128x128 tiles when they fill 0.9 of a wave.
       {512, 4096, 4096, 128, 128, 6, 1},
       {256, 8192, 8192, 128, 128, 6, 1},

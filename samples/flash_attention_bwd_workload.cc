@@ -33,19 +33,6 @@ absl::StatusOr<HostTensor> Sentinel(DataType dtype,
                                  std::vector<double>(NumElements(shape), 3.0));
 }
 
-double MaxAbs(const HostTensor& t) {
-  double m = 0;
-  for (double v : t.to_doubles()) m = std::max(m, std::fabs(v));
-  return m;
-}
-
-// P and dS are rounded to f16 before their gemms: a tolerance relative to
-// the gradient's magnitude.
-Expected Near(std::string name, HostTensor reference) {
-  const double atol = 5e-3 * std::max(1.0, MaxAbs(reference));
-  return Expected{std::move(name), std::move(reference), 1e-2, atol};
-}
-
 // The backward's steps on the workload's Q, K, V, dO, O and LSE; adds the
 // tensors it writes and dQ, dK, dV to the outputs.
 absl::Status AddBackwardSteps(const FlashAttentionBackwardConfig& c,
@@ -80,8 +67,9 @@ std::vector<Expected> GradientsExpected(const Workload& w, bool causal) {
   AttentionGrads g =
       ReferenceAttentionBackward(w.tensors.at("Q"), w.tensors.at("K"),
                                  w.tensors.at("V"), w.tensors.at("dO"), causal);
-  return {Near("dQ", std::move(g.dq)), Near("dK", std::move(g.dk)),
-          Near("dV", std::move(g.dv))};
+  return {ExpectedNear("dQ", std::move(g.dq)),
+          ExpectedNear("dK", std::move(g.dk)),
+          ExpectedNear("dV", std::move(g.dv))};
 }
 
 // Past this many multiply-adds (B H S^2 D), the backward-only workload does

@@ -370,19 +370,6 @@ std::vector<double> CausalScan(const HostTensor& x, const HostTensor& y,
   return out;
 }
 
-double MaxAbs(const HostTensor& t) {
-  double m = 0;
-  for (double v : t.to_doubles()) m = std::max(m, std::fabs(v));
-  return m;
-}
-
-// f16 tiles of partial products (s, h, ds, dh are rounded to f16 before
-// their second gemm): a tolerance relative to the output's magnitude.
-Expected Near(std::string name, HostTensor reference) {
-  const double atol = 5e-3 * std::max(1.0, MaxAbs(reference));
-  return Expected{std::move(name), std::move(reference), 1e-2, atol};
-}
-
 double ForwardFlops(const LinearAttentionConfig& c) {
   // Per (block, chunk): q k^T, s v, k^T v, q h (the kernel's gemms, masked
   // halves included).
@@ -792,7 +779,7 @@ absl::StatusOr<Workload> LinearAttentionForwardWorkload(
   w.flops = ForwardFlops(c);
   w.bytes = 2.0 * (2.0 * c.B * c.S * c.H * c.DK) + 2.0 * 2 * n_o;
   w.reference = [](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
-    return std::vector<Expected>{Near(
+    return std::vector<Expected>{ExpectedNear(
         "O", ReferenceLinearAttentionForward(
                  w.tensors.at("Q"), w.tensors.at("K"), w.tensors.at("V")))};
   };
@@ -825,7 +812,7 @@ absl::StatusOr<Workload> LinearAttentionChunkedForwardWorkload(
   w.bytes =
       2.0 * (3.0 * c.B * c.S * c.H * c.DK) + 2.0 * 2 * n_o + 2.0 * 2 * n_states;
   w.reference = [](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
-    return std::vector<Expected>{Near(
+    return std::vector<Expected>{ExpectedNear(
         "O", ReferenceLinearAttentionForward(
                  w.tensors.at("Q"), w.tensors.at("K"), w.tensors.at("V")))};
   };
@@ -894,9 +881,9 @@ absl::StatusOr<Workload> LinearAttentionBackwardWorkload(
     LinearAttentionGrads g =
         ReferenceLinearAttentionBackward(w.tensors.at("Q"), w.tensors.at("K"),
                                          w.tensors.at("V"), w.tensors.at("dO"));
-    return std::vector<Expected>{Near("dQ", std::move(g.dq)),
-                                 Near("dK", std::move(g.dk)),
-                                 Near("dV", std::move(g.dv))};
+    return std::vector<Expected>{ExpectedNear("dQ", std::move(g.dq)),
+                                 ExpectedNear("dK", std::move(g.dk)),
+                                 ExpectedNear("dV", std::move(g.dv))};
   };
   return w;
 }

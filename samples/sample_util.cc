@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <thread>
 #include <utility>
 
+#include "samples/workload.h"
 #include "tessel/testing.h"
 
 namespace tessel::samples {
@@ -91,6 +93,15 @@ int64_t NumElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+Expected ExpectedNear(std::string tensor, HostTensor reference) {
+  double max_abs = 0;
+  for (double v : reference.to_doubles()) {
+    max_abs = std::max(max_abs, std::fabs(v));
+  }
+  const double atol = 5e-3 * std::max(1.0, max_abs);
+  return Expected{std::move(tensor), std::move(reference), 1e-2, atol};
 }
 
 }  // namespace tessel::samples

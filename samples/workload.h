@@ -58,6 +58,11 @@ struct Expected {
   double atol = 1e-2;
 };
 
+// An output whose f16-rounded intermediates (tiles rounded before a second
+// gemm) make its error scale with its magnitude: rtol 1e-2, atol 5e-3 x
+// max(1, max |reference|). Defined in sample_util.cc.
+Expected ExpectedNear(std::string tensor, HostTensor reference);
+
 // How bench/run_all.py files a measurement (docs/benchmarks.md): records
 // with equal kernel, pass, variant, dtype and size are compared across
 // impls.

@@ -98,9 +98,8 @@ AttentionForward ReferenceVarlenAttentionForward(const HostTensor& q,
   for (int64_t b = 0; b + 1 < cu_seqlens.num_elements(); ++b) {
     const int64_t begin = cu_seqlens.get_flat_int(b);
     const int64_t n = cu_seqlens.get_flat_int(b + 1) - begin;
-    AttentionForward f =
-        ReferenceAttentionForward(Tokens(q, begin, n), Tokens(k, begin, n),
-                                  Tokens(v, begin, n), causal);
+    AttentionForward f = ReferenceAttentionForward(
+        Tokens(q, begin, n), Tokens(k, begin, n), Tokens(v, begin, n), causal);
     const std::vector<double> o = f.o.to_doubles(), l = f.lse.to_doubles();
     std::copy(o.begin(), o.end(), out.begin() + begin * H * D);
     for (int64_t h = 0; h < H; ++h) {

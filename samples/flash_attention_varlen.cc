@@ -80,9 +80,8 @@ absl::StatusOr<Program> MakeFlashAttentionVarlen(const nlohmann::json& json) {
 }  // namespace
 
 std::string FlashAttentionVarlenName(const FlashAttentionConfig& c) {
-  return absl::StrCat("flash_attention_varlen",
-                      KvHeads(c) != c.H ? "_gqa" : "", c.lse ? "_lse" : "",
-                      c.causal ? "_causal" : "");
+  return absl::StrCat("flash_attention_varlen", KvHeads(c) != c.H ? "_gqa" : "",
+                      c.lse ? "_lse" : "", c.causal ? "_causal" : "");
 }
 
 absl::StatusOr<Program> FlashAttentionVarlenProgram(
@@ -144,26 +143,27 @@ absl::StatusOr<Program> FlashAttentionVarlenProgram(
                    : key_blocks;
       for (auto k : T::Pipelined(loop_range,
                                  {.num_stages = c.num_stages, .name = "k"})) {
-        T::copy(K(T::slice(start + k * bn, start + (k + 1) * bn), kv_head,
-                  T::all),
-                K_shared);
+        T::copy(
+            K(T::slice(start + k * bn, start + (k + 1) * bn), kv_head, T::all),
+            K_shared);
         // Keys past the sequence's end are another sequence's (or zeros):
-        // mask them, and (causal) the keys after the query.
-        T::Expr crosses = (k + 1) * bn > seqlen;
-        if (c.causal) crosses = crosses || ((k + 1) * bn > bx * bm + 1);
+        // full attention masks them; causal masks the keys after the query,
+        // which covers them for every row that is stored (and a block that
+        // holds them crosses the diagonal too).
+        T::Expr crosses =
+            c.causal ? (k + 1) * bn > bx * bm + 1 : (k + 1) * bn > seqlen;
         T::If(crosses, [&] {
           for (auto [i, j] : T::Parallel(bm, bn)) {
             T::Expr q_idx = bx * bm + i, k_idx = k * bn + j;
-            T::Expr visible = k_idx < seqlen;
-            if (c.causal) visible = visible && (q_idx >= k_idx);
+            T::Expr visible = c.causal ? q_idx >= k_idx : k_idx < seqlen;
             acc_s(i, j) = T::select(visible, T::Expr(0.0f), neg_inf);
           }
         }).Else([&] { T::clear(acc_s); });
         T::gemm(Q_shared, K_shared, acc_s,
                 {.transpose_B = true, .policy = T::GemmWarpPolicy::kFullRow});
-        T::copy(V(T::slice(start + k * bn, start + (k + 1) * bn), kv_head,
-                  T::all),
-                V_shared);
+        T::copy(
+            V(T::slice(start + k * bn, start + (k + 1) * bn), kv_head, T::all),
+            V_shared);
         // The online softmax of flash_attention.cc. A masked key's P is 0,
         // so the other sequence's V rows add nothing.
         T::copy(scores_max, scores_max_prev);
@@ -190,9 +190,8 @@ absl::StatusOr<Program> FlashAttentionVarlenProgram(
       for (auto i : T::Parallel(bm)) scores_scale(i) = 1.0f / logsum(i);
       for (auto [i, j] : T::Parallel(bm, D)) {
         T::Expr row = bx * bm + i;
-        T::If(row < seqlen && start + row < total, [&] {
-          O(start + row, by, j) = acc_o(i, j) * scores_scale(i);
-        });
+        T::If(row < seqlen && start + row < total,
+              [&] { O(start + row, by, j) = acc_o(i, j) * scores_scale(i); });
       }
       if (LSE) {
         const double ln_scale = 1.0 / std::sqrt(static_cast<double>(D));
@@ -233,9 +232,8 @@ absl::StatusOr<Workload> FlashAttentionVarlenWorkload(
   std::vector<int64_t> cu = {0};
   for (int s : seqlens) {
     if (s <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("flash_attention_varlen: sequence length ", s,
-                       " must be positive"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "flash_attention_varlen: sequence length ", s, " must be positive"));
     }
     cu.push_back(cu.back() + s);
   }
@@ -254,10 +252,9 @@ absl::StatusOr<Workload> FlashAttentionVarlenWorkload(
   w.kernel = FlashAttentionVarlenName(c);
   std::string lens;
   for (int s : seqlens) absl::StrAppend(&lens, lens.empty() ? "" : ",", s);
-  w.shape = absl::StrCat("seqlens=", lens, pad ? absl::StrCat("+pad", pad) : "",
-                         " H=", c.H,
-                         Hkv != c.H ? absl::StrCat(" Hkv=", Hkv) : "",
-                         " D=", c.D, " f16");
+  w.shape = absl::StrCat(
+      "seqlens=", lens, pad ? absl::StrCat("+pad", pad) : "", " H=", c.H,
+      Hkv != c.H ? absl::StrCat(" Hkv=", Hkv) : "", " D=", c.D, " f16");
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["Q"], RandomInput(f16, shape, seed));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["K"],
                            RandomInput(f16, kv_shape, seed + 1));
@@ -291,12 +288,13 @@ absl::StatusOr<Workload> FlashAttentionVarlenWorkload(
   w.label.shape = {{"B", c.B}, {"T", cu.back()}, {"H", c.H}};
   if (Hkv != c.H) w.label.shape.push_back({"Hkv", Hkv});
   w.label.shape.push_back({"D", c.D});
-  w.label.size = absl::StrCat("B", c.B, " T", cu.back(), " H", c.H,
-                              Hkv != c.H ? absl::StrCat(" Hkv", Hkv) : "",
-                              " D", c.D);
+  w.label.size =
+      absl::StrCat("B", c.B, " T", cu.back(), " H", c.H,
+                   Hkv != c.H ? absl::StrCat(" Hkv", Hkv) : "", " D", c.D);
   const bool causal = c.causal, lse = c.lse;
-  w.reference = [causal, lse](const Workload& w)
-      -> absl::StatusOr<std::vector<Expected>> {
+  w.reference =
+      [causal,
+       lse](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
     AttentionForward f = ReferenceVarlenAttentionForward(
         w.tensors.at("Q"), w.tensors.at("K"), w.tensors.at("V"),
         w.tensors.at("cu_seqlens"), causal, kSentinel);

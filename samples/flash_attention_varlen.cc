@@ -185,19 +185,22 @@ absl::StatusOr<Program> FlashAttentionVarlenProgram(
                 {.policy = T::GemmWarpPolicy::kFullRow});
       }
       // Only the sequence's own rows: a tile copy would clip at the
-      // tensor's edge only. (The row < total test keeps a malformed
+      // tensor's edge only. (The bounds on start + row keep a malformed
       // cu_seqlens inside the tensor.)
+      auto stored = [&](const T::Expr& row) {
+        return row < seqlen && start + row >= 0 && start + row < total;
+      };
       for (auto i : T::Parallel(bm)) scores_scale(i) = 1.0f / logsum(i);
       for (auto [i, j] : T::Parallel(bm, D)) {
         T::Expr row = bx * bm + i;
-        T::If(row < seqlen && start + row < total,
+        T::If(stored(row),
               [&] { O(start + row, by, j) = acc_o(i, j) * scores_scale(i); });
       }
       if (LSE) {
         const double ln_scale = 1.0 / std::sqrt(static_cast<double>(D));
         for (auto i : T::Parallel(bm)) {
           T::Expr row = bx * bm + i;
-          T::If(row < seqlen && start + row < total, [&] {
+          T::If(stored(row), [&] {
             (*LSE)(by, start + row) =
                 T::log(logsum(i)) + scores_max(i) * ln_scale;
           });

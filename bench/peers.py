@@ -9,6 +9,15 @@
   (flash, efficient, cudnn), causal and full, also with grouped-query heads
   (--gqa-shapes, enable_gqa=True); the fastest backend is also reported as
   impl "torch_sdpa".
+- variable-length flash attention forward ("sdpa_varlen", --varlen-shapes
+  H,D:S1,S2,...): sequences packed along one token axis (tessel's
+  `flash_attention --varlen`). flash_attn_varlen_func is not installed
+  there, so three SDPA forms stand in, each timed causal and full:
+  "torch_sdpa_nested" (a jagged nested tensor, which PyTorch runs through
+  its varlen kernels), "torch_sdpa_per_seq" (one SDPA call per sequence,
+  the same useful work) and "torch_sdpa_padded" (the batch padded to the
+  longest sequence, fastest backend: more work, no mask, a timing bound
+  only). FLOPs count the useful work, sum of S_i^2, for all three.
 - row kernels ("norms", sizes M,N): F.rms_norm, F.layer_norm (weight and
   bias) and torch.softmax in f16 (impl "torch"), torch.compile of each,
   static shapes (impl "torch_compile", with --compile-norms), and a
@@ -45,9 +54,10 @@ CHUNK = 64  # the chunk size of the seed's linear attention
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default="", help="JSON file (default: stdout)")
-    p.add_argument("--only", default="sdpa,fla,torch_ref,norms,fp8_gemm",
-                   help="comma list of: sdpa, fla, torch_ref, norms, "
-                   "fp8_gemm")
+    p.add_argument("--only",
+                   default="sdpa,sdpa_varlen,fla,torch_ref,norms,fp8_gemm",
+                   help="comma list of: sdpa, sdpa_varlen, fla, torch_ref, "
+                   "norms, fp8_gemm")
     p.add_argument("--row-shapes", default="4096,8192;16384,4096;8192,1024",
                    help="M,N;... for the row kernels (norms)")
     p.add_argument("--compile-norms", action="store_true",
@@ -59,6 +69,10 @@ def parse_args():
     p.add_argument("--gqa-shapes", default="8,4096,32,8,128",
                    help="B,S,H,Hkv,D;... for grouped-query flash attention "
                    "('' for none)")
+    p.add_argument("--varlen-shapes",
+                   default="16,128:333,1000,2047,3333,4096,5500,7000,9459",
+                   help="H,D:S1,S2,...;... for variable-length flash "
+                   "attention (tessel's --varlen=bench)")
     p.add_argument("--attention-passes", default="fwd,fwd+bwd",
                    help="comma list of fwd, fwd+bwd for flash attention")
     p.add_argument("--linear-shapes", default="8,4096,16,128;8,4096,32,64",
@@ -79,6 +93,8 @@ def parse_shapes(text):
 
 
 def size_label(shape):
+    if "T" in shape:  # packed variable-length sequences
+        return "B{B} T{T} H{H} D{D}".format(**shape)
     if "K" in shape:
         if shape["M"] == shape["N"] == shape["K"]:
             return "{}^3".format(shape["M"])
@@ -88,6 +104,17 @@ def size_label(shape):
     if "Hkv" in shape:
         return "B{B} S{S} H{H} Hkv{Hkv} D{D}".format(**shape)
     return "B{B} S{S} H{H} D{D}".format(**shape)
+
+
+def parse_varlen_shapes(text):
+    shapes = []
+    for item in filter(None, text.split(";")):
+        heads, lens = item.split(":")
+        h, d = (int(x) for x in heads.split(","))
+        seqlens = [int(x) for x in lens.split(",")]
+        shapes.append({"B": len(seqlens), "T": sum(seqlens), "H": h, "D": d,
+                       "seqlens": seqlens})
+    return shapes
 
 
 def parse_gqa_shapes(text):
@@ -273,6 +300,92 @@ def bench_sdpa(torch, timer, shapes, passes, log):
                 log(best)
                 out.append(best)
         del q, k, v, do
+        torch.cuda.empty_cache()
+    return out
+
+
+def bench_sdpa_varlen(torch, timer, shapes, log):
+    """Variable-length forward: nested (jagged), per sequence, padded."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+    backends = [("flash", SDPBackend.FLASH_ATTENTION),
+                ("efficient", SDPBackend.EFFICIENT_ATTENTION),
+                ("cudnn", SDPBackend.CUDNN_ATTENTION)]
+    out = []
+    for full in shapes:
+        seqlens, h, d = full["seqlens"], full["H"], full["D"]
+        shape = {k: v for k, v in full.items() if k != "seqlens"}
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        # Per sequence [1, H, S_i, D]; the padded batch [B, H, max S, D].
+        q, k, v = ([torch.randn(1, h, s, d, device="cuda",
+                                dtype=torch.float16, generator=gen)
+                    for s in seqlens] for _ in range(3))
+        longest = max(seqlens)
+
+        def padded(ts):
+            return torch.cat([F.pad(t, (0, 0, 0, longest - t.shape[2]))
+                              for t in ts])
+
+        qp, kp, vp = padded(q), padded(k), padded(v)
+
+        def nested(ts):  # [B, j, H, D] jagged, seen as [B, H, j, D]
+            return torch.nested.nested_tensor(
+                [t[0].transpose(0, 1) for t in ts],
+                layout=torch.jagged).transpose(1, 2)
+
+        qn, kn, vn = nested(q), nested(k), nested(v)
+        pairs = sum(s * s for s in seqlens)
+        bytes_ = 2.0 * shape["T"] * h * d * 4
+        for causal in (True, False):
+            variant = "varlen_" + ("causal" if causal else "full")
+            flops = 4.0 * h * d * pairs * (0.5 if causal else 1.0)
+
+            def run(impl, fn, backend=None):
+                try:
+                    if backend is None:
+                        timing = timer(fn)
+                    else:
+                        with sdpa_kernel(backend):
+                            timing = timer(fn)
+                    r = record("flash_attention", impl, "fwd", variant, shape,
+                               flops, bytes_, timing)
+                except Exception as exc:
+                    r = error_record("flash_attention", impl, "fwd", variant,
+                                     shape, flops, bytes_, exc)
+                log(r)
+                return r
+
+            def per_seq(causal=causal):
+                return [F.scaled_dot_product_attention(
+                    q[i], k[i], v[i], is_causal=causal)
+                    for i in range(len(seqlens))]
+
+            def nested_fn(causal=causal):
+                return F.scaled_dot_product_attention(qn, kn, vn,
+                                                      is_causal=causal)
+
+            out.append(run("torch_sdpa_per_seq", per_seq))
+            r = run("torch_sdpa_nested", nested_fn)
+            if "error" not in r:  # the same numbers as per sequence
+                ref = per_seq()
+                got = nested_fn().transpose(1, 2).unbind()
+                r["max_abs_diff_vs_per_seq"] = max(
+                    float((g.transpose(0, 1) - e[0]).abs().max())
+                    for g, e in zip(got, ref))
+            out.append(r)
+            found = []
+            for name, backend in backends:
+                found.append(run("torch_sdpa_padded:" + name,
+                                 lambda causal=causal:
+                                 F.scaled_dot_product_attention(
+                                     qp, kp, vp, is_causal=causal),
+                                 backend))
+            out += found
+            best = best_of(found, "torch_sdpa_padded")
+            if best:
+                log(best)
+                out.append(best)
+        del q, k, v, qp, kp, vp, qn, kn, vn
         torch.cuda.empty_cache()
     return out
 
@@ -524,6 +637,9 @@ def main():
             torch, timer, parse_shapes(args.attention_shapes) +
             parse_gqa_shapes(args.gqa_shapes),
             args.attention_passes.split(","), log)))
+    if "sdpa_varlen" in which:
+        sections.append(("sdpa_varlen", lambda: bench_sdpa_varlen(
+            torch, timer, parse_varlen_shapes(args.varlen_shapes), log)))
     if "norms" in which:
         sections.append(("norms", lambda: bench_norms(
             torch, timer, parse_rows(args.row_shapes), args.compile_norms,

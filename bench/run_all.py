@@ -44,6 +44,9 @@ TESSEL_BENCHES = [
     ("tessel_flash_attention_gqa_fwd_bwd", "samples/flash_attention",
      ["--bench", "--size", "8x4096x32x128", "--heads-kv", "8", "--pass",
       "fwd+bwd", "--json", "{json}"]),
+    # Variable-length batch (peers.py --varlen-shapes), forward.
+    ("tessel_flash_attention_varlen", "samples/flash_attention",
+     ["--bench", "--varlen", "bench", "--json", "{json}"]),
     ("tessel_linear_attention", "samples/linear_attention",
      ["--bench", "--size", "bench", "--json", "{json}"]),
     ("tessel_rmsnorm", "samples/rmsnorm", ["--bench", "--size", "bench",

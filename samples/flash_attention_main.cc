@@ -5,6 +5,8 @@
 //   flash_attention --bench --size=8x4096x16x128 --causal=true
 //   flash_attention --bench --pass=fwd+bwd --size=8x4096x32x128 --heads-kv=8
 //   flash_attention --tune --causal=true   # pick the tile, then bench it
+//   flash_attention --varlen=1,17,300 --size=16x128 --backend=gpu --check
+//   flash_attention --varlen=bench --bench   # 8 sequences, 32768 tokens
 #include <iostream>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "samples/flash_attention.h"
 #include "samples/flash_attention_bwd.h"
+#include "samples/flash_attention_varlen.h"
 #include "samples/sample_main.h"
 #include "samples/status_macros.h"
 #include "samples/tune_workload.h"
@@ -29,7 +32,17 @@ constexpr char kUsage[] =
     "  --block-m, --block-n, --stages, --threads\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
+    "  --varlen=S1,S2,...|bench  variable-length forward: sequences of\n"
+    "                       these lengths packed along one token axis\n"
+    "                       (bench: 8 lengths summing to 32768); dims are\n"
+    "                       then HxD or H=..,D=.. (small: H2 D64 and GQA\n"
+    "                       H4 Hkv2 D128; bench, the default of\n"
+    "                       --varlen=bench: H16 D128)\n"
     "  dims: BxSxHxD, or B=..,S=..,H=..,D=..\n";
+
+// The varlen bench: mixed lengths, most of them not multiples of the
+// tiles, 32768 tokens in all.
+constexpr char kVarlenBench[] = "333,1000,2047,3333,4096,5500,7000,9459";
 
 TuneConfig TileConfig(const FlashAttentionConfig& c) {
   TuneConfig t;
@@ -124,6 +137,44 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       c = WithDeviceTile(c, Target::detect().sm());
     return c;
   };
+  if (flags.Has("varlen")) {
+    if (pass != "fwd" || args.tune) {
+      return absl::InvalidArgumentError(
+          "--varlen is the forward only, without --tune");
+    }
+    std::string lens = flags.String("varlen", "");
+    SAMPLES_ASSIGN_OR_RETURN(
+        std::vector<int> seqlens,
+        ParseSeqlens(lens == "bench" ? kVarlenBench : lens));
+    // --varlen=bench alone: at the bench heads too.
+    const std::string size =
+        lens == "bench" && !flags.Has("size") ? "bench" : args.size;
+    std::vector<FlashAttentionConfig> heads;
+    if (size == "small") {
+      heads = {with(1, 1, 2, 64)};
+      if (!flags.Has("heads-kv")) {
+        heads.push_back(with(1, 1, 4, 128));
+        heads.back().heads_kv = 2;
+      }
+    } else if (size == "bench") {
+      heads = {with(1, 1, 16, 128)};
+    } else {
+      SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(size, {"H", "D"}));
+      heads = {with(1, 1, dims["H"], dims["D"])};
+    }
+    std::vector<Workload> out;
+    for (const FlashAttentionConfig& h : heads) {
+      for (bool is_causal : {false, true}) {
+        if (causal == (is_causal ? "false" : "true")) continue;
+        FlashAttentionConfig c = h;
+        c.causal = is_causal;
+        SAMPLES_ASSIGN_OR_RETURN(
+            Workload w, FlashAttentionVarlenWorkload(c, seqlens, args.seed));
+        out.push_back(std::move(w));
+      }
+    }
+    return out;
+  }
   std::vector<FlashAttentionConfig> shapes;
   // --tune alone tunes the bench size.
   const std::string size =

@@ -74,6 +74,42 @@ AttentionForward ReferenceAttentionForward(const HostTensor& q,
           F64Tensor({d.B, d.H, d.S}, std::move(lse))};
 }
 
+namespace {
+
+// Tokens [begin, begin + n) of a packed [total, heads, D] tensor as a
+// [1, n, heads, D] one.
+HostTensor Tokens(const HostTensor& t, int64_t begin, int64_t n) {
+  const int64_t row = t.shape()[1] * t.shape()[2];
+  HostTensor out(t.dtype(), {1, n, t.shape()[1], t.shape()[2]});
+  const size_t bytes = static_cast<size_t>(row * dtype_bytes(t.dtype()));
+  std::copy_n(t.data() + begin * bytes, n * bytes, out.data());
+  return out;
+}
+
+}  // namespace
+
+AttentionForward ReferenceVarlenAttentionForward(const HostTensor& q,
+                                                 const HostTensor& k,
+                                                 const HostTensor& v,
+                                                 const HostTensor& cu_seqlens,
+                                                 bool causal, double unused) {
+  const int64_t total = q.shape()[0], H = q.shape()[1], D = q.shape()[2];
+  std::vector<double> out(total * H * D, unused), lse(H * total, unused);
+  for (int64_t b = 0; b + 1 < cu_seqlens.num_elements(); ++b) {
+    const int64_t begin = cu_seqlens.get_flat_int(b);
+    const int64_t n = cu_seqlens.get_flat_int(b + 1) - begin;
+    AttentionForward f = ReferenceAttentionForward(
+        Tokens(q, begin, n), Tokens(k, begin, n), Tokens(v, begin, n), causal);
+    const std::vector<double> o = f.o.to_doubles(), l = f.lse.to_doubles();
+    std::copy(o.begin(), o.end(), out.begin() + begin * H * D);
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t s = 0; s < n; ++s) lse[h * total + begin + s] = l[h * n + s];
+    }
+  }
+  return {F64Tensor(q.shape(), std::move(out)),
+          F64Tensor({H, total}, std::move(lse))};
+}
+
 AttentionGrads ReferenceAttentionBackward(const HostTensor& q,
                                           const HostTensor& k,
                                           const HostTensor& v,

@@ -6,6 +6,11 @@
 //   // f.o [B, S, H, D], f.lse [B, H, S] (natural log of the softmax's sum,
 //   // the scores scaled by 1/sqrt(D))
 //   AttentionGrads g = ReferenceAttentionBackward(q, k, v, d_o, causal);
+//   // Packed sequences (q [total, H, D], cu_seqlens [B + 1] i32): o
+//   // [total, H, D], lse [H, total]; tokens after the last sequence get
+//   // `unused`.
+//   AttentionForward v = ReferenceVarlenAttentionForward(q, k, v, cu,
+//                                                        causal, 3.0);
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_REFERENCE_H_
 #define TESSEL_SAMPLES_FLASH_ATTENTION_REFERENCE_H_
 
@@ -27,6 +32,12 @@ struct AttentionGrads {
 AttentionForward ReferenceAttentionForward(const HostTensor& q,
                                            const HostTensor& k,
                                            const HostTensor& v, bool causal);
+
+AttentionForward ReferenceVarlenAttentionForward(const HostTensor& q,
+                                                 const HostTensor& k,
+                                                 const HostTensor& v,
+                                                 const HostTensor& cu_seqlens,
+                                                 bool causal, double unused);
 
 AttentionGrads ReferenceAttentionBackward(const HostTensor& q,
                                           const HostTensor& k,

@@ -15,15 +15,6 @@ bool IsProducer(const ir::Stmt& s) {
          c->dst.buffer->scope == ir::Scope::kShared;
 }
 
-bool HasLoads(const ir::Region& r) {
-  struct F : ir::IRVisitor {
-    bool found = false;
-    void Visit(const ir::LoadNode*) override { found = true; }
-  } f;
-  f.VisitRegion(r);
-  return f.found;
-}
-
 // Prepends a stage index to every access of the staged buffers.
 class AddStage : public ir::IRMutator {
  public:
@@ -87,6 +78,15 @@ bool HasMbarrierOps(const ir::Stmt& s) {
   return found;
 }
 
+// A copy may run ahead of its iteration when its origin reads nothing that
+// could change meanwhile (only tensors the kernel never writes).
+bool OriginFixed(const ir::CopyNode& c, const ir::Stmt& kernel_body) {
+  return ReadsOnlyUnwrittenGlobals(c.src.start, kernel_body) &&
+         ReadsOnlyUnwrittenGlobals(c.src.extent, kernel_body) &&
+         ReadsOnlyUnwrittenGlobals(c.dst.start, kernel_body) &&
+         ReadsOnlyUnwrittenGlobals(c.dst.extent, kernel_body);
+}
+
 class Pipeliner : public ir::IRMutator {
  public:
   Pipeliner(const LoweringState& state, const ir::Stmt& kernel_body)
@@ -126,7 +126,7 @@ class Pipeliner : public ir::IRMutator {
     std::vector<ir::Stmt> producers, consumers;
     BufferMap staged;
     for (const ir::Stmt& s : body) {
-      if (IsProducer(s) && !HasLoads(s.As<ir::CopyNode>()->src)) {
+      if (IsProducer(s) && OriginFixed(*s.As<ir::CopyNode>(), kernel_body_)) {
         producers.push_back(s);
       } else {
         consumers.push_back(s);

@@ -134,4 +134,31 @@ ir::Stmt MakeIf(ir::Expr cond, ir::Stmt then_case, ir::Stmt else_case) {
                                           ir::SourceLoc());
 }
 
+bool ReadsOnlyUnwrittenGlobals(const std::vector<ir::Expr>& exprs,
+                               const ir::Stmt& body) {
+  struct Loads : ir::IRVisitor {
+    std::vector<const ir::BufferNode*> buffers;
+    void Visit(const ir::LoadNode* op) override {
+      buffers.push_back(op->buffer.get());
+      IRVisitor::Visit(op);
+    }
+  } loads;
+  for (const ir::Expr& e : exprs) loads.VisitExpr(e);
+  for (const ir::BufferNode* b : loads.buffers)
+    if (b->scope != ir::Scope::kGlobal) return false;
+  if (loads.buffers.empty()) return true;
+  bool written = false;
+  ForEachStmt(body, [&](const ir::Stmt& s) {
+    const ir::BufferNode* dst = nullptr;
+    if (const auto* st = s.As<ir::StoreNode>()) dst = st->buffer.get();
+    if (const auto* c = s.As<ir::CopyNode>()) dst = c->dst.buffer.get();
+    if (const auto* f = s.As<ir::FillNode>()) dst = f->dst.buffer.get();
+    if (const auto* a = s.As<ir::AtomicNode>()) dst = a->dst.buffer.get();
+    for (const ir::BufferNode* b : loads.buffers) {
+      written |= dst == b || (s.As<ir::EvaluateNode>() && UsesBuffer(s, b));
+    }
+  });
+  return !written;
+}
+
 }  // namespace tessel::passes

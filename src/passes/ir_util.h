@@ -65,6 +65,15 @@ std::vector<ir::Expr> SqueezedIndex(const ir::Region& r,
 // Constant squeezed extents of a region, or nullopt.
 std::optional<std::vector<int64_t>> ConstSqueezedExtents(const ir::Region& r);
 
+// Whether every load in `exprs` reads a global tensor that `body` never
+// writes (no store, copy, fill or atomic into it, no intrinsic naming it):
+// a value such as cu_seqlens[b] that every thread reads alike at every
+// point of the kernel, so that a copy's origin may use it on the one thread
+// that issues a TMA copy, or ahead of the loop iteration that needs it.
+// True when there are no loads.
+bool ReadsOnlyUnwrittenGlobals(const std::vector<ir::Expr>& exprs,
+                               const ir::Stmt& body);
+
 // A serial or unrolled loop.
 ir::Stmt MakeFor(const ir::Var& var, ir::Expr min, ir::Expr extent,
                  ir::ForKind kind, ir::Stmt body);

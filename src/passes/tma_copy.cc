@@ -10,17 +10,6 @@ namespace {
 constexpr int64_t kMaxBoxExtent = 256;  // cuTensorMapEncodeTiled's limit
 constexpr int kMaxRank = 5;
 
-// An index the issuing thread alone can compute: no element reads (a
-// fragment's or local's value differs between threads).
-bool ThreadInvariant(const std::vector<ir::Expr>& exprs) {
-  struct Finder : ir::IRVisitor {
-    bool load = false;
-    void Visit(const ir::LoadNode*) override { load = true; }
-  } f;
-  for (const ir::Expr& e : exprs) f.VisitExpr(e);
-  return !f.load;
-}
-
 std::optional<TmaCopyPlan> Refuse(std::string* why, std::string reason) {
   if (why != nullptr) *why = std::move(reason);
   return std::nullopt;
@@ -77,7 +66,10 @@ std::optional<TmaCopyPlan> PlanTmaCopy(const ir::CopyNode& c,
                             : squeezed.size() != 1 || rows != 1)) {
     return Refuse(why, "box is not the tile's rows x columns");
   }
-  if (!ThreadInvariant(src.start))
+  // The issuing thread alone computes the origin: no element reads of a
+  // fragment or local (they differ between threads), only of read-only
+  // tensors (cu_seqlens[b]).
+  if (!ReadsOnlyUnwrittenGlobals(src.start, state.program.body))
     return Refuse(why, "origin depends on values read per thread");
   // Global strides must be multiples of 16 bytes: a constant innermost
   // dimension is checked here, a symbolic one at launch (alignment).

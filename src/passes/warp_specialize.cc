@@ -156,11 +156,23 @@ class Specializer {
   }
 
  private:
-  // Down the kernel's allocations to its statement list.
+  // Down the kernel's allocations, and a guard the whole block takes or
+  // skips together (a varlen block past its sequence's end exits), to its
+  // statement list.
   Stmt Rewrite(const Stmt& s) {
     if (const auto* a = s.As<ir::AllocateNode>()) {
       Stmt body = Rewrite(a->body);
       return done_ ? ir::MakeStmt<ir::AllocateNode>(a->buffer, body, a->loc)
+                   : s;
+    }
+    if (const auto* i = s.As<ir::IfThenElseNode>()) {
+      if (i->else_case.defined() ||
+          !ReadsOnlyUnwrittenGlobals({i->cond}, kernel_->body)) {
+        return s;
+      }
+      Stmt then_case = Rewrite(i->then_case);
+      return done_ ? ir::MakeStmt<ir::IfThenElseNode>(i->cond, then_case,
+                                                      Stmt(), i->loc)
                    : s;
     }
     const auto* seq = s.As<ir::SeqNode>();

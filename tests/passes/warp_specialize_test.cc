@@ -1,7 +1,9 @@
 // warp_specialize and its TMA copy plans, without a GPU: which loops it
-// takes (and which it leaves to the cp.async pipeline: every pass config,
-// tensors whose rows are not whole 16-byte chunks), the boxes of each copy,
-// and the tensor maps launch() encodes from them.
+// takes (also under a block-wide guard, with copy origins read from a
+// tensor) and which it leaves to the cp.async pipeline (every pass config,
+// tensors whose rows are not whole 16-byte chunks, origins read from a
+// tensor the kernel writes), the boxes of each copy, and the tensor maps
+// launch() encodes from them.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -73,6 +75,80 @@ TEST(WarpSpecialize, RowsOfPartial16ByteChunksFallBack) {
   std::string why;
   EXPECT_FALSE(PlanTmaCopy(*copies[0], st, &why).has_value());
   EXPECT_EQ(why, "rows of the tensor are not whole 16-byte chunks");
+}
+
+// Segment `by` of A (rows offsets[by] ..) times B, as the varlen flash
+// attention reads its sequences: copy origins load offsets[by]; `guard`
+// puts the work under a block-uniform test (a row tile past the segment's
+// end exits), `write_offsets` makes the kernel write offsets, so that its
+// values may change while the kernel runs.
+ir::Program SegmentGemm(bool guard, bool write_offsets) {
+  namespace T = tessel;
+  T::ProgramBuilder p("segment_gemm");
+  auto A = p.tensor("A", {1024, 128}, f16);
+  auto B = p.tensor("B", {128, 128}, f16);
+  auto offsets = p.tensor("offsets", {5}, i32);
+  auto C = p.tensor("C", {1024, 128}, f32);
+  {
+    T::Kernel kernel(4, 4, {.threads = 256});
+    auto [bx, by] = kernel.block_index();
+    T::Expr start = offsets(by);
+    auto As = T::alloc_shared({128, 64}, f16, "A_shared");
+    auto Bs = T::alloc_shared({64, 128}, f16, "B_shared");
+    auto acc = T::alloc_fragment({128, 128}, f32, "acc");
+    auto work = [&] {
+      T::clear(acc);
+      for (auto k : T::Pipelined(2, {.num_stages = 2})) {
+        T::copy(A(start + bx * 128, k * 64), As);
+        T::copy(B(k * 64, 0), Bs);
+        T::gemm(As, Bs, acc);
+      }
+      T::copy(acc, C(start + bx * 128, 0));
+      if (write_offsets) offsets(by + 1) = 0;
+    };
+    if (guard) {
+      T::If(bx * 128 < offsets(by + 1) - start, work);
+    } else {
+      work();
+    }
+  }
+  absl::StatusOr<T::Program> program = p.finish();
+  EXPECT_TRUE(program.ok()) << program.status();
+  return program->ir();
+}
+
+// Whether a shared tile got a stage dimension (software pipelining).
+bool Staged(const LoweringState& st, const std::string& name) {
+  bool found = false;
+  ForEachStmt(st.program.body, [&](const ir::Stmt& s) {
+    if (const auto* a = s.As<ir::AllocateNode>())
+      found |= a->buffer->name == name && a->buffer->rank() == 3;
+  });
+  return found;
+}
+
+TEST(WarpSpecialize, TakesALoopUnderABlockGuardWithOriginsFromATensor) {
+  LoweringState st = RunPasses(SegmentGemm(true, false), "warp_specialize");
+  EXPECT_TRUE(Specialized(st)) << ir::ToString(st.program);
+  // The cp.async path pipelines the same copies ahead of their iteration.
+  st = RunPasses(SegmentGemm(true, false), "inject_pipeline",
+                 {.disable_warp_specialized = true});
+  EXPECT_TRUE(Staged(st, "A_shared")) << ir::ToString(st.program);
+}
+
+TEST(WarpSpecialize, OriginsFromATensorTheKernelWritesStaySynchronous) {
+  LoweringState st = RunPasses(SegmentGemm(false, true), "warp_specialize");
+  EXPECT_FALSE(Specialized(st));
+  std::vector<const ir::CopyNode*> copies = GlobalToShared(st.program.body);
+  ASSERT_EQ(copies.size(), 2u);
+  std::string why;
+  EXPECT_FALSE(PlanTmaCopy(*copies[0], st, &why).has_value());
+  EXPECT_EQ(why, "origin depends on values read per thread");
+  EXPECT_TRUE(PlanTmaCopy(*copies[1], st, &why).has_value()) << why;
+  st = RunPasses(SegmentGemm(false, true), "inject_pipeline",
+                 {.disable_warp_specialized = true});
+  EXPECT_FALSE(Staged(st, "A_shared"));
+  EXPECT_TRUE(Staged(st, "B_shared"));
 }
 
 // The sample tile (256x128x64 f16, NN): A one [256, 64] box under the

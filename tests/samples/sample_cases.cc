@@ -4,6 +4,7 @@
 
 #include "samples/flash_attention.h"
 #include "samples/flash_attention_bwd.h"
+#include "samples/flash_attention_varlen.h"
 #include "samples/gemm.h"
 #include "samples/layernorm.h"
 #include "samples/linear_attention.h"
@@ -273,6 +274,35 @@ std::vector<SampleCase> SmallCases() {
                                          .block_m = 128,
                                          .block_n = 128,
                                          .threads = 256});
+  // Variable length (cu_seqlens): sequences shorter than a tile, ragged
+  // ones, and padding tokens after the last sequence whose O must stay
+  // unwritten; at the default tile and in the warp-specialized shape on
+  // sm_90a (TMA origins read from cu_seqlens), with MQA and the LSE (causal
+  // only, to save CI's NVRTC time: the full case differs in the mask).
+  auto fa_varlen = [&](std::string name, FlashAttentionConfig c,
+                       std::vector<int> seqlens, bool full = true) {
+    for (bool causal : {false, true}) {
+      if (!causal && !full) continue;
+      FlashAttentionConfig cc = c;
+      cc.causal = causal;
+      cases.push_back({std::string("flash_attention_varlen_") +
+                           (causal ? "causal_" : "full_") + name,
+                       [cc, seqlens] {
+                         return FlashAttentionVarlenWorkload(cc, seqlens, 23,
+                                                             /*pad=*/7);
+                       }});
+    }
+  };
+  fa_varlen("d64", {.H = 2, .D = 64}, {1, 17, 100});
+  fa_varlen("mqa_lse_d128_bm128_bn128_8warps",
+            {.H = 2,
+             .D = 128,
+             .heads_kv = 1,
+             .lse = true,
+             .block_m = 128,
+             .block_n = 128,
+             .threads = 256},
+            {1, 130, 17, 200}, /*full=*/false);
   // The backward: ragged S (not a multiple of the key or query tiles), D 64
   // and 128, grouped-query heads (dK, dV summed over the group).
   auto fa_bwd = [&](std::string name, FlashAttentionBackwardConfig c) {

@@ -8,6 +8,7 @@
 #include "samples/execute.h"
 #include "samples/flash_attention.h"
 #include "samples/flash_attention_bwd.h"
+#include "samples/flash_attention_varlen.h"
 #include "samples/gemm.h"
 #include "samples/layernorm.h"
 #include "samples/linear_attention.h"
@@ -162,6 +163,18 @@ TEST(Builders, RejectBadConfigs) {
                   .status()
                   .message(),
               HasSubstr("differ"));
+  EXPECT_THAT(
+      FlashAttentionVarlenProgram({.H = 4, .heads_kv = 3}).status().message(),
+      HasSubstr("heads_kv=3 must divide H=4"));
+  EXPECT_EQ(FlashAttentionVarlenWorkload({}, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(FlashAttentionVarlenWorkload({}, {5, 0}).status().message(),
+              HasSubstr("sequence length 0"));
+  EXPECT_THAT(ParseSeqlens("1,17,x").status().message(),
+              HasSubstr("--varlen=1,17,x"));
+  EXPECT_EQ(ParseSeqlens("1,-3").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ParseSeqlens("1,17,300"), (std::vector<int>{1, 17, 300}));
   EXPECT_EQ(RmsNormProgram({.M = 4, .N = 4, .dtype = i8}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(SoftmaxProgram({.M = 4, .N = -1}).status().code(),
@@ -260,6 +273,8 @@ TEST(Registry, EverySampleIsRegisteredAndBuilds) {
         {"causal", true}}},
       {"flash_attention_bwd_preprocess",
        {{"B", 1}, {"S", 128}, {"H", 2}, {"D", 64}}},
+      {"flash_attention_varlen",
+       {{"B", 3}, {"S", 300}, {"H", 4}, {"D", 64}, {"heads_kv", 2}}},
       {"rmsnorm", {{"M", 64}, {"N", 512}}},
       {"softmax", {{"M", 64}, {"N", 512}, {"dtype", "bf16"}}},
       {"layernorm", {{"M", 64}, {"N", 512}, {"residual", true}}},

@@ -50,6 +50,10 @@ gemm() {
   for sz in 4096x4096x4096 8192x8192x8192; do
     step "gemm-bf16-$sz" 40 "$g" --bench --size=$sz --dtype=bf16 --json="$OUT/gemm_bf16_$sz.json"
   done
+  # This session's default choices against the tiles they replaced.
+  step gemm-1000-nosplit 30 "$g" --bench --size=1000x1000x1000 --split-k=1
+  step gemm-3000-128x256 30 "$g" --bench --size=3000x5000x4000 --block-m=128 \
+    --block-n=256 --stages=4
   for l in NN NT; do for sz in $shapes; do
     step "gemm-$l-$sz" 40 "$g" --bench --size=$sz --layout=$l --json="$OUT/gemm_${l}_$sz.json"
   done; done
@@ -66,9 +70,11 @@ flash() {
     done
   done
   if "$fa" --help 2>&1 | grep -q -- --varlen; then
-    step flash-varlen 60 "$fa" --backend=gpu --bench --check=false \
-      --varlen=4096,2048,6000,1000,8192,3000,5000,3432 --size=1x1x16x128 \
-      --json="$OUT/flash_varlen.json"
+    step peers-varlen 60 python3 bench/peers.py --only sdpa_varlen \
+      --out "$OUT/peers_varlen.json"
+    grep -h "varlen" "$OUT/peers-varlen.log" >>"$OUT/bench.txt"
+    step flash-varlen 40 "$fa" --backend=gpu --bench --check=false \
+      --varlen=bench --json="$OUT/flash_varlen.json"
   fi
 }
 for section in "$@"; do "$section"; done

@@ -32,8 +32,8 @@ flash_checks() {
   done; done
   $fa --backend=gpu --check --size=2x333x3x64 --block-m=192 --block-n=128 --threads=384 || failed=1
   if $fa --help 2>&1 | grep -q -- --varlen; then
-    $fa --backend=gpu --check --varlen=1,17,300,333,1000 --size=1x1x4x128 || failed=1
-    $fa --backend=gpu --check --varlen=1,17,300,333,1000 --size=1x1x4x64 --heads-kv=2 || failed=1
+    $fa --backend=gpu --check --varlen=1,17,300,333,1000 --size=16x128 || failed=1
+    $fa --backend=gpu --check --varlen=1,17,300,333,1000 --size=8x64 --heads-kv=2 --lse=true || failed=1
   fi
   return $failed
 }
@@ -64,6 +64,8 @@ for tool in memcheck racecheck synccheck; do
   ((SECONDS > 500)) && break
   step "$tool-flash-fwd" 60 $san $tool $fa --backend=gpu --check --size=1x300x2x128
   step "$tool-flash-bwd" 90 $san $tool $fa --backend=gpu --check --pass=fwd+bwd --size=1x200x2x64 --heads-kv=1
+  step "$tool-flash-varlen" 60 $san $tool $fa --backend=gpu --check --varlen=1,17,300 --size=2x128 --heads-kv=1
+  step "$tool-gemm-splitk" 60 $san $tool $g --check --size=300x200x1000 --split-k=3 --bias-relu
   step "$tool-gemm" 60 $san $tool $g --check --size=small
   step "$tool-rows" 60 $san $tool "$S/tests/codegen/tessel_row_reduce_gpu_test" \
     --gtest_filter='*rows_over_warps*:*multiwarp_tail*:*warp_rows*:*chunks_not_clear*'

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Copies what tools/dev/device_final.sh runs into .probe/stage/build, laid
-# out as the build folder is (so bench/run_all.py --build works there), with
+# Copies what tools/dev/device_final.sh and session8_*.sh run into
+# .probe/stage/build, laid out as the build folder is (so bench/run_all.py
+# --build works there), with
 # the Abseil libraries the GPU machine lacks. .probe is git-ignored; pass it
 # to the device tool in `carry`.
 set -euo pipefail
@@ -16,4 +17,13 @@ cp --parents tests/*/*gpu_test tests/codegen/tessel_gemm_bench \
    samples/{rmsnorm,layernorm,softmax,tessel-demo} "../../$dst/"
 cp -r runtime-libs "../../$dst/"
 cd ../..
+# The quickstart as a user builds it: from the installed package
+# (tools/check-quickstart.sh's steps), run there with --target=gpu.
+qs=$(mktemp -d)
+cmake --install "$b" --prefix "$qs/prefix" >/dev/null
+cmake -S "$qs/prefix/share/tessel/examples/quickstart" -B "$qs/build" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$qs/prefix" >/dev/null
+cmake --build "$qs/build" >/dev/null
+cp "$qs/build/quickstart" "$dst/"
+rm -rf "$qs"
 du -sh .probe/stage

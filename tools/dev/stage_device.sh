@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Copies what tools/dev/device_final.sh and session8_*.sh run into
 # .probe/stage/build, laid out as the build folder is (so bench/run_all.py
-# --build works there), with
-# the Abseil libraries the GPU machine lacks. .probe is git-ignored; pass it
-# to the device tool in `carry`.
+# --build works there), with the Abseil libraries the GPU machine lacks.
+# .probe is git-ignored; pass it to the device tool in `carry`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 b=build/release

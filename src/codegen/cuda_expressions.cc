@@ -122,13 +122,50 @@ std::string Printer::Access(const ir::LoadNode& l) {
   return Access(l.buffer, l.indices);
 }
 
+std::optional<std::vector<int64_t>> FlatLocalExtents(const ir::BufferNode& b) {
+  if (b.scope != ir::Scope::kLocal || b.shape.size() < 2) return std::nullopt;
+  std::vector<int64_t> extents;
+  for (const ir::Expr& d : b.shape) {
+    std::optional<int64_t> e = ir::AsConstInt(d);
+    if (!e) return std::nullopt;
+    extents.push_back(*e);
+  }
+  return extents;
+}
+
+// A flat local array's element is name[row-major offset] (a constant where
+// the indices are); fewer indices than its rank name the sub-array there,
+// as the declared array would: (*reinterpret_cast<T(*)[4]>(&name[offset])).
 std::string Printer::Access(const ir::Buffer& b,
                             const std::vector<ir::Expr>& idx) {
   std::string name = BufName(b.get());
   if (b->scope == ir::Scope::kVar) return name;
-  std::string out = name;
-  for (const ir::Expr& i : idx) absl::StrAppend(&out, "[", Expr(i), "]");
-  return out;
+  std::optional<std::vector<int64_t>> extents = FlatLocalExtents(*b.get());
+  if (!extents || idx.empty()) {
+    std::string out = name;
+    for (const ir::Expr& i : idx) absl::StrAppend(&out, "[", Expr(i), "]");
+    return out;
+  }
+  ir::Expr offset = idx[0];
+  for (size_t k = 1; k < extents->size(); ++k) {
+    offset = offset * ir::Expr(static_cast<int>((*extents)[k]));
+    if (k < idx.size()) offset = offset + idx[k];
+  }
+  std::string element = absl::StrCat(name, "[", Expr(offset), "]");
+  if (idx.size() == extents->size()) return element;
+  std::string sub;
+  for (size_t k = idx.size(); k < extents->size(); ++k)
+    absl::StrAppend(&sub, "[", (*extents)[k], "]");
+  return absl::StrCat("(*reinterpret_cast<", CudaType(b->dtype), "(*)", sub,
+                      ">(&", element, "))");
+}
+
+std::string Printer::Element(const ir::Expr& ref,
+                             const std::vector<int64_t>& more) {
+  const auto* l = ref.As<ir::CallNode>()->args[0].As<ir::LoadNode>();
+  std::vector<ir::Expr> idx = l->indices;
+  for (int64_t i : more) idx.push_back(ir::Expr(static_cast<int>(i)));
+  return Access(l->buffer, idx);
 }
 
 std::string Printer::Binary(const ir::BinaryNode& b) {

@@ -49,6 +49,10 @@ TEST(WgmmaSample, DefaultTileTakesWgmma) {
       // The accumulator is [2 m64 blocks][16 n8 tiles][4], declared flat.
       EXPECT_TRUE(absl::StrContains(src, "float C_local[128];"));
       EXPECT_TRUE(absl::StrContains(src, "\"+f\"(C_local[127])"));
+      // One group stays in flight across the k loop (wait<1>); the operand
+      // fences (one per m64 block) follow only the wait<0> after it.
+      EXPECT_EQ(Count(src, "tl::wgmma_wait<1>();"), 1);
+      EXPECT_EQ(Count(src, "asm volatile(\"\" :"), 2);
     }
   }
 }

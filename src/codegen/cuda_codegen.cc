@@ -137,8 +137,14 @@ void Printer::Stmt(const ir::Stmt& s) {
       const ir::BufferNode* b = a->buffer.get();
       if (b->scope == ir::Scope::kLocal) {
         std::string dims;
-        for (const ir::Expr& d : b->shape)
-          absl::StrAppend(&dims, "[", Expr(d), "]");
+        if (std::optional<std::vector<int64_t>> e = FlatLocalExtents(*b)) {
+          int64_t n = 1;
+          for (int64_t d : *e) n *= d;
+          dims = absl::StrCat("[", n, "]");
+        } else {
+          for (const ir::Expr& d : b->shape)
+            absl::StrAppend(&dims, "[", Expr(d), "]");
+        }
         Line(absl::StrCat(CudaType(b->dtype), " ", BufName(b), dims, ";"));
       } else if (b->scope == ir::Scope::kVar) {
         Line(absl::StrCat(CudaType(b->dtype), " ", BufName(b), ";"));

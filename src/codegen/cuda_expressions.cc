@@ -122,13 +122,89 @@ std::string Printer::Access(const ir::LoadNode& l) {
   return Access(l.buffer, l.indices);
 }
 
+std::optional<std::vector<int64_t>> FlatLocalExtents(const ir::BufferNode& b) {
+  if (b.scope != ir::Scope::kLocal || b.shape.size() < 2) return std::nullopt;
+  std::vector<int64_t> extents;
+  for (const ir::Expr& d : b.shape) {
+    std::optional<int64_t> e = ir::AsConstInt(d);
+    if (!e) return std::nullopt;
+    extents.push_back(*e);
+  }
+  return extents;
+}
+
+namespace {
+
+// The row-major offset of the element (or sub-array) at `idx`.
+int64_t FlatOffset(const std::vector<int64_t>& extents,
+                   const std::vector<int64_t>& idx) {
+  int64_t offset = 0;
+  for (size_t k = 0; k < extents.size(); ++k)
+    offset = offset * extents[k] + (k < idx.size() ? idx[k] : 0);
+  return offset;
+}
+
+// Constant indices as integers; nullopt if one is not constant.
+std::optional<std::vector<int64_t>> ConstIndices(
+    const std::vector<ir::Expr>& idx) {
+  std::vector<int64_t> out;
+  for (const ir::Expr& i : idx) {
+    std::optional<int64_t> c = ir::AsConstInt(i);
+    if (!c) return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+}  // namespace
+
+// A flat local array's element is name[row-major offset] (a constant where
+// the indices are); fewer indices than its rank name the sub-array there,
+// as the declared array would: (*reinterpret_cast<T(*)[4]>(&name[offset])).
 std::string Printer::Access(const ir::Buffer& b,
                             const std::vector<ir::Expr>& idx) {
   std::string name = BufName(b.get());
   if (b->scope == ir::Scope::kVar) return name;
-  std::string out = name;
-  for (const ir::Expr& i : idx) absl::StrAppend(&out, "[", Expr(i), "]");
-  return out;
+  std::optional<std::vector<int64_t>> extents = FlatLocalExtents(*b.get());
+  if (!extents || idx.empty()) {
+    std::string out = name;
+    for (const ir::Expr& i : idx) absl::StrAppend(&out, "[", Expr(i), "]");
+    return out;
+  }
+  std::string offset;
+  if (std::optional<std::vector<int64_t>> c = ConstIndices(idx)) {
+    offset = absl::StrCat(FlatOffset(*extents, *c));  // no IR to build
+  } else {
+    ir::Expr e = idx[0];
+    for (size_t k = 1; k < extents->size(); ++k) {
+      e = e * ir::Expr(static_cast<int>((*extents)[k]));
+      if (k < idx.size()) e = e + idx[k];
+    }
+    offset = Expr(e);
+  }
+  std::string element = absl::StrCat(name, "[", offset, "]");
+  if (idx.size() == extents->size()) return element;
+  std::string sub;
+  for (size_t k = idx.size(); k < extents->size(); ++k)
+    absl::StrAppend(&sub, "[", (*extents)[k], "]");
+  return absl::StrCat("(*reinterpret_cast<", CudaType(b->dtype), "(*)", sub,
+                      ">(&", element, "))");
+}
+
+std::string Printer::Element(const ir::Expr& ref,
+                             const std::vector<int64_t>& more) {
+  const auto* l = ref.As<ir::CallNode>()->args[0].As<ir::LoadNode>();
+  std::optional<std::vector<int64_t>> extents =
+      FlatLocalExtents(*l->buffer.get());
+  std::optional<std::vector<int64_t>> c = ConstIndices(l->indices);
+  if (extents && c && c->size() + more.size() == extents->size()) {
+    c->insert(c->end(), more.begin(), more.end());  // wgmma's operands
+    return absl::StrCat(BufName(l->buffer.get()), "[", FlatOffset(*extents, *c),
+                        "]");
+  }
+  std::vector<ir::Expr> idx = l->indices;
+  for (int64_t i : more) idx.push_back(ir::Expr(static_cast<int>(i)));
+  return Access(l->buffer, idx);
 }
 
 std::string Printer::Binary(const ir::BinaryNode& b) {

@@ -40,24 +40,23 @@ void Printer::Wgmma(const ir::CallNode& c) {
   const int64_t trans_a = *ir::AsConstInt(c.args[2]);
   const int64_t trans_b = *ir::AsConstInt(c.args[3]);
   const int64_t n0 = *ir::AsConstInt(c.args[5]);
-  const std::string acc = Expr(c.args[4]), a = Expr(c.args[6]);
   const bool a_in_registers = trans_a < 0;
   const int nd = n / 2;  // accumulator registers
   std::vector<std::string> d_ops, outs, ins;
   for (int i = 0; i < nd; ++i) {
     d_ops.push_back(absl::StrCat("%", i));
     outs.push_back(
-        absl::StrCat("\"+f\"(", acc, "[", n0 + i / 4, "][", i % 4, "])"));
+        absl::StrCat("\"+f\"(", Element(c.args[4], {n0 + i / 4, i % 4}), ")"));
   }
   std::string a_op;
   if (a_in_registers) {
     a_op = absl::StrCat("{%", nd, ", %", nd + 1, ", %", nd + 2, ", %", nd + 3,
                         "}");
     for (int r = 0; r < 4; ++r)
-      ins.push_back(absl::StrCat("\"r\"(", a, "[", r, "])"));
+      ins.push_back(absl::StrCat("\"r\"(", Element(c.args[6], {r}), ")"));
   } else {
     a_op = absl::StrCat("%", nd);
-    ins.push_back(absl::StrCat("\"l\"(", a, ")"));
+    ins.push_back(absl::StrCat("\"l\"(", Expr(c.args[6]), ")"));
   }
   const int b_at = nd + static_cast<int>(ins.size());
   ins.push_back(absl::StrCat("\"l\"(", Expr(c.args[7]), ")"));
@@ -80,11 +79,11 @@ void Printer::Wgmma(const ir::CallNode& c) {
 // An empty asm that "writes" registers: the compiler keeps their reads
 // after it (the accumulators of a wgmma are final only after its wait).
 void Printer::FenceOperand(const ir::CallNode& c) {
-  const std::string acc = Expr(c.args[0]);
   const int64_t n = *ir::AsConstInt(c.args[1]);
   std::vector<std::string> outs;
   for (int64_t i = 0; i < n; ++i)
-    outs.push_back(absl::StrCat("\"+f\"(", acc, "[", i / 4, "][", i % 4, "])"));
+    outs.push_back(
+        absl::StrCat("\"+f\"(", Element(c.args[0], {i / 4, i % 4}), ")"));
   Line(absl::StrCat("asm volatile(\"\" : ", absl::StrJoin(outs, ", "),
                     " :: \"memory\");"));
 }

@@ -6,6 +6,7 @@
 #define TESSEL_SRC_CODEGEN_CUDA_PRINTER_H_
 
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -20,6 +21,14 @@ namespace tessel::codegen {
 
 inline bool IsFloat(DataType t) { return is_float(t); }
 
+// The extents of a local array of rank >= 2 with constant extents, which the
+// printer declares flat (one dimension, their product) and indexes row-major;
+// nullopt for any other buffer, printed as declared. NVVM keeps a flat array
+// in registers in less than half the time of a float[2][16][4] (wgmma's 64
+// "+f" accumulator operands at a time), for the same cubin
+// (docs/benchmarks.md, "Compile latency").
+std::optional<std::vector<int64_t>> FlatLocalExtents(const ir::BufferNode& b);
+
 class Printer {
  public:
   explicit Printer(const passes::LoweringState& st);
@@ -33,6 +42,9 @@ class Printer {
   std::string Expr(const ir::Expr& e);
   std::string Access(const ir::LoadNode& l);
   std::string Access(const ir::Buffer& b, const std::vector<ir::Expr>& idx);
+  // The element of reference `ref` (a kRef of a local array, fewer indices
+  // than its rank) at the further constant indices `more`.
+  std::string Element(const ir::Expr& ref, const std::vector<int64_t>& more);
   std::string Binary(const ir::BinaryNode& b);
   std::string Math(const ir::MathNode& m);
   std::string Call(const ir::CallNode& c);

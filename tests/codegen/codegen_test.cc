@@ -119,8 +119,10 @@ TEST(Codegen, GemmHasTheProbeShape) {
   EXPECT_THAT(s, HasSubstr("tl::cp_async_wait<1>();"));
   EXPECT_THAT(s, HasSubstr("tl::ldmatrix_x4("));
   EXPECT_THAT(s, HasSubstr("tl::ldmatrix_x4_trans("));
-  EXPECT_THAT(s, HasSubstr("tl::mma_m16n8k16_f16_f32(C_local["));
-  EXPECT_THAT(s, HasSubstr("float C_local[4][8][4];"));  // 64x64 warp tile
+  EXPECT_THAT(s, HasSubstr("tl::mma_m16n8k16_f16_f32((*reinterpret_cast<"
+                           "float(*)[4]>(&C_local["));
+  // A 64x64 warp tile: [4][8][4] declared flat.
+  EXPECT_THAT(s, HasSubstr("float C_local[128];"));
   EXPECT_THAT(s, HasSubstr("tl::pack_f16x2"));
   EXPECT_THAT(s, HasSubstr("^"));  // swizzle
   EXPECT_EQ(k->shared_memory_bytes(), 3 * (256 * 64 + 64 * 128) * 2);

@@ -46,9 +46,13 @@ TEST(WgmmaSample, DefaultTileTakesWgmma) {
       EXPECT_EQ(Count(src, ", 8192, 1024))"), nt ? 0 : 8);  // B's LBO
       EXPECT_EQ(Count(src, "ldmatrix"), 0);
       EXPECT_EQ(Count(src, "tl::mma_m16n8k16_"), 0);
-      // The accumulator is [2 m64 blocks][16 n8 tiles][4].
-      EXPECT_TRUE(absl::StrContains(src, "float C_local[2][16][4];"));
-      EXPECT_TRUE(absl::StrContains(src, "\"+f\"(C_local[1][15][3])"));
+      // The accumulator is [2 m64 blocks][16 n8 tiles][4], declared flat.
+      EXPECT_TRUE(absl::StrContains(src, "float C_local[128];"));
+      EXPECT_TRUE(absl::StrContains(src, "\"+f\"(C_local[127])"));
+      // One group stays in flight across the k loop (wait<1>); the operand
+      // fences (one per m64 block) follow only the wait<0> after it.
+      EXPECT_EQ(Count(src, "tl::wgmma_wait<1>();"), 1);
+      EXPECT_EQ(Count(src, "asm volatile(\"\" :"), 2);
     }
   }
 }

@@ -59,7 +59,11 @@ std::optional<Stmt> Lowerer::LowerWgmmaConsumerLoop(const ir::ForNode* op) {
   std::vector<ir::Buffer> accumulators;
   std::swap(accumulators, deferred_wgmma_);
   deferred_wgmma_ = std::move(outer);
-  body.push_back(WaitWgmma(accumulators, /*pending=*/1));
+  // No operand fence after this wait: iteration k's group still writes the
+  // accumulators and no statement of the loop reads them; the fence after
+  // the wait<0> below orders their reads. The cubin is the same without it
+  // and NVVM takes 13 % less time on a gemm (docs/benchmarks.md).
+  body.push_back(Intrin(Intrinsic::kWgmmaWait, {Expr(1)}));
   const ir::Stmt& release = s.back();
   body.push_back(MakeIf(
       Expr(op->var) > op->min,

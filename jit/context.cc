@@ -42,7 +42,38 @@ absl::StatusOr<CUcontext> PrimaryContext(int ordinal) {
 
 absl::StatusOr<CUcontext> ResolveContext(CUcontext context) {
   if (context != nullptr) return context;
+  absl::StatusOr<const DriverApi*> api = Driver();
+  if (!api.ok()) return api.status();
+  CUcontext current = nullptr;
+  if (absl::Status s = TESSEL_CU_CALL(**api, cuCtxGetCurrent(&current));
+      !s.ok()) {
+    return s;
+  }
+  if (current != nullptr) return current;
   return PrimaryContext(0);
+}
+
+absl::StatusOr<CUcontext> StreamContext(CUstream stream) {
+  if (stream == nullptr) return ResolveContext(nullptr);
+  absl::StatusOr<const DriverApi*> api = Driver();
+  if (!api.ok()) return api.status();
+  // A driver without cuStreamGetCtx (before CUDA 9.2): the caller's context.
+  if ((*api)->cuStreamGetCtx == nullptr) return ResolveContext(nullptr);
+  CUcontext context = nullptr;
+  if (absl::Status s = TESSEL_CU_CALL(**api, cuStreamGetCtx(stream, &context));
+      !s.ok()) {
+    return s;
+  }
+  return context;
+}
+
+absl::StatusOr<uint64_t> ContextId(const DriverApi& api, CUcontext context) {
+  if (api.cuCtxGetId == nullptr) return reinterpret_cast<uintptr_t>(context);
+  unsigned long long id = 0;  // NOLINT(runtime/int): the driver's type
+  if (absl::Status s = TESSEL_CU_CALL(api, cuCtxGetId(context, &id)); !s.ok()) {
+    return s;
+  }
+  return static_cast<uint64_t>(id);
 }
 
 ScopedContext::ScopedContext(const DriverApi& api, CUcontext context)
@@ -90,6 +121,27 @@ absl::StatusOr<int> DeviceAttribute(CUdevice_attribute attribute,
       !s.ok()) {
     return s;
   }
+  return value;
+}
+
+absl::StatusOr<int> MultiprocessorCount(CUcontext context) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* counts = new std::map<CUdevice, int>;  // never released
+  absl::StatusOr<const DriverApi*> api = Driver();
+  if (!api.ok()) return api.status();
+  absl::StatusOr<CUdevice> device = ContextDevice(**api, context);
+  if (!device.ok()) return device.status();
+  absl::MutexLock lock(&mu);
+  if (auto it = counts->find(*device); it != counts->end()) return it->second;
+  int value = 0;
+  if (absl::Status s = TESSEL_CU_CALL(
+          **api,
+          cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                               *device));
+      !s.ok()) {
+    return s;
+  }
+  (*counts)[*device] = value;
   return value;
 }
 

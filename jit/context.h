@@ -1,5 +1,6 @@
-// CUDA contexts: the device's primary context by default, or the host
-// application's own.
+// CUDA contexts: the calling thread's current context (the host
+// application's own, or a device it made current), else device 0's primary
+// context.
 //
 //   ASSIGN_OR_RETURN(CUcontext ctx, tessel::jit::ResolveContext(nullptr));
 //   {
@@ -12,6 +13,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -24,8 +26,19 @@ namespace tessel::jit {
 // life of the process (as the CUDA runtime does).
 absl::StatusOr<CUcontext> PrimaryContext(int ordinal = 0);
 
-// `context` when given; otherwise the primary context of device 0.
+// `context` when given; otherwise the calling thread's current context;
+// otherwise (none current) the primary context of device 0.
 absl::StatusOr<CUcontext> ResolveContext(CUcontext context);
+
+// The context work queued on `stream` runs in: the stream's own (a stream
+// belongs to the context it was created in); for the legacy default stream
+// (nullptr), ResolveContext(nullptr).
+absl::StatusOr<CUcontext> StreamContext(CUstream stream);
+
+// An identity of `context` that a later context reusing a destroyed one's
+// handle does not share (cuCtxGetId; the handle itself on drivers before
+// CUDA 12). An error for a destroyed context.
+absl::StatusOr<uint64_t> ContextId(const DriverApi& api, CUcontext context);
 
 // Makes `context` current for the scope when it is not already, and restores
 // the previous one after. A thread with no current context keeps `context`
@@ -52,6 +65,9 @@ absl::StatusOr<CUdevice> ContextDevice(const DriverApi& api, CUcontext context);
 // An attribute of the device that `context` (nullptr: the default) runs on.
 absl::StatusOr<int> DeviceAttribute(CUdevice_attribute attribute,
                                     CUcontext context = nullptr);
+
+// The number of SMs of the device `context` runs on, asked once per device.
+absl::StatusOr<int> MultiprocessorCount(CUcontext context);
 
 // The NVRTC arch of the device: "sm_90a" for compute capability 9.0 (so
 // wgmma and setmaxnreg are allowed), "sm_XY" otherwise.

@@ -20,7 +20,8 @@ namespace tessel::jit {
 
 class DeviceBuffer {
  public:
-  // `bytes` of device memory in `context` (nullptr: device 0's primary).
+  // `bytes` of device memory in `context` (nullptr: the current context,
+  // else device 0's primary).
   static absl::StatusOr<DeviceBuffer> Allocate(size_t bytes,
                                                CUcontext context = nullptr);
 
@@ -48,7 +49,8 @@ class DeviceBuffer {
   CUcontext context_ = nullptr;
 };
 
-// Waits for `stream` (nullptr: the legacy default stream) in `context`.
+// Waits for `stream` (nullptr: the legacy default stream) in `context`
+// (nullptr: the current context, else device 0's primary).
 absl::Status SynchronizeStream(CUstream stream, CUcontext context = nullptr);
 
 }  // namespace tessel::jit

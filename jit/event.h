@@ -19,7 +19,8 @@ namespace tessel::jit {
 
 class Event {
  public:
-  // A timing event in `context` (nullptr: device 0's primary context).
+  // A timing event in `context` (nullptr: the current context, else device
+  // 0's primary).
   static absl::StatusOr<Event> Create(CUcontext context = nullptr);
 
   Event() = default;

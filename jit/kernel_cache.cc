@@ -7,6 +7,7 @@
 #include "jit/counters.h"
 #include "jit/driver_api.h"
 #include "jit/isolated_compile.h"
+#include "jit/loaded_module.h"
 
 namespace tessel::jit {
 
@@ -134,23 +135,31 @@ absl::StatusOr<LoadedKernel> KernelCache::GetKernel(
 absl::StatusOr<LoadedKernel> KernelCache::Load(const CachedCubin& cubin,
                                                KernelSignature signature,
                                                CUcontext context) {
+  absl::StatusOr<const DriverApi*> api = Driver();
+  if (!api.ok()) return api.status();
   absl::StatusOr<CUcontext> ctx = ResolveContext(context);
   if (!ctx.ok()) return ctx.status();
+  absl::StatusOr<uint64_t> id = ContextId(**api, *ctx);
+  if (!id.ok()) return id.status();
   std::shared_ptr<internal::LoadedModule> module;
   {
     absl::MutexLock lock(&modules_mu_);
-    std::shared_ptr<internal::LoadedModule>& slot =
-        modules_[std::make_pair(cubin.key, *ctx)];
-    if (slot == nullptr) {
+    const ModuleKey key(cubin.key, *id);
+    if (auto it = modules_.find(key); it != modules_.end()) {
+      module = it->second;
+    } else {
+      // Loads are rare (one per kernel and context): the moment to drop
+      // the modules of contexts destroyed since.
+      absl::erase_if(modules_, [&](const auto& entry) {
+        absl::StatusOr<uint64_t> live = ContextId(**api, entry.second->context);
+        return !live.ok() || *live != entry.first.second;
+      });
       absl::StatusOr<std::shared_ptr<internal::LoadedModule>> loaded =
           internal::LoadModule(*cubin.cubin, *ctx);
-      if (!loaded.ok()) {
-        modules_.erase(std::make_pair(cubin.key, *ctx));
-        return loaded.status();
-      }
-      slot = *std::move(loaded);
+      if (!loaded.ok()) return loaded.status();
+      module = *std::move(loaded);
+      modules_[key] = module;
     }
-    module = slot;
   }
   return LoadKernelFromModule(std::move(module), std::move(signature));
 }

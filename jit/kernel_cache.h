@@ -13,13 +13,18 @@
 // In process: a memory cache (bounded, cubin_memory.h) in front of the disk,
 // with single-flight per
 // key (threads asking for one kernel share one compile), and loaded modules
-// kept per (key, context). Across processes: the DiskCache, whose per-key
+// kept per (key, context): a kernel launched in two contexts (two GPUs, or
+// the host application's own context) is loaded once into each. Contexts
+// are told apart by ContextId, so a destroyed context's modules are never
+// used for a new context that reuses its handle; they are dropped at the
+// next load. Across processes: the DiskCache, whose per-key
 // lock makes N processes missing one key compile it once.
 #ifndef TESSEL_JIT_KERNEL_CACHE_H_
 #define TESSEL_JIT_KERNEL_CACHE_H_
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -76,8 +81,8 @@ class KernelCache {
                                          KernelSignature signature,
                                          CUcontext context = nullptr);
 
-  // Loads a cubin into `context` (nullptr: device 0's primary), reusing the
-  // module already loaded for (key, context).
+  // Loads a cubin into `context` (nullptr: the current context, else device
+  // 0's primary), reusing the module already loaded for (key, context).
   absl::StatusOr<LoadedKernel> Load(const CachedCubin& cubin,
                                     KernelSignature signature,
                                     CUcontext context = nullptr);
@@ -90,6 +95,7 @@ class KernelCache {
 
  private:
   struct Flight;
+  using ModuleKey = std::pair<std::string, uint64_t>;  // key, ContextId
   absl::StatusOr<CachedCubin> Fill(const std::string& key,
                                    const CudaSource& source,
                                    const CompileOptions& options);
@@ -103,8 +109,7 @@ class KernelCache {
       ABSL_GUARDED_BY(mu_);
 
   absl::Mutex modules_mu_;
-  absl::flat_hash_map<std::pair<std::string, CUcontext>,
-                      std::shared_ptr<internal::LoadedModule>>
+  absl::flat_hash_map<ModuleKey, std::shared_ptr<internal::LoadedModule>>
       modules_ ABSL_GUARDED_BY(modules_mu_);
 };
 

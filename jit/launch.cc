@@ -163,9 +163,12 @@ absl::StatusOr<std::shared_ptr<LoadedModule>> LoadModule(const Cubin& cubin,
   ScopedContext current(cu, *ctx);
   if (!current.status().ok()) return current.status();
 
+  absl::StatusOr<uint64_t> context_id = ContextId(cu, *ctx);
+  if (!context_id.ok()) return context_id.status();
   auto module = std::make_shared<LoadedModule>();
   module->api = &cu;
   module->context = *ctx;
+  module->context_id = *context_id;
   module->entry = cubin.lowered_entry;
   module->cubin_param_count = CubinParamCount(cubin.image, cubin.lowered_entry);
   Count(Counter::kModuleLoads);

@@ -145,7 +145,8 @@ class LoadedKernel {
   KernelSignature signature_;
 };
 
-// Loads `cubin` into `context` (nullptr: device 0's primary context) and
+// Loads `cubin` into `context` (nullptr: the current context, else device
+// 0's primary; see ResolveContext) and
 // finds its entry.
 absl::StatusOr<LoadedKernel> LoadKernel(const Cubin& cubin,
                                         KernelSignature signature,

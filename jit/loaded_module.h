@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -21,6 +22,7 @@ namespace internal {
 struct LoadedModule {
   const DriverApi* api = nullptr;
   CUcontext context = nullptr;
+  uint64_t context_id = 0;  // ContextId(context) at load
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   std::string entry;
@@ -35,6 +37,10 @@ struct LoadedModule {
 
   ~LoadedModule() {
     if (module == nullptr) return;
+    // A destroyed context took its modules with it; its handle may now be
+    // another context's.
+    absl::StatusOr<uint64_t> id = ContextId(*api, context);
+    if (!id.ok() || *id != context_id) return;
     ScopedContext current(*api, context);
     if (current.status().ok()) api->cuModuleUnload(module);
   }

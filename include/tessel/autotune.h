@@ -240,7 +240,8 @@ struct TuneResult {
   std::vector<std::string> warnings;
 };
 
-// Tunes `request` on device 0 (see the file comment). Unavailable without a
+// Tunes `request` on the current context's device (device 0 when none is
+// current; see the file comment). Unavailable without a
 // GPU; InvalidArgument for a bad request or space; NotFound when no
 // candidate passed (the message lists why each failed); DeadlineExceeded
 // when the budget ran out before any did.

@@ -61,7 +61,7 @@ class BenchReport {
   nlohmann::json json_;
 };
 
-// {"name": ..., "arch": ..., "driver_version": ...} of device 0, or
+// {"name": ..., "arch": ..., "driver_version": ...} of the current device, or
 // {"error": why} without one.
 nlohmann::json DeviceJson();
 

@@ -60,7 +60,7 @@ struct BenchOptions {
   // Where fn's work goes. nullptr: a fresh non-blocking stream of the
   // context (capture cannot use the legacy default stream).
   CUstream_st* stream = nullptr;
-  // nullptr: device 0's primary context.
+  // nullptr: the calling thread's current context, else device 0's primary.
   CUctx_st* context = nullptr;
 };
 

@@ -8,7 +8,15 @@
 // launch() checks every view against its parameter ("A: expected
 // f16[4096,4096], got f32[4096,4096]"), binds the program's symbolic sizes
 // from the shapes, computes the grid and launches on `stream` (nullptr: the
-// legacy default stream) in the current context (or device 0's primary).
+// legacy default stream).
+//
+// Which GPU: the kernel runs in the context of `stream` when one is given
+// (a stream belongs to the context it was created in), else in the calling
+// thread's current CUDA context (cudaSetDevice(1), or the host's own
+// CUcontext made current), else in device 0's primary context. The cubin is
+// loaded once per context; the tensors must be memory that context's device
+// can reach (allocated there, or with peer access enabled). A kernel
+// compiled for another arch than that device's fails to load, saying both.
 // A Target::cpu() kernel takes host pointers and no stream (nullptr); it
 // runs the interpreter over the whole grid before launch() returns, reading
 // and writing the tensors in place (atomic_add adds to what they hold).
@@ -28,7 +36,19 @@ struct CUstream_st;
 namespace tessel {
 
 // A device tensor: pointer, element type, shape and strides (in elements;
-// empty = row-major contiguous). Generated kernels take contiguous tensors.
+// empty = row-major contiguous). Strides make a view of part of a larger
+// tensor without a copy: columns [c0, c1) of a row-major f16[M, W] matrix at
+// `base` are
+//   TensorView{base + c0 * 2, f16, {M, c1 - c0}, {W, 1}}
+// and its transpose f16[W, M] is TensorView{base, f16, {W, M}, {1, W}}.
+// Strides must be positive (any for a dimension of extent 1), fit in int32,
+// and not overlap (no two indices reach one element). A launch with strided
+// views runs a variant of the kernel compiled for them on first use (the
+// strides are its parameters, so any values share it); a view whose
+// innermost stride is 1 keeps vector and TMA copies and needs the alignment
+// of its rows that a row-major tensor's rows need; other strided views are
+// read and written one element at a time. Target::cpu() takes the same
+// views.
 struct TensorView {
   uint64_t data = 0;  // a CUdeviceptr; a host address for Target::cpu()
   DataType dtype = DataType::kF32;

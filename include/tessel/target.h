@@ -18,8 +18,9 @@ class Target {
  public:
   enum class Kind { kCuda, kCpu };
 
-  // The arch of device 0 ("sm_90a" on an H200). Without a GPU the target
-  // carries the Unavailable status, which compile() returns.
+  // The arch of the device of the calling thread's current CUDA context, or
+  // of device 0 when none is current ("sm_90a" on an H200). Without a GPU
+  // the target carries the Unavailable status, which compile() returns.
   static Target detect();
   static Target sm80();
   static Target sm90a();

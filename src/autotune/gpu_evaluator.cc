@@ -14,7 +14,8 @@ absl::StatusOr<DeviceIdentity> CurrentDevice(const CompileOptions& compile) {
     return absl::UnavailableError(absl::StrCat(
         "autotune needs a GPU to time candidates: ", cu.status().message()));
   }
-  absl::StatusOr<CUcontext> context = jit::PrimaryContext(0);
+  // The device the candidates will run on: the caller's current context's.
+  absl::StatusOr<CUcontext> context = jit::ResolveContext(nullptr);
   if (!context.ok()) {
     return absl::UnavailableError(
         absl::StrCat("autotune needs a GPU to time candidates: ",

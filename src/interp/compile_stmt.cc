@@ -705,10 +705,18 @@ absl::StatusOr<StmtFn> Compiler::Print(const ir::PrintNode* op) {
         << b.node->name << "[" << absl::StrJoin(b.shape, ", ") << "] =";
     for (int64_t i = 0; i < b.size; ++i) {
       if (b.node->scope == ir::Scope::kBarrier) break;
-      if (!b.Initialized(i)) {
+      // Element i in row-major order, at its place (a global may be a
+      // strided view).
+      int64_t at = 0;
+      for (int64_t d = static_cast<int64_t>(b.shape.size()) - 1, rest = i;
+           d >= 0; --d) {
+        at += rest % b.shape[d] * b.strides[d];
+        rest /= b.shape[d];
+      }
+      if (!b.Initialized(at)) {
         out << " ?";
       } else {
-        out << " " << b.Get(i);
+        out << " " << b.Get(at);
       }
     }
     out << "\n";

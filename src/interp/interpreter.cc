@@ -152,9 +152,18 @@ absl::Status BindArguments(const Executable& exe,
     BufferInstance& b = proto.buffers[exe.param_slots[i]];
     const TensorRef& t = args[i];
     b.shape = t.shape;
-    b.strides.assign(b.shape.size(), 1);
-    for (int d = static_cast<int>(b.shape.size()) - 2; d >= 0; --d) {
-      b.strides[d] = b.strides[d + 1] * b.shape[d + 1];
+    if (!t.strides.empty()) {
+      if (t.strides.size() != t.shape.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(Describe(exe, i), " has ", t.strides.size(),
+                         " strides for ", t.shape.size(), " dimensions"));
+      }
+      b.strides = t.strides;
+    } else {
+      b.strides.assign(b.shape.size(), 1);
+      for (int d = static_cast<int>(b.shape.size()) - 2; d >= 0; --d) {
+        b.strides[d] = b.strides[d + 1] * b.shape[d + 1];
+      }
     }
     b.size = NumElements(t);
     b.raw = t.data;

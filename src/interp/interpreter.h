@@ -42,13 +42,17 @@ absl::Status Run(const ir::Program& program, std::vector<HostTensor*> args,
 absl::Status Run(const Executable& exe, std::vector<HostTensor*> args,
                  const RunOptions& options = {});
 
-// Row-major host memory the interpreter reads and writes in place without
-// owning it: how CompiledKernel::launch runs Target::cpu() kernels on the
-// caller's TensorViews. data must hold every element of shape.
+// Host memory the interpreter reads and writes in place without owning it:
+// how CompiledKernel::launch runs Target::cpu() kernels on the caller's
+// TensorViews. Element (i, j, ...) is at data + (i * strides[0] + j *
+// strides[1] + ...) elements; empty strides: row-major. The caller checks
+// that the strides are positive and do not overlap (runtime::CheckTensors)
+// and that data holds every element they reach.
 struct TensorRef {
   DataType dtype = DataType::kF32;
   std::vector<int64_t> shape;
   std::byte* data = nullptr;
+  std::vector<int64_t> strides;
 };
 
 // Run over TensorRefs (the same checks and errors; a null data is an error).

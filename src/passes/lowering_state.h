@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/ir/op.h"
 #include "src/ir/program.h"
 #include "src/passes/fragment_layout.h"
 #include "tessel/target.h"
@@ -105,6 +106,17 @@ struct LoweringState {
   ir::Program program;
   Target target;
   PassConfig config;
+  // Tensor parameters taken as strided views (a launch-time specialization,
+  // src/runtime/strided_views.h): their element strides, one per dimension,
+  // symbolic sizes among program.dims or the constant 1 for a unit innermost
+  // stride. Every other parameter is row-major, as the user's shapes say.
+  std::unordered_map<const ir::BufferNode*, std::vector<ir::Expr>> strides;
+  // Whether `b`'s innermost dimension is contiguous (row-major, or strided
+  // with a unit innermost stride): vector and TMA accesses need it.
+  bool InnerContiguous(const ir::BufferNode* b) const {
+    auto it = strides.find(b);
+    return it == strides.end() || ir::IsConstInt(it->second.back(), 1);
+  }
   // Fragment layouts, by fragment buffer node.
   std::unordered_map<const ir::BufferNode*, FragmentLayout> layouts;
   // Accumulators whose gemms fit wgmma but stay on mma.sync: a register A

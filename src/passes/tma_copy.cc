@@ -33,6 +33,8 @@ std::optional<TmaCopyPlan> PlanTmaCopy(const ir::CopyNode& c,
   for (size_t i = 0; i < state.program.params.size(); ++i)
     if (state.program.params[i].get() == g.get()) param = static_cast<int>(i);
   if (param < 0) return Refuse(why, "source is not a kernel parameter");
+  if (!state.InnerContiguous(g.get()))
+    return Refuse(why, "a strided view whose innermost stride is not 1");
 
   // The destination: a whole tile, or one stage of a staged tile.
   auto shape = ConstShape(s->shape);

@@ -18,6 +18,40 @@ std::string Expected(const ir::Buffer& b) {
                       absl::StrJoin(dims, ","), "]");
 }
 
+// A strided view: one positive stride per dimension (dims of extent 1 take
+// any), no two elements at one address (outputs would race), and within
+// the int32 a kernel parameter holds.
+absl::Status CheckStrides(const KernelImpl& k, const ir::Buffer& p,
+                          const TensorView& t) {
+  if (t.strides.empty()) return absl::OkStatus();
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        k.name, ": ", p->name, " ", t.ToString(), " with strides [",
+        absl::StrJoin(t.strides, ","), "]: ", why));
+  };
+  if (t.strides.size() != t.shape.size()) {
+    return bad(absl::StrCat("one stride per dimension (", t.shape.size(),
+                            ") is needed"));
+  }
+  std::vector<int> dims;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.shape[d] == 1) continue;
+    if (t.strides[d] <= 0) return bad("strides must be positive");
+    if (t.strides[d] > INT32_MAX) return bad("a stride above 2^31 - 1");
+    dims.push_back(static_cast<int>(d));
+  }
+  std::stable_sort(dims.begin(), dims.end(),
+                   [&](int a, int b) { return t.strides[a] < t.strides[b]; });
+  for (size_t i = 1; i < dims.size(); ++i) {
+    const int inner = dims[i - 1], outer = dims[i];
+    if (t.strides[outer] < t.strides[inner] * t.shape[inner]) {
+      return bad(absl::StrCat("dimensions ", inner, " and ", outer,
+                              " overlap (two indices reach one element)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Checks one view against its parameter, binding symbolic sizes in values.
 absl::Status CheckTensor(const KernelImpl& k, const ir::Buffer& p,
                          const TensorView& t, SizeBindings& values) {
@@ -44,17 +78,7 @@ absl::Status CheckTensor(const KernelImpl& k, const ir::Buffer& p,
       if (!n.ok() || *n != t.shape[d]) return mismatch();
     }
   }
-  if (!t.strides.empty()) {
-    int64_t expect = 1;
-    for (int d = static_cast<int>(t.shape.size()) - 1; d >= 0; --d) {
-      if (t.strides[d] != expect && t.shape[d] != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            k.name, ": ", p->name, ": the kernel takes contiguous row-major ",
-            "tensors; strides [", absl::StrJoin(t.strides, ","), "] are not"));
-      }
-      expect *= t.shape[d];
-    }
-  }
+  if (absl::Status s = CheckStrides(k, p, t); !s.ok()) return s;
   if (t.data == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(k.name, ": ", p->name, ": null ",
@@ -66,7 +90,8 @@ absl::Status CheckTensor(const KernelImpl& k, const ir::Buffer& p,
 }  // namespace
 
 absl::StatusOr<SizeBindings> CheckTensors(
-    const KernelImpl& k, const std::vector<TensorView>& tensors) {
+    const KernelImpl& k, const std::vector<TensorView>& tensors,
+    bool alignment) {
   if (tensors.size() != k.params.size()) {
     std::vector<std::string> names;
     for (const ir::Buffer& b : k.params) names.push_back(b->name);
@@ -80,17 +105,38 @@ absl::StatusOr<SizeBindings> CheckTensors(
     if (!s.ok()) return s;
   }
   for (const passes::AlignmentRequirement& a : k.alignment) {
+    if (!alignment) break;
     const TensorView& t = tensors[a.param];
     int64_t bytes = int64_t{a.multiple} * dtype_bytes(t.dtype);
-    if (t.shape.back() % a.multiple != 0 || t.data % bytes != 0) {
+    bool strides_ok = true;  // the rows of a strided view start aligned too
+    for (size_t d = 0; d + 1 < t.strides.size(); ++d) {
+      strides_ok &= t.shape[d] == 1 || t.strides[d] % a.multiple == 0;
+    }
+    if (t.shape.back() % a.multiple != 0 || t.data % bytes != 0 ||
+        !strides_ok) {
       return absl::InvalidArgumentError(absl::StrCat(
           k.name, ": ", k.params[a.param]->name, " ", t.ToString(),
           ": this kernel's ", a.reason, " need the last dimension to be a ",
           "multiple of ", a.multiple, " and the pointer aligned to ", bytes,
-          " bytes"));
+          " bytes",
+          t.strides.empty()
+              ? ""
+              : absl::StrCat(", and every outer stride a multiple of ",
+                             a.multiple)));
     }
   }
   return values;
+}
+
+bool IsRowMajor(const TensorView& t) {
+  if (t.strides.empty()) return true;
+  if (t.strides.size() != t.shape.size()) return false;  // CheckTensors says
+  int64_t expect = 1;
+  for (int d = static_cast<int>(t.strides.size()) - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
+    expect *= t.shape[d];
+  }
+  return true;
 }
 
 absl::StatusOr<int64_t> EvalInt(const ir::Expr& e, const SizeBindings& values) {

@@ -1,7 +1,7 @@
 // The checks launch() makes on the caller's TensorViews before running a
 // kernel, the same for the GPU and the CPU target: count, dtype, rank,
-// shape (binding the program's symbolic sizes), contiguity, a non-null
-// pointer and the kernel's alignment needs.
+// shape (binding the program's symbolic sizes), strides (positive, not
+// overlapping), a non-null pointer and the kernel's alignment needs.
 //
 //   absl::StatusOr<runtime::SizeBindings> sizes =
 //       runtime::CheckTensors(impl, tensors);
@@ -26,8 +26,15 @@ using SizeBindings = std::unordered_map<const ir::VarNode*, int64_t>;
 
 // InvalidArgument naming the kernel and the parameter
 // ("gemm: A: expected f16[M,K], got f32[64,32]") on the first mismatch.
+// `alignment`: also the kernel's alignment needs (false for a row-major
+// kernel whose strided variant will run instead).
 absl::StatusOr<SizeBindings> CheckTensors(
-    const KernelImpl& k, const std::vector<TensorView>& tensors);
+    const KernelImpl& k, const std::vector<TensorView>& tensors,
+    bool alignment = true);
+
+// Whether the view is row-major contiguous: no strides, or the row-major
+// ones (a dimension of extent 1 may have any).
+bool IsRowMajor(const TensorView& t);
 
 // Evaluates an integer expression of the program's sizes (grid extents).
 absl::StatusOr<int64_t> EvalInt(const ir::Expr& e, const SizeBindings& values);

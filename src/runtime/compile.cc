@@ -9,6 +9,7 @@
 #include "src/runtime/kernel_impl.h"
 #include "src/runtime/lower.h"
 #include "src/runtime/program_cache.h"
+#include "src/runtime/strided_views.h"
 #include "tessel/program.h"
 
 namespace tessel {
@@ -61,13 +62,14 @@ std::vector<std::string> Schedule(const passes::LoweringState& st) {
   return out;
 }
 
-// Passes, codegen and NVRTC (through the kernel cache).
-absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
-    const ir::Program& program, const CompileOptions& options) {
-  if (options.target.kind() == Target::Kind::kCpu) {
-    return runtime::CompileForCpu(program);
-  }
-  absl::StatusOr<runtime::Lowered> lowered = runtime::Lower(program, options);
+}  // namespace
+
+namespace runtime {
+absl::StatusOr<std::shared_ptr<KernelImpl>> CompileCuda(
+    const ir::Program& program, const CompileOptions& options,
+    StrideMap strides) {
+  absl::StatusOr<runtime::Lowered> lowered =
+      runtime::Lower(program, options, std::move(strides));
   if (!lowered.ok()) return lowered.status();
   const passes::LoweringState& state = lowered->state;
   const codegen::GeneratedKernel* gen = &lowered->generated;
@@ -103,6 +105,27 @@ absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
   impl->schedule = Schedule(state);
   impl->cubin = *cubin;
   impl->signature = gen->signature;
+  return impl;
+}
+}  // namespace runtime
+
+namespace {
+
+// Passes, codegen and NVRTC (through the kernel cache); the interpreter's
+// executable for the CPU target.
+absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
+    const ir::Program& program, const CompileOptions& options) {
+  if (options.target.kind() == Target::Kind::kCpu) {
+    return runtime::CompileForCpu(program);
+  }
+  absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> impl =
+      runtime::CompileCuda(program, options);
+  if (!impl.ok()) return impl;
+  // What a launch with strided views specializes (strided_views.h).
+  (*impl)->program = std::make_shared<const ir::Program>(program);
+  (*impl)->options = options;
+  (*impl)->specializations =
+      std::make_shared<runtime::StridedSpecializations>();
   return impl;
 }
 

@@ -8,6 +8,7 @@
 #include "src/runtime/check_tensors.h"
 #include "src/runtime/cpu_kernel.h"
 #include "src/runtime/kernel_impl.h"
+#include "src/runtime/strided_views.h"
 #include "src/runtime/tensor_maps.h"
 #include "tessel/runtime.h"
 
@@ -18,19 +19,14 @@ std::string TensorView::ToString() const {
                       absl::StrJoin(shape, ","), "]");
 }
 
-absl::Status CompiledKernel::launch(const std::vector<TensorView>& tensors,
-                                    CUstream_st* stream) const {
-  if (!impl_) {
-    return absl::FailedPreconditionError(
-        "launch: empty kernel (default-constructed or moved-from; assign it "
-        "the result of tessel::compile())");
-  }
-  const runtime::KernelImpl& k = *impl_;
-  if (k.interpreter) return runtime::LaunchOnCpu(k, tensors, stream);
-  absl::StatusOr<runtime::SizeBindings> sizes =
-      runtime::CheckTensors(k, tensors);
-  if (!sizes.ok()) return sizes.status();
-  const runtime::SizeBindings& values = *sizes;
+namespace {
+
+// Launches CUDA kernel k (row-major, or a strided variant) on checked
+// tensors whose sizes (and strides) `values` binds.
+absl::Status LaunchCuda(const runtime::KernelImpl& k,
+                        const std::vector<TensorView>& tensors,
+                        const runtime::SizeBindings& values,
+                        CUstream_st* stream) {
   jit::LaunchConfig config;
   uint32_t* g[3] = {&config.grid.x, &config.grid.y, &config.grid.z};
   for (size_t d = 0; d < k.grid.size() && d < 3; ++d) {
@@ -39,10 +35,15 @@ absl::Status CompiledKernel::launch(const std::vector<TensorView>& tensors,
     if (*n <= 0) return absl::OkStatus();  // nothing to do
     *g[d] = static_cast<uint32_t>(*n);
   }
+  // The stream's context, else the caller's current one, else device 0's
+  // primary: the module is loaded there (once per context) and the SM count
+  // is that device's.
+  absl::StatusOr<CUcontext> context =
+      jit::StreamContext(reinterpret_cast<CUstream>(stream));
+  if (!context.ok()) return context.status();
   if (k.persistent) {
     // One block per SM, each looping over the tiles (warp_specialize.h).
-    static const absl::StatusOr<int> sms =
-        jit::DeviceAttribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    absl::StatusOr<int> sms = jit::MultiprocessorCount(*context);
     if (!sms.ok()) return sms.status();
     config.grid.x = std::min(config.grid.x, static_cast<uint32_t>(*sms));
   }
@@ -60,9 +61,46 @@ absl::Status CompiledKernel::launch(const std::vector<TensorView>& tensors,
   if (absl::Status s = runtime::AddTensorMaps(k, tensors, args); !s.ok())
     return s;
   absl::StatusOr<jit::LoadedKernel> loaded =
-      jit::KernelCache::Default().Load(k.cubin, k.signature);
-  if (!loaded.ok()) return loaded.status();
+      jit::KernelCache::Default().Load(k.cubin, k.signature, *context);
+  if (!loaded.ok()) {
+    absl::StatusOr<std::string> device_arch = jit::DetectArch(*context);
+    if (device_arch.ok() && *device_arch != k.arch) {
+      return absl::Status(
+          loaded.status().code(),
+          absl::StrCat(k.name, ": compiled for ", k.arch,
+                       ", launched in a context of an ", *device_arch,
+                       " device (compile with Target::detect() while that "
+                       "context is current): ",
+                       loaded.status().message()));
+    }
+    return loaded.status();
+  }
   return loaded->Launch(config, args);
+}
+
+}  // namespace
+
+absl::Status CompiledKernel::launch(const std::vector<TensorView>& tensors,
+                                    CUstream_st* stream) const {
+  if (!impl_) {
+    return absl::FailedPreconditionError(
+        "launch: empty kernel (default-constructed or moved-from; assign it "
+        "the result of tessel::compile())");
+  }
+  const runtime::KernelImpl& k = *impl_;
+  if (k.interpreter) return runtime::LaunchOnCpu(k, tensors, stream);
+  const bool row_major = runtime::AllRowMajor(tensors);
+  absl::StatusOr<runtime::SizeBindings> sizes =
+      runtime::CheckTensors(k, tensors, /*alignment=*/row_major);
+  if (!sizes.ok()) return sizes.status();
+  if (row_major) return LaunchCuda(k, tensors, *sizes, stream);
+  absl::StatusOr<std::shared_ptr<const runtime::KernelImpl>> variant =
+      runtime::StridedVariant(k, tensors);
+  if (!variant.ok()) return variant.status();
+  sizes = runtime::CheckTensors(**variant, tensors);  // its alignment needs
+  if (!sizes.ok()) return sizes.status();
+  runtime::BindStrides(**variant, tensors, *sizes);
+  return LaunchCuda(**variant, tensors, *sizes, stream);
 }
 
 // A default-constructed or moved-from kernel has no impl_: its accessors give

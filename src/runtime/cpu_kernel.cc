@@ -46,7 +46,8 @@ absl::Status LaunchOnCpu(const KernelImpl& k,
   for (const TensorView& t : tensors) {
     refs.push_back(
         {t.dtype, t.shape,
-         reinterpret_cast<std::byte*>(static_cast<uintptr_t>(t.data))});
+         reinterpret_cast<std::byte*>(static_cast<uintptr_t>(t.data)),
+         t.strides});
   }
   absl::Status s = interp::RunOnRefs(*k.interpreter, refs);
   if (!s.ok()) {

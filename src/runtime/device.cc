@@ -64,7 +64,7 @@ std::string GpuUnavailableReason() {
 absl::StatusOr<DeviceInfo> GetDeviceInfo() {
   absl::StatusOr<const jit::DriverApi*> api = jit::Driver();
   if (!api.ok()) return api.status();
-  absl::StatusOr<CUcontext> context = jit::PrimaryContext(0);
+  absl::StatusOr<CUcontext> context = jit::ResolveContext(nullptr);
   if (!context.ok()) return context.status();
   DeviceInfo info;
   if (absl::StatusOr<CUdevice> device = jit::ContextDevice(**api, *context);
@@ -74,12 +74,10 @@ absl::StatusOr<DeviceInfo> GetDeviceInfo() {
       info.name = name;
     }
   }
-  if (absl::StatusOr<std::string> arch = jit::DetectArch(); arch.ok()) {
+  if (absl::StatusOr<std::string> arch = jit::DetectArch(*context); arch.ok()) {
     info.arch = *arch;
   }
-  if (absl::StatusOr<int> sms =
-          jit::DeviceAttribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-      sms.ok()) {
+  if (absl::StatusOr<int> sms = jit::MultiprocessorCount(*context); sms.ok()) {
     info.multiprocessors = *sms;
   }
   info.driver_version = (*api)->driver_version;

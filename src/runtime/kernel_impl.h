@@ -12,12 +12,23 @@
 #include "jit/launch.h"
 #include "src/ir/program.h"
 #include "src/passes/lowering_state.h"
+#include "tessel/compile.h"
 
 namespace tessel::interp {
 struct Executable;
 }  // namespace tessel::interp
 
 namespace tessel::runtime {
+
+struct StridedSpecializations;  // strided_views.h
+
+// A parameter of a strided specialization: the dims (program.dims) that
+// carry its strides at launch; an undefined Var for a unit innermost stride
+// compiled in as the constant 1.
+struct StrideParam {
+  int param = 0;
+  std::vector<ir::Var> strides;  // one per dimension
+};
 
 struct KernelImpl {
   std::string name;
@@ -39,6 +50,13 @@ struct KernelImpl {
   // Set for Target::cpu() (src/runtime/cpu_kernel.h): launch() runs this on
   // host memory; source and cubin are empty.
   std::shared_ptr<const interp::Executable> interpreter;
+  // A CUDA kernel: the program and options it was compiled from, and the
+  // variants made for strided views so far (strided_views.h).
+  std::shared_ptr<const ir::Program> program;
+  CompileOptions options;
+  std::shared_ptr<StridedSpecializations> specializations;
+  // Set in such a variant: the strided parameters, bound at launch.
+  std::vector<StrideParam> stride_params;
 };
 
 }  // namespace tessel::runtime

@@ -9,7 +9,8 @@
 namespace tessel::runtime {
 
 absl::StatusOr<Lowered> Lower(const ir::Program& program,
-                              const CompileOptions& options) {
+                              const CompileOptions& options,
+                              StrideMap strides) {
   const Target& target = options.target;
   if (target.kind() == Target::Kind::kCpu) {
     return absl::InvalidArgumentError(
@@ -26,6 +27,7 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
   lowered.state.program = program;
   lowered.state.target = target;
   lowered.state.config = options.pass_config;
+  lowered.state.strides = std::move(strides);
   using Clock = std::chrono::steady_clock;
   const auto ms = [](Clock::time_point from, Clock::time_point to) {
     return std::chrono::duration<double, std::milli>(to - from).count();

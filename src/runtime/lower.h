@@ -9,6 +9,8 @@
 #ifndef TESSEL_SRC_RUNTIME_LOWER_H_
 #define TESSEL_SRC_RUNTIME_LOWER_H_
 
+#include <memory>
+
 #include "absl/status/statusor.h"
 #include "jit/nvrtc.h"
 #include "src/codegen/cuda_codegen.h"
@@ -16,6 +18,8 @@
 #include "tessel/compile.h"
 
 namespace tessel::runtime {
+
+using StrideMap = decltype(passes::LoweringState::strides);
 
 struct Lowered {
   passes::LoweringState state;  // the program after every pass
@@ -26,9 +30,20 @@ struct Lowered {
   double codegen_ms = 0;
 };
 
-// Fails for the CPU target and for archs below sm_80.
+// Fails for the CPU target and for archs below sm_80. `strides`: the
+// parameters taken as strided views (LoweringState::strides); empty for the
+// row-major kernel compile() makes.
 absl::StatusOr<Lowered> Lower(const ir::Program& program,
-                              const CompileOptions& options);
+                              const CompileOptions& options,
+                              StrideMap strides = {});
+
+struct KernelImpl;
+
+// Lower, then NVRTC through the kernel cache: a CUDA kernel ready to launch
+// (compile() for a CUDA target; strided_views.h for strided variants).
+absl::StatusOr<std::shared_ptr<KernelImpl>> CompileCuda(
+    const ir::Program& program, const CompileOptions& options,
+    StrideMap strides = {});
 
 }  // namespace tessel::runtime
 

@@ -1,7 +1,9 @@
 #include <cstdlib>
+#include <map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "jit/context.h"
 #include "tessel/compile.h"
 
@@ -52,23 +54,39 @@ Target Target::cpu() {
 }
 
 Target Target::detect() {
-  static const Target* detected = [] {
-    absl::StatusOr<std::string> arch = jit::DetectArch();
-    if (!arch.ok()) {
-      auto* t = new Target();
-      t->status_ = absl::UnavailableError(absl::StrCat(
-          "Target::detect(): no GPU to detect (", arch.status().message(),
-          "); give an explicit target such as Target::sm90a() to compile "
-          "without one"));
-      return t;
-    }
-    auto* t = new Target(cuda(*arch));
-    absl::StatusOr<int> smem = jit::DeviceAttribute(
-        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    if (smem.ok() && *smem > 0) t->max_shared_bytes_ = *smem;
+  // Per device: a host program that makes another GPU's context current
+  // gets that GPU's arch.
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* detected = new std::map<CUdevice, Target>;  // never released
+  absl::StatusOr<CUcontext> context = jit::ResolveContext(nullptr);
+  absl::StatusOr<CUdevice> device =
+      context.ok() ? jit::ContextDevice(**jit::Driver(), *context)
+                   : absl::StatusOr<CUdevice>(context.status());
+  if (!device.ok()) {
+    Target t;
+    t.status_ = absl::UnavailableError(absl::StrCat(
+        "Target::detect(): no GPU to detect (", device.status().message(),
+        "); give an explicit target such as Target::sm90a() to compile "
+        "without one"));
     return t;
-  }();
-  return *detected;
+  }
+  absl::MutexLock lock(&mu);
+  if (auto it = detected->find(*device); it != detected->end()) {
+    return it->second;
+  }
+  absl::StatusOr<std::string> arch = jit::DetectArch(*context);
+  if (!arch.ok()) {
+    Target t;
+    t.status_ = absl::UnavailableError(
+        absl::StrCat("Target::detect(): ", arch.status().message()));
+    return t;
+  }
+  Target t = cuda(*arch);
+  absl::StatusOr<int> smem = jit::DeviceAttribute(
+      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, *context);
+  if (smem.ok() && *smem > 0) t.max_shared_bytes_ = *smem;
+  detected->emplace(*device, t);
+  return t;
 }
 
 std::string Target::ToString() const {

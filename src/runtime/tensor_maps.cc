@@ -50,8 +50,14 @@ absl::StatusOr<jit::TensorMapSpec> TensorMapSpecFor(
   jit::TensorMapSpec spec;
   spec.dtype = *type;
   const int rank = static_cast<int>(t.shape.size());
-  uint64_t stride = dtype_bytes(t.dtype);
+  const uint64_t eb = dtype_bytes(t.dtype);
+  uint64_t stride = eb;  // bytes; row-major unless the view says otherwise
   for (int d = rank - 1; d >= 0; --d) {
+    // A strided view (its innermost stride is 1: the TMA plan refuses
+    // others) gives its own; a dimension of extent 1 keeps the row-major
+    // one, which is never stepped and cannot overlap.
+    if (!t.strides.empty() && d < rank - 1 && t.shape[d] != 1)
+      stride = static_cast<uint64_t>(t.strides[d]) * eb;
     spec.dims.push_back(static_cast<uint64_t>(t.shape[d]));
     spec.box.push_back(static_cast<uint32_t>(m.box[d]));
     if (d < rank - 1) spec.strides.push_back(stride);

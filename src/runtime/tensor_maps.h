@@ -15,7 +15,8 @@
 
 namespace tessel::runtime {
 
-// The spec of map `m` for tensor t (contiguous, checked by CheckTensors).
+// The spec of map `m` for tensor t (checked by CheckTensors): row-major, or
+// a strided view whose innermost stride is 1.
 absl::StatusOr<jit::TensorMapSpec> TensorMapSpecFor(
     const passes::TensorMapParam& m, const TensorView& t);
 

@@ -194,9 +194,16 @@ TEST(CpuTarget, TensorChecksMatchTheGpuLaunch) {
        "gemm: C: expected f32[M,N], got f32[64,16,1]"},
       {{view(f16, {64, 32}), view(f16, {32, 16})},
        "gemm: expected 3 tensors (A, B, C), got 2"},
-      {{TensorView{p, f16, {64, 32}, {1, 64}}, view(f16, {32, 16}),
+      {{TensorView{p, f16, {64, 32}, {1, 1}}, view(f16, {32, 16}),
         view(f32, {64, 16})},
-       "contiguous row-major"},
+       "gemm: A f16[64,32] with strides [1,1]: dimensions 0 and 1 overlap"},
+      {{view(f16, {64, 32}), TensorView{p, f16, {32, 16}, {16}},
+        view(f32, {64, 16})},
+       "gemm: B f16[32,16] with strides [16]: one stride per dimension (2) "
+       "is needed"},
+      {{view(f16, {64, 32}), view(f16, {32, 16}),
+        TensorView{p, f32, {64, 16}, {-16, 1}}},
+       "gemm: C f32[64,16] with strides [-16,1]: strides must be positive"},
   };
   for (const Case& c : cases) {
     absl::Status on_cpu = cpu.launch(c.tensors);

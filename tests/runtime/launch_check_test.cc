@@ -54,12 +54,27 @@ TEST(Launch, VectorizedCopiesNeedAlignedRows) {
   EXPECT_THAT(s.message(), HasSubstr("multiple of 8"));
 }
 
-TEST(Launch, NonContiguousIsRejected) {
+TEST(Launch, OverlappingStridesAreRejected) {
   CompiledKernel k = Gemm(false);
-  TensorView a{256, f16, {4096, 4096}, {1, 4096}};
+  TensorView a{256, f16, {4096, 4096}, {1, 1}};
   TensorView b = TensorView::Contiguous(uint64_t{256}, f16, {4096, 4096});
   absl::Status s = k.launch({a, b, b});
-  EXPECT_THAT(s.message(), HasSubstr("contiguous"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("A f16[4096,4096] with strides [1,1]: "
+                                     "dimensions 0 and 1 overlap"));
+}
+
+// A column slice of a wider matrix keeps the vectorized and TMA copies of
+// the strided variant: its row stride must be a multiple of 8 elements
+// (checked after the variant compiled, before any driver call).
+TEST(Launch, StridedRowsNeedAlignedStrides) {
+  CompiledKernel k = Gemm(true);
+  TensorView a{256, f16, {512, 256}, {260, 1}};
+  TensorView b = TensorView::Contiguous(uint64_t{256}, f16, {256, 64});
+  TensorView c = TensorView::Contiguous(uint64_t{256}, f16, {512, 64});
+  absl::Status s = k.launch({a, b, c});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("every outer stride a multiple of 8"));
 }
 
 }  // namespace

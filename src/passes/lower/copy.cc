@@ -186,6 +186,7 @@ Stmt Lowerer::CopyFragment(const ir::CopyNode& c, const ir::Region& src,
 // together in memory, 2-element aligned (the mma accumulator's column
 // pairs).
 bool Lowerer::PairsOk(const ir::Region& g) {
+  if (!st_.InnerContiguous(g.buffer.get())) return false;
   std::vector<int> gd = NonUnitDims(g);
   if (gd.empty() || gd.back() != g.rank() - 1) return false;
   if (KnownDivisor(g.start.back()) % 2 != 0) return false;

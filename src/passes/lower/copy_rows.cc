@@ -33,7 +33,7 @@ std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
   const int rank = cols ? 1 : 2;
   ir::Region g = MutateRegion(load ? c.src : c.dst);
   if (g.buffer->scope != ir::Scope::kGlobal || !Float(g.buffer->dtype) ||
-      !Float(frag.buffer->dtype))
+      !Float(frag.buffer->dtype) || !st_.InnerContiguous(g.buffer.get()))
     return std::nullopt;
   // The tile's rows are the global's innermost, contiguous dim; every chunk
   // starts on a vec boundary and lies wholly inside or outside the tensor.

@@ -196,6 +196,18 @@ Expr ThreadContext::SharedOffset(const ir::Buffer& b,
 
 Expr ThreadContext::GlobalIndex(const ir::Buffer& b,
                                 const std::vector<Expr>& idx) {
+  if (auto it = st_.strides.find(b.get()); it != st_.strides.end()) {
+    // A strided view: sum of index x stride, in 64 bits (a view of a few
+    // rows of a large tensor reaches far).
+    Expr flat;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      Expr term = Cast(DataType::kI64, idx[d]);
+      if (!ir::IsConstInt(it->second[d], 1))
+        term = term * Cast(DataType::kI64, it->second[d]);
+      flat = flat.defined() ? flat + term : term;
+    }
+    return flat.defined() ? flat : Expr(0);
+  }
   bool wide = true;
   if (auto n = b->ConstNumElements()) wide = *n >= (int64_t{1} << 31);
   if (!wide) return FlatIndex(b->shape, idx);
@@ -314,6 +326,7 @@ Stmt ThreadContext::ForEachElement(
 int ThreadContext::VectorWidth(const ir::Region& global,
                                const ir::Region& other, int max_bytes) {
   if (global.buffer->dtype != other.buffer->dtype) return 1;
+  if (!st_.InnerContiguous(global.buffer.get())) return 1;
   int eb = dtype_bytes(global.buffer->dtype);
   int vec = max_bytes / eb;
   auto ext = ConstSqueezedExtents(other);

@@ -257,9 +257,10 @@ absl::Status CheckRegisterOperand(const ir::GemmNode& g,
   auto it = layouts.find(a.get());
   if (it != layouts.end() && !(it->second == want)) {
     return absl::UnimplementedError(absl::StrCat(
-        where(), " laid out as ", it->second.ToString(),
-        ", but the mma A operand needs ", want.ToString(),
-        " (the accumulator layout of a gemm with the same warp rows)"));
+        where(), " whose elements another loop, copy or gemm spreads over ",
+        "the threads otherwise than this gemm reads its A operand (as the ",
+        "accumulator of a gemm with the same warp rows): copy A to shared "
+        "memory"));
   }
   return absl::OkStatus();
 }

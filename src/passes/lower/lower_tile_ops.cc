@@ -10,6 +10,15 @@
 namespace tessel::passes {
 namespace lower {
 
+Stmt Lowerer::MutateStmt(const Stmt& s) {
+  if (!s.defined() || s->loc.line() == 0) return IRMutator::MutateStmt(s);
+  const ir::StmtNode* outer = user_stmt_;
+  user_stmt_ = s.get();
+  Stmt out = IRMutator::MutateStmt(s);
+  user_stmt_ = outer;
+  return out;
+}
+
 Stmt Lowerer::Visit(const ir::KernelNode* op) {
   for (size_t d = 0; d < op->block_vars.size(); ++d) {
     if (auto g = ir::AsConstInt(op->grid[d]))

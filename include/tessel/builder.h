@@ -24,15 +24,17 @@
 //
 // Recording rules:
 // - Every call records into the innermost open scope of the ProgramBuilder
-//   that was constructed last on this thread (and is still alive).
+//   that was constructed last on this thread (and is still alive). A call
+//   with no such builder (none alive, or one on another thread only) is an
+//   error too: the next finish(), on any thread, returns it.
 // - Scope objects (Kernel, the loop ranges) close their scope in their
 //   destructor; a range-for body runs exactly once, to record.
 // - Mistakes never crash: the first one is kept, with the file:line of the
 //   call that made it, and finish() returns it as InvalidArgument.
 // - `buf(i, j)` is a BufferRef. With plain indices it is an element: reading
-//   it (converting to T::Expr) records a load, `=` / `+=` record a store (so
-//   `auto x = buf(i, j); x = 1;` stores into buf: write `T::Expr x = buf(i, j)`
-//   to keep a value). As an operand of a tile op it is a start point whose
+//   it (converting to T::Expr) records a load, `buf(i, j) = v` / `+=` record
+//   a store. `auto x = buf(i, j); x = 1;` does not compile (it would store
+//   into buf): write `T::Expr x = buf(i, j)` to keep a value. As an operand of a tile op it is a start point whose
 //   extents come from the other operand, aligned to the trailing dimensions
 //   (leading ones get extent 1), as in TileLang; a guess that lays a tile dim
 //   onto a smaller tensor dim is an error. With T::slice(start, stop)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "tessel/tessel.h"
@@ -154,8 +155,8 @@ TEST(UserErrors, BadArchNamesTheTargetsLine) {
   }
   absl::StatusOr<Program> program = p.finish();
   ASSERT_TRUE(program.ok()) << program.status();
-  const int line = __LINE__ + 1;
   for (std::string arch : {"sm_999", "sm_75", "hopper"}) {
+    const int line = __LINE__ + 1;
     Target target = Target::cuda(arch);
     absl::Status s = CompileFor(program, target);
     ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << arch;
@@ -169,6 +170,24 @@ TEST(UserErrors, BadArchNamesTheTargetsLine) {
               HasSubstr("older than sm_80"));
   EXPECT_TRUE(Target::cuda("sm_90a").status().ok());
   EXPECT_TRUE(Target::cuda("sm_80").status().ok());
+}
+
+// An index from input: checked_at / checked_set return OutOfRange where
+// at / set abort.
+TEST(UserErrors, HostTensorCheckedAccessReturnsAStatus) {
+  HostTensor t(T::f32, {2, 3});
+  ASSERT_TRUE(t.checked_set({1, 2}, 5.0).ok());
+  absl::StatusOr<double> x = t.checked_at({1, 2});
+  ASSERT_TRUE(x.ok()) << x.status();
+  EXPECT_EQ(*x, 5.0);
+  for (absl::Status s : {t.checked_at({2, 0}).status(),
+                         t.checked_at({0, -1}).status(),
+                         t.checked_at({0}).status(), t.checked_set({0, 3}, 1)}) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
+    EXPECT_THAT(s.message(), HasSubstr("f32[2, 3]")) << s;
+  }
+  // Nothing written by the refused set.
+  EXPECT_EQ(t.to_doubles(), std::vector<double>({0, 0, 0, 0, 0, 5}));
 }
 
 }  // namespace

@@ -129,7 +129,10 @@ Stmt Lowerer::Visit(const ir::AnnotateLayoutNode* op) { return ir::Seq({}); }
 
 Stmt Lowerer::Visit(const ir::StoreNode* op) {
   if (op->buffer->scope == ir::Scope::kFragment) {
-    Fail(op, "an element store to a fragment outside a T.Parallel loop");
+    Fail(op, "an element store to fragment " + op->buffer->name +
+                 " outside a T.Parallel loop; store fragment elements in a "
+                 "T::Parallel loop, or keep " +
+                 op->buffer->name + " in shared memory (T::alloc_shared)");
     return Self(op);
   }
   return Flatten(IRMutator::Visit(op));
@@ -138,7 +141,9 @@ Stmt Lowerer::Visit(const ir::StoreNode* op) {
 Expr Lowerer::Visit(const ir::LoadNode* op) {
   if (op->buffer->scope == ir::Scope::kFragment) {
     Fail(nullptr, "an element read of fragment " + op->buffer->name +
-                      " outside a T.Parallel loop");
+                      " outside a T.Parallel loop; read fragment elements in "
+                      "a T::Parallel loop, or keep " +
+                      op->buffer->name + " in shared memory (T::alloc_shared)");
     return Self(op);
   }
   return FlattenExpr(IRMutator::Visit(op));

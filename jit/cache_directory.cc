@@ -18,8 +18,8 @@
 #include "absl/time/clock.h"
 #include "jit/cache_entry.h"
 #include "jit/cache_files.h"
-#include "jit/cache_usage.h"
 #include "jit/cache_key.h"
+#include "jit/cache_usage.h"
 #include "nlohmann/json.hpp"
 
 namespace tessel::jit {

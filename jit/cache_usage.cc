@@ -34,8 +34,8 @@ std::string CacheUsagePath(const std::string& version_dir) {
 
 void RecordCacheUsage(const std::string& version_dir, bool hit) {
   const std::string path = CacheUsagePath(version_dir);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                  0600);
+  int fd =
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return;
   // Another user's or a shared-writable record is not ours to count in.
   if (!UnsafeFileReason(fd, path).empty() || ::flock(fd, LOCK_EX) != 0) {

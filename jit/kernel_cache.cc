@@ -3,8 +3,8 @@
 #include "absl/synchronization/notification.h"
 #include "jit/byte_size.h"
 #include "jit/cache_key.h"
-#include "jit/context.h"
 #include "jit/cache_usage.h"
+#include "jit/context.h"
 #include "jit/counters.h"
 #include "jit/driver_api.h"
 #include "jit/isolated_compile.h"
@@ -88,8 +88,7 @@ absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
   const EntryStamp stamp = MakeEntryStamp(key, *arch, source.entry);
   // For `tessel-cache stats`, across processes.
   auto record = [&](bool hit) {
-    if (disk_.enabled())
-      RecordCacheUsage(disk_.directory().version_dir(), hit);
+    if (disk_.enabled()) RecordCacheUsage(disk_.directory().version_dir(), hit);
   };
   if (std::optional<Cubin> hit = disk_.Load(stamp)) {
     internal::Count(internal::Counter::kDiskHits);

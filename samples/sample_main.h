@@ -12,9 +12,9 @@
 // report), --backend=gpu|cpu (default: gpu when there is one),
 // --size=small|bench|<dims> (dims: "4096x4096x4096" in the sample's order or
 // "M=4096,N=4096,K=4096"), --json=FILE (also write the JSON report there),
-// --arch=ARCH (alias --compile=ARCH; cpu backend: also compile each kernel for ARCH, e.g.
-// sm_90a, through the kernel cache), --seed=N, --tune (samples that tune:
-// pick the tile with tessel::autotune first, then bench it); plus the
+// --arch=ARCH (alias --compile=ARCH; cpu backend: also compile each kernel for
+// ARCH, e.g. sm_90a, through the kernel cache), --seed=N, --tune (samples that
+// tune: pick the tile with tessel::autotune first, then bench it); plus the
 // sample's own flags.
 // Exit status: 0 all checks passed, 1 a check failed, 2 an error.
 #ifndef TESSEL_SAMPLES_SAMPLE_MAIN_H_

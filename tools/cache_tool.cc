@@ -14,11 +14,11 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "jit/byte_size.h"
-#include "jit/cache_usage.h"
 #include "jit/cache_directory.h"
+#include "jit/cache_usage.h"
 #include "jit/disk_cache.h"
-#include "tessel/warmup.h"
 #include "nlohmann/json.hpp"
+#include "tessel/warmup.h"
 #include "tools/cache_archive.h"
 #include "tools/cli.h"
 
@@ -142,7 +142,8 @@ int Stats(const jit::CacheDirectory& dir, bool json) {
     }
     ++by_arch[e.arch];
   }
-  if (json) return StatsJson(dir, *entries, *total, by_arch, unsound, leftovers);
+  if (json)
+    return StatsJson(dir, *entries, *total, by_arch, unsound, leftovers);
   std::printf("cache:    %s\n", dir.version_dir().c_str());
   std::printf("entries:  %d\n",
               static_cast<int>(entries->size()) - leftovers - unsound);
@@ -164,10 +165,11 @@ int Stats(const jit::CacheDirectory& dir, bool json) {
                 old.c_str());
   }
   const jit::CacheUsage usage = jit::ReadCacheUsage(dir.version_dir());
-  std::printf("lookups:  %llu hits, %llu misses (compiles found on disk, or "
-              "not; since the last clear)\n",
-              static_cast<unsigned long long>(usage.hits),
-              static_cast<unsigned long long>(usage.misses));
+  std::printf(
+      "lookups:  %llu hits, %llu misses (compiles found on disk, or "
+      "not; since the last clear)\n",
+      static_cast<unsigned long long>(usage.hits),
+      static_cast<unsigned long long>(usage.misses));
   if (!entries->empty()) {
     std::printf("oldest use: %s\nnewest use: %s\n",
                 TimeText(entries->front().last_used).c_str(),

@@ -34,11 +34,12 @@
 // - `buf(i, j)` is a BufferRef. With plain indices it is an element: reading
 //   it (converting to T::Expr) records a load, `buf(i, j) = v` / `+=` record
 //   a store. `auto x = buf(i, j); x = 1;` does not compile (it would store
-//   into buf): write `T::Expr x = buf(i, j)` to keep a value. As an operand of a tile op it is a start point whose
-//   extents come from the other operand, aligned to the trailing dimensions
-//   (leading ones get extent 1), as in TileLang; a guess that lays a tile dim
-//   onto a smaller tensor dim is an error. With T::slice(start, stop)
-//   or T::all in some dimension it is an explicit region.
+//   into buf): write `T::Expr x = buf(i, j)` to keep a value. As an operand of
+//   a tile op it is a start point whose extents come from the other operand,
+//   aligned to the trailing dimensions (leading ones get extent 1), as in
+//   TileLang; a guess that lays a tile dim onto a smaller tensor dim is an
+//   error. With T::slice(start, stop) or T::all in some dimension it is an
+//   explicit region.
 // - Boundary rule (also docs/ir.md): a copy or atomic whose global region runs
 //   past the tensor's edge reads zeros there and skips the stores there.
 #ifndef TESSEL_BUILDER_H_
@@ -200,10 +201,18 @@ class ScalarVar : public BufferRef {
   ScalarVar& operator=(const Expr& v) { return Set(v); }
   ScalarVar& operator=(const ScalarVar& o) { return Set(static_cast<Expr>(o)); }
   ScalarVar& operator=(const BufferRef& o) { return Set(static_cast<Expr>(o)); }
-  ScalarVar& operator+=(const Expr& v) { return Set(static_cast<Expr>(*this) + v); }
-  ScalarVar& operator-=(const Expr& v) { return Set(static_cast<Expr>(*this) - v); }
-  ScalarVar& operator*=(const Expr& v) { return Set(static_cast<Expr>(*this) * v); }
-  ScalarVar& operator/=(const Expr& v) { return Set(static_cast<Expr>(*this) / v); }
+  ScalarVar& operator+=(const Expr& v) {
+    return Set(static_cast<Expr>(*this) + v);
+  }
+  ScalarVar& operator-=(const Expr& v) {
+    return Set(static_cast<Expr>(*this) - v);
+  }
+  ScalarVar& operator*=(const Expr& v) {
+    return Set(static_cast<Expr>(*this) * v);
+  }
+  ScalarVar& operator/=(const Expr& v) {
+    return Set(static_cast<Expr>(*this) / v);
+  }
 
  private:
   friend struct dsl::Access;

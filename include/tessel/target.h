@@ -27,9 +27,8 @@ class Target {
   // Any "sm_XY[a]" arch from sm_80 that this NVRTC compiles for; another
   // carries an InvalidArgument status naming the caller's line, which
   // compile() returns.
-  static Target cuda(
-      std::string arch,
-      std::source_location loc = std::source_location::current());
+  static Target cuda(std::string arch, std::source_location loc =
+                                           std::source_location::current());
   // The CPU interpreter: launch() runs the program on host memory, with
   // the interpreter's exact numerics and its user-bug checks.
   static Target cpu();

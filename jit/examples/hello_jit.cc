@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
     } else if (arg.rfind("--arch=", 0) == 0) {
       arch = arg.substr(7);
     } else {
-      std::fprintf(stderr, "hello_jit: unexpected argument \"%s\"; see --help\n",
+      std::fprintf(stderr,
+                   "hello_jit: unexpected argument \"%s\"; see --help\n",
                    arg.c_str());
       return 2;
     }

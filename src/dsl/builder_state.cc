@@ -65,9 +65,9 @@ BuilderState* BuilderState::ForOp(const ir::SourceLoc& loc,
             "keep it alive until finish()";
   std::lock_guard<std::mutex> lock(g_stray_mu);
   if (StrayOp().ok()) {
-    StrayOp() = absl::InvalidArgumentError(absl::StrCat(
-        ir::FormatLoc(loc), ": ", std::string(op), ": ", why,
-        " (the op was dropped; this is the first such op)"));
+    StrayOp() = absl::InvalidArgumentError(
+        absl::StrCat(ir::FormatLoc(loc), ": ", std::string(op), ": ", why,
+                     " (the op was dropped; this is the first such op)"));
   }
   return nullptr;
 }

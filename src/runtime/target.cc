@@ -39,7 +39,8 @@ std::string ArchProblem(const std::string& arch, int sm) {
            "supports (cp.async, ldmatrix, mma.sync)";
   }
   const std::vector<int> known = jit::NvrtcSupportedSms();
-  if (!known.empty() && std::find(known.begin(), known.end(), sm) == known.end()) {
+  if (!known.empty() &&
+      std::find(known.begin(), known.end(), sm) == known.end()) {
     return absl::StrCat("is not an arch that NVRTC ", jit::NvrtcVersion(),
                         " compiles for (it knows sm_",
                         absl::StrJoin(known, ", sm_"), ")");

@@ -61,8 +61,7 @@ TEST_F(NoDriverTest, CacheCompilesButCannotLoad) {
       cache.GetCubin(testing::SaxpySource(), {});
   ExpectUnavailable(detect.status());
   // In the words of tessel's users: a Target, or the tools' --arch.
-  EXPECT_THAT(detect.status().message(),
-              HasSubstr("Target::cuda(\"sm_90a\")"));
+  EXPECT_THAT(detect.status().message(), HasSubstr("Target::cuda(\"sm_90a\")"));
   EXPECT_THAT(detect.status().message(), HasSubstr("--arch"));
   EXPECT_THAT(detect.status().message(),
               Not(HasSubstr("CompileOptions::arch")));

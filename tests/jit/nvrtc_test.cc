@@ -156,11 +156,9 @@ TEST(NvrtcTest, EmptyArchWithoutGpuSaysHowToCompile) {
   ASSERT_FALSE(cubin.ok());
   EXPECT_EQ(cubin.status().code(), absl::StatusCode::kUnavailable);
   // In the words of tessel's users: a Target, or the tools' --arch.
-  EXPECT_THAT(cubin.status().message(),
-              HasSubstr("Target::cuda(\"sm_90a\")"));
+  EXPECT_THAT(cubin.status().message(), HasSubstr("Target::cuda(\"sm_90a\")"));
   EXPECT_THAT(cubin.status().message(), HasSubstr("--arch"));
-  EXPECT_THAT(cubin.status().message(),
-              Not(HasSubstr("CompileOptions::arch")));
+  EXPECT_THAT(cubin.status().message(), Not(HasSubstr("CompileOptions::arch")));
 }
 
 TEST(NvrtcTest, MissingEntryIsAnError) {

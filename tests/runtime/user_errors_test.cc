@@ -61,7 +61,8 @@ TEST(UserErrors, FragmentReadAtAnotherThreadsElements) {
   absl::Status s = CompileFor(p.finish(), Target::sm90a());
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr(Here(line))) << s;
-  EXPECT_THAT(s.message(), HasSubstr("fragment acc [64, 64] is read at [j, i]"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("fragment acc [64, 64] is read at [j, i]"));
   EXPECT_THAT(s.message(), HasSubstr("T::alloc_shared"));
   EXPECT_THAT(s.message(), NoLayoutDump()) << s;
 }
@@ -172,6 +173,27 @@ TEST(UserErrors, BadArchNamesTheTargetsLine) {
   EXPECT_TRUE(Target::cuda("sm_80").status().ok());
 }
 
+// A transaction count no copy of the program delivers (only the
+// scheduler's TMA copies do): the lowering names the op's line.
+TEST(UserErrors, ExpectTxWithoutTmaCopies) {
+  T::ProgramBuilder p("expect_tx");
+  auto X = p.tensor("X", {32}, T::f32);
+  int line = 0;
+  {
+    T::Kernel kernel(1, {.threads = 32});
+    auto bars = T::alloc_barrier({32}, "bars");
+    auto x = T::alloc_fragment({32}, T::f32, "x");
+    T::copy(X(0), x);
+    line = __LINE__ + 1;
+    T::mbarrier_expect_tx(bars(0), 128);
+    T::copy(x, X(0));
+  }
+  absl::Status s = CompileFor(p.finish(), Target::sm90a());
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr(Here(line))) << s;
+  EXPECT_THAT(s.message(), HasSubstr("mbarrier_expect_tx")) << s;
+}
+
 // An index from input: checked_at / checked_set return OutOfRange where
 // at / set abort.
 TEST(UserErrors, HostTensorCheckedAccessReturnsAStatus) {
@@ -180,9 +202,9 @@ TEST(UserErrors, HostTensorCheckedAccessReturnsAStatus) {
   absl::StatusOr<double> x = t.checked_at({1, 2});
   ASSERT_TRUE(x.ok()) << x.status();
   EXPECT_EQ(*x, 5.0);
-  for (absl::Status s : {t.checked_at({2, 0}).status(),
-                         t.checked_at({0, -1}).status(),
-                         t.checked_at({0}).status(), t.checked_set({0, 3}, 1)}) {
+  for (absl::Status s :
+       {t.checked_at({2, 0}).status(), t.checked_at({0, -1}).status(),
+        t.checked_at({0}).status(), t.checked_set({0, 3}, 1)}) {
     EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
     EXPECT_THAT(s.message(), HasSubstr("f32[2, 3]")) << s;
   }

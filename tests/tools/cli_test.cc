@@ -17,10 +17,10 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-using ::testing::StartsWith;
 using testing::RunCommand;
 using testing::RunResult;
 using testing::SourcePath;
+using ::testing::StartsWith;
 using testing::TempDir;
 
 int Lines(const std::string& text) {
@@ -37,8 +37,8 @@ void ExpectOneLineUsageError(const RunResult& r, const std::string& program) {
 }
 
 TEST(DidYouMeanTest, SuggestsTheClosestWordOfATypo) {
-  const std::vector<std::string> commands = {"stats", "list", "verify",
-                                             "prune", "clear"};
+  const std::vector<std::string> commands = {"stats", "list", "verify", "prune",
+                                             "clear"};
   EXPECT_EQ(DidYouMean("stat", commands), " (did you mean \"stats\"?)");
   EXPECT_EQ(DidYouMean("lsit", commands), " (did you mean \"list\"?)");
   EXPECT_EQ(DidYouMean("frobnicate", commands), "");
@@ -102,16 +102,16 @@ TEST(CliTest, WarmupVersionAndUsageErrors) {
 #ifdef TESSEL_SAMPLE_GEMM_BIN
 TEST(CliTest, SamplesTakeSeparateValuesAndSuggestFlags) {
   TempDir scratch;
-  RunResult version = RunCommand({TESSEL_SAMPLE_GEMM_BIN, "--version"}, scratch);
+  RunResult version =
+      RunCommand({TESSEL_SAMPLE_GEMM_BIN, "--version"}, scratch);
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_THAT(version.output, HasSubstr(std::string(tessel::version())));
 
   // --causal true is a flag and its value (it was "unexpected argument");
   // the mistyped flag after it is named with its correction, in one line.
-  RunResult flash =
-      RunCommand({TESSEL_SAMPLE_FLASH_BIN, "--backend", "cpu", "--causal",
-                  "true", "--sise", "small"},
-                 scratch);
+  RunResult flash = RunCommand({TESSEL_SAMPLE_FLASH_BIN, "--backend", "cpu",
+                                "--causal", "true", "--sise", "small"},
+                               scratch);
   ExpectOneLineUsageError(flash, "flash_attention");
   EXPECT_THAT(flash.output,
               HasSubstr("unknown flag --sise (did you mean --size?)"));
@@ -119,10 +119,10 @@ TEST(CliTest, SamplesTakeSeparateValuesAndSuggestFlags) {
   // --layout NT and the tools' --arch, on a small GEMM on the interpreter,
   // also compiled for sm_80 through the cache.
   TempDir cache;
-  RunResult gemm = RunCommand(
-      {TESSEL_SAMPLE_GEMM_BIN, "--backend", "cpu", "--layout", "NT", "--size",
-       "64x64x64", "--arch", "sm_80"},
-      scratch, {"TESSEL_CACHE_DIR=" + cache.path()});
+  RunResult gemm =
+      RunCommand({TESSEL_SAMPLE_GEMM_BIN, "--backend", "cpu", "--layout", "NT",
+                  "--size", "64x64x64", "--arch", "sm_80"},
+                 scratch, {"TESSEL_CACHE_DIR=" + cache.path()});
   EXPECT_EQ(gemm.exit_code, 0) << gemm.output;
   EXPECT_THAT(gemm.output, HasSubstr("pass"));
 }

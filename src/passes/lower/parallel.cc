@@ -81,10 +81,10 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
       },
       /*loads=*/false);
   if (driver->shape() != extents) {
-    Fail(op, absl::StrCat("a T.Parallel loop over ", Shape(extents),
-                          " indexes a fragment of shape ",
-                          Shape(driver->shape()),
-                          " by its variables; loop over the fragment's shape"));
+    Fail(op,
+         absl::StrCat("a T.Parallel loop over ", Shape(extents),
+                      " indexes a fragment of shape ", Shape(driver->shape()),
+                      " by its variables; loop over the fragment's shape"));
     return Self(op);
   }
   const FragmentLayout d = *driver;
@@ -200,7 +200,8 @@ Stmt Lowerer::MapFragments(const ir::ForNode* loop, const Stmt& body,
               b->name, "'s are ", Placement(l),
               " (another loop, copy or gemm placed them), so no thread holds "
               "both; keep ",
-              b->name, " in shared memory (T::alloc_shared), which every "
+              b->name,
+              " in shared memory (T::alloc_shared), which every "
               "thread may read at any index"));
       return std::nullopt;
     }

@@ -16,9 +16,9 @@ ThreadContext::ThreadContext(LoweringState& state)
 void ThreadContext::Fail(const ir::StmtNode* at, const std::string& what) {
   if (!status.ok()) return;
   if (at == nullptr || at->loc.line() == 0) at = user_stmt_;
-  status = absl::UnimplementedError(absl::StrCat(
-      at != nullptr ? ir::FormatLoc(at->loc) : "<unknown>", ": ",
-      st_.program.name, ": ", what));
+  status = absl::UnimplementedError(
+      absl::StrCat(at != nullptr ? ir::FormatLoc(at->loc) : "<unknown>", ": ",
+                   st_.program.name, ": ", what));
 }
 
 Expr ThreadContext::Cast(DataType t, const Expr& e) {

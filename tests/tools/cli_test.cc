@@ -55,7 +55,7 @@ TEST(CliTest, CacheToolVersionAndUsageErrors) {
   RunResult version = tool({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_THAT(version.output,
-              StartsWith(absl::StrCat("tessel-cache ", tessel::version())));
+              StartsWith("tessel-cache " + std::string(tessel::version())));
 
   RunResult stat = tool({"--cache-dir", cache.path(), "stat"});
   ExpectOneLineUsageError(stat, "tessel-cache");
@@ -90,7 +90,7 @@ TEST(CliTest, WarmupVersionAndUsageErrors) {
   RunResult version = RunCommand({TESSEL_WARMUP_BIN, "--version"}, scratch);
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_THAT(version.output,
-              StartsWith(absl::StrCat("tessel-warmup ", tessel::version())));
+              StartsWith("tessel-warmup " + std::string(tessel::version())));
   RunResult typo = RunCommand({TESSEL_WARMUP_BIN, "--arhc", "sm_90a"}, scratch);
   ExpectOneLineUsageError(typo, "tessel-warmup");
   EXPECT_THAT(typo.output, HasSubstr("did you mean \"--arch\"?"));

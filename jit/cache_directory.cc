@@ -19,6 +19,7 @@
 #include "jit/cache_entry.h"
 #include "jit/cache_files.h"
 #include "jit/cache_key.h"
+#include "jit/cache_usage.h"
 #include "nlohmann/json.hpp"
 
 namespace tessel::jit {
@@ -359,6 +360,10 @@ absl::Status CacheDirectory::Clear() const {
   for (const auto& [key, group] : *groups) {
     if (absl::Status s = RemoveFiles(group.files); !s.ok()) return s;
   }
+  // The hit / miss record starts again with the entries.
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(CacheUsagePath(version_dir_), ec)))
+    temps.push_back(CacheUsagePath(version_dir_));
   return RemoveFiles(temps);
 }
 

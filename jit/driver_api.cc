@@ -58,8 +58,9 @@ LoadedDriver* Load(const std::string& library) {
     loaded->status = absl::UnavailableError(absl::StrCat(
         "no CUDA driver: dlopen(\"", library,
         "\") failed: ", why != nullptr ? why : "unknown reason",
-        ". Kernels can still be compiled (give CompileOptions::arch), not "
-        "loaded or launched"));
+        ". Kernels can still be compiled for an explicit arch (e.g. "
+        "Target::sm90a(), or --arch sm_90a for the tools), not loaded or "
+        "launched"));
     return loaded;
   }
   DriverApi& api = loaded->api;

@@ -3,6 +3,7 @@
 #include "absl/synchronization/notification.h"
 #include "jit/byte_size.h"
 #include "jit/cache_key.h"
+#include "jit/cache_usage.h"
 #include "jit/context.h"
 #include "jit/counters.h"
 #include "jit/driver_api.h"
@@ -86,8 +87,13 @@ absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
   absl::StatusOr<std::string> arch = ResolveArch(options);
   if (!arch.ok()) return arch.status();
   const EntryStamp stamp = MakeEntryStamp(key, *arch, source.entry);
+  // For `tessel-cache stats`, across processes.
+  auto record = [&](bool hit) {
+    if (disk_.enabled()) RecordCacheUsage(disk_.directory().version_dir(), hit);
+  };
   if (std::optional<Cubin> hit = disk_.Load(stamp)) {
     internal::Count(internal::Counter::kDiskHits);
+    record(true);
     return CachedCubin{key, std::make_shared<const Cubin>(*std::move(hit)),
                        CubinOrigin::kDisk};
   }
@@ -96,6 +102,7 @@ absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
   if (lock != nullptr) {
     if (std::optional<Cubin> hit = disk_.Load(stamp)) {
       internal::Count(internal::Counter::kDiskHits);
+      record(true);
       return CachedCubin{key, std::make_shared<const Cubin>(*std::move(hit)),
                          CubinOrigin::kDisk};
     }
@@ -108,6 +115,7 @@ absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
   if (!compiled.ok()) return compiled.status();
   disk_.Store(key, *compiled, source,
               NormalizedOptions(options, compiled->arch));
+  record(false);  // a failed compile leaves no file behind
   return CachedCubin{key, std::make_shared<const Cubin>(*std::move(compiled)),
                      CubinOrigin::kCompiled};
 }

@@ -245,7 +245,7 @@ absl::StatusOr<std::string> ResolveArch(const CompileOptions& options) {
   if (!options.arch.empty()) {
     if (!IsCubinArch(options.arch)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "CompileOptions::arch '", options.arch,
+          "arch '", options.arch,
           "' is not a real GPU arch: expected sm_<NN>[a|f], e.g. sm_90a"));
     }
     return options.arch;
@@ -269,8 +269,9 @@ absl::StatusOr<std::string> ResolveArch(const CompileOptions& options) {
   if (!arch.ok()) {
     return absl::Status(
         arch.status().code(),
-        absl::StrCat("cannot detect the GPU arch (set CompileOptions::arch to "
-                     "compile without a GPU): ",
+        absl::StrCat("cannot detect the GPU arch (name one to compile "
+                     "without a GPU: Target::cuda(\"sm_90a\"), or --arch "
+                     "sm_90a for the tools): ",
                      arch.status().message()));
   }
   absl::MutexLock lock(&mu);
@@ -295,6 +296,14 @@ std::vector<std::string> NormalizedOptions(const CompileOptions& options,
   flags.insert(flags.end(), defines.begin(), defines.end());
   flags.insert(flags.end(), options.extra.begin(), options.extra.end());
   return flags;
+}
+
+std::vector<int> NvrtcSupportedSms() {
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return {};
+  std::vector<int> sms(n);
+  if (nvrtcGetSupportedArchs(sms.data()) != NVRTC_SUCCESS) return {};
+  return sms;
 }
 
 std::string NvrtcVersion() {

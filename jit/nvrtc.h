@@ -76,6 +76,10 @@ std::vector<std::string> NormalizedOptions(const CompileOptions& options,
 // NVRTC's version, "13.0".
 std::string NvrtcVersion();
 
+// The SM numbers NVRTC compiles for (75, 80, ..., 90, ...); empty when it
+// cannot say.
+std::vector<int> NvrtcSupportedSms();
+
 // Compiles `source` in this process. A compile error is InvalidArgument
 // carrying the NVRTC log, the options, the offending source lines quoted with
 // their numbers and the path of a file holding the full source.

@@ -24,12 +24,15 @@
 #include "samples/sample_main.h"
 #include "samples/status_macros.h"
 #include "tessel/bench_report.h"
+#include "tessel/version.h"
 
 namespace tessel::samples {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: tessel-demo [--backend=gpu|cpu] [--arch=sm_90a] [--json=FILE]\n";
+    "usage: tessel-demo [--backend=gpu|cpu] [--arch=sm_90a] [--json=FILE]\n"
+    "       tessel-demo --help | --version\n"
+    "Flags take their value as --key=value or --key value.\n";
 
 absl::StatusOr<std::vector<Workload>> DemoWorkloads(Backend backend) {
   const bool gpu = backend == Backend::kGpu;
@@ -60,6 +63,10 @@ absl::StatusOr<int> Demo(int argc, char** argv) {
   SAMPLES_ASSIGN_OR_RETURN(Flags flags, Flags::Parse(argc, argv));
   if (flags.Has("help")) {
     std::cout << kUsage;
+    return 0;
+  }
+  if (flags.Has("version")) {
+    std::cout << "tessel-demo (tessel " << version() << ")\n";
     return 0;
   }
   ExecuteOptions exec;
@@ -119,7 +126,11 @@ absl::StatusOr<int> Demo(int argc, char** argv) {
 int main(int argc, char** argv) {
   absl::StatusOr<int> code = tessel::samples::Demo(argc, argv);
   if (!code.ok()) {
-    std::cerr << "tessel-demo: " << code.status().message() << "\n";
+    std::cerr << "tessel-demo: " << code.status().message()
+              << (code.status().code() == absl::StatusCode::kInvalidArgument
+                      ? "; see --help"
+                      : "")
+              << "\n";
     return 2;
   }
   return *code;

@@ -16,6 +16,7 @@
 #include "nlohmann/json.hpp"
 #include "samples/status_macros.h"
 #include "tessel/bench_report.h"
+#include "tessel/version.h"
 
 namespace tessel::samples {
 namespace {
@@ -26,15 +27,18 @@ constexpr char kCommonUsage[] =
     "  --backend=gpu|cpu    default: gpu when there is one, else cpu\n"
     "  --size=small|bench|<dims>\n"
     "  --json=FILE          also write the JSON report to FILE\n"
-    "  --compile=ARCH       cpu backend: also compile each kernel for ARCH\n"
-    "                       (e.g. sm_90a) through the kernel cache\n"
+    "  --arch=ARCH          cpu backend: also compile each kernel for ARCH\n"
+    "                       (e.g. sm_90a) through the kernel cache, as\n"
+    "                       tessel-warmup --arch does (--compile=ARCH too)\n"
     "  --seed=N             input seed (default 1)\n"
     "  --wgmma=true|false   sm_90a gemms on wgmma where they fit (default\n"
     "                       true); false keeps mma.sync everywhere\n"
     "  --tma=true|false     sm_90a: TMA copies (false: disable_tma_lower)\n"
     "  --warp-specialized=true|false  sm_90a: producer / consumer warpgroups\n"
     "                       (false: disable_warp_specialized)\n"
-    "  --persistent=true|false  sm_90a: persistent grid (default true)\n";
+    "  --persistent=true|false  sm_90a: persistent grid (default true)\n"
+    "  --help, --version    this text; tessel's version\n"
+    "Flags take their value as --key=value or --key value.\n";
 
 std::string Usage(const SampleSpec& spec) {
   return absl::StrCat("usage: ", spec.name, " [flags]\n", kCommonUsage,
@@ -42,153 +46,6 @@ std::string Usage(const SampleSpec& spec) {
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------- Flags
-
-absl::StatusOr<Flags> Flags::Parse(int argc, char** argv) {
-  std::map<std::string, std::string> values;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.substr(0, 2) != "--" || arg.size() == 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unexpected argument \"", arg, "\" (flags are --key or ",
-                       "--key=value)"));
-    }
-    arg = arg.substr(2);
-    size_t eq = arg.find('=');
-    std::string key = arg.substr(0, eq);
-    std::string value =
-        eq == std::string::npos ? "true" : std::string(arg.substr(eq + 1));
-    // "--size small" as well as "--size=small".
-    if (eq == std::string::npos && i + 1 < argc &&
-        std::string_view(argv[i + 1]).substr(0, 2) != "--" &&
-        (key == "size" || key == "backend" || key == "json" ||
-         key == "compile" || key == "seed")) {
-      value = argv[++i];
-    }
-    values[key] = value;
-  }
-  return FromMap(std::move(values));
-}
-
-Flags Flags::FromMap(std::map<std::string, std::string> values) {
-  Flags f;
-  for (auto& [k, v] : values) f.values_.emplace(k, v);
-  return f;
-}
-
-bool Flags::Has(const std::string& key) const {
-  used_.emplace(key);
-  return values_.count(key) > 0;
-}
-
-std::string Flags::String(const std::string& key, std::string fallback) const {
-  used_.emplace(key);
-  auto it = values_.find(key);
-  return it == values_.end() ? fallback : it->second;
-}
-
-absl::StatusOr<int64_t> Flags::Int(const std::string& key,
-                                   int64_t fallback) const {
-  used_.emplace(key);
-  auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  int64_t v;
-  if (!absl::SimpleAtoi(it->second, &v)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--", key, ": expected an integer, got \"", it->second, "\""));
-  }
-  return v;
-}
-
-absl::Status Flags::Ints(
-    std::initializer_list<std::pair<const char*, int*>> fields) const {
-  for (const auto& [key, field] : fields) {
-    SAMPLES_ASSIGN_OR_RETURN(*field, Int(key, *field));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<bool> Flags::Bool(const std::string& key, bool fallback) const {
-  used_.emplace(key);
-  auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  bool v;
-  if (!absl::SimpleAtob(it->second, &v)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--", key, ": expected true or false, got \"", it->second, "\""));
-  }
-  return v;
-}
-
-absl::StatusOr<DataType> Flags::Dtype(const std::string& key,
-                                      DataType fallback) const {
-  used_.emplace(key);
-  auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  std::optional<DataType> t = dtype_from_name(it->second);
-  if (!t) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--", key, ": unknown dtype \"", it->second, "\" (f16, bf16, f32...)"));
-  }
-  return *t;
-}
-
-absl::Status Flags::CheckAllUsed() const {
-  for (const auto& [k, v] : values_) {
-    if (!used_.count(k)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", k));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::map<std::string, int64_t>> ParseDims(
-    const std::string& spec, const std::vector<std::string>& names) {
-  std::map<std::string, int64_t> dims;
-  const std::string expected = absl::StrCat(
-      "expected ", absl::StrJoin(names, "x"), " or ",
-      absl::StrJoin(names, ",", [](std::string* out, const std::string& n) {
-        absl::StrAppend(out, n, "=<n>");
-      }));
-  auto positive = [&](const std::string& text, int64_t* v) -> absl::Status {
-    if (!absl::SimpleAtoi(text, v) || *v <= 0 || *v > INT32_MAX) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--size=", spec, ": \"", text,
-                       "\" is not a positive integer; ", expected));
-    }
-    return absl::OkStatus();
-  };
-  if (spec.find('=') == std::string::npos) {
-    std::vector<std::string> parts = absl::StrSplit(spec, 'x');
-    if (parts.size() != names.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--size=", spec, ": ", expected));
-    }
-    for (size_t i = 0; i < parts.size(); ++i) {
-      SAMPLES_RETURN_IF_ERROR(positive(parts[i], &dims[names[i]]));
-    }
-    return dims;
-  }
-  for (const std::string& part :
-       std::vector<std::string>(absl::StrSplit(spec, ','))) {
-    std::pair<std::string, std::string> kv =
-        absl::StrSplit(part, absl::MaxSplits('=', 1));
-    if (std::find(names.begin(), names.end(), kv.first) == names.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--size=", spec, ": unknown dimension \"", kv.first,
-                       "\"; ", expected));
-    }
-    SAMPLES_RETURN_IF_ERROR(positive(kv.second, &dims[kv.first]));
-  }
-  for (const std::string& n : names) {
-    if (!dims.count(n)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--size=", spec, ": ", n, " is missing; ", expected));
-    }
-  }
-  return dims;
-}
 
 // ---------------------------------------------------------------- output
 
@@ -292,6 +149,10 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
     std::cout << Usage(spec);
     return 0;
   }
+  if (flags.Has("version")) {
+    std::cout << spec.name << " (tessel " << version() << ")\n";
+    return 0;
+  }
   SAMPLES_ASSIGN_OR_RETURN(bool check, flags.Bool("check", false));
   SAMPLES_ASSIGN_OR_RETURN(bool bench, flags.Bool("bench", false));
   SampleArgs args;
@@ -320,10 +181,11 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
   exec.backend = args.backend;
   exec.bench = bench;
   exec.bench_options.quantiles = bench::ReportQuantiles();
-  exec.compile_arch = flags.String("compile", "");
+  // --arch, as the tools spell it; --compile, the older spelling.
+  exec.compile_arch = flags.String("arch", flags.String("compile", ""));
   if (!exec.compile_arch.empty() && args.backend != Backend::kCpu) {
     return absl::InvalidArgumentError(
-        "--compile=ARCH is for the cpu backend (the gpu backend compiles for "
+        "--arch=ARCH is for the cpu backend (the gpu backend compiles for "
         "its device)");
   }
   SAMPLES_ASSIGN_OR_RETURN(bool wgmma, flags.Bool("wgmma", true));
@@ -384,10 +246,12 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
 int SampleMain(int argc, char** argv, const SampleSpec& spec) {
   absl::StatusOr<int> code = Run(argc, argv, spec);
   if (!code.ok()) {
-    std::cerr << spec.name << ": " << code.status().message() << "\n";
-    if (code.status().code() == absl::StatusCode::kInvalidArgument) {
-      std::cerr << Usage(spec);
-    }
+    // One line; --help has the rest.
+    std::cerr << spec.name << ": " << code.status().message()
+              << (code.status().code() == absl::StatusCode::kInvalidArgument
+                      ? "; see --help"
+                      : "")
+              << "\n";
     return 2;
   }
   return *code;

@@ -12,9 +12,9 @@
 // report), --backend=gpu|cpu (default: gpu when there is one),
 // --size=small|bench|<dims> (dims: "4096x4096x4096" in the sample's order or
 // "M=4096,N=4096,K=4096"), --json=FILE (also write the JSON report there),
-// --compile=ARCH (cpu backend: also compile each kernel for ARCH, e.g.
-// sm_90a, through the kernel cache), --seed=N, --tune (samples that tune:
-// pick the tile with tessel::autotune first, then bench it); plus the
+// --arch=ARCH (alias --compile=ARCH; cpu backend: also compile each kernel for
+// ARCH, e.g. sm_90a, through the kernel cache), --seed=N, --tune (samples that
+// tune: pick the tile with tessel::autotune first, then bench it); plus the
 // sample's own flags.
 // Exit status: 0 all checks passed, 1 a check failed, 2 an error.
 #ifndef TESSEL_SAMPLES_SAMPLE_MAIN_H_
@@ -62,6 +62,11 @@ class Flags {
   std::map<std::string, std::string> values_;
   mutable std::set<std::string> used_;
 };
+
+// " (did you mean --stats?)" when one of `known` is within a few edits of
+// `key`, else "".
+std::string DidYouMean(const std::string& key,
+                       const std::set<std::string>& known);
 
 // "4096x2048x1024" (positional, in `names` order) or "M=4096,N=2048,K=1024"
 // (any order, names of `names`); every name must get a positive value.

@@ -1,5 +1,6 @@
 // tessel-cache: stats | list | verify | prune --max-size S | clear |
 // export FILE | import FILE, over one cache folder.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -14,21 +15,27 @@
 #include "absl/time/time.h"
 #include "jit/byte_size.h"
 #include "jit/cache_directory.h"
+#include "jit/cache_usage.h"
 #include "jit/disk_cache.h"
+#include "nlohmann/json.hpp"
 #include "tessel/warmup.h"
 #include "tools/cache_archive.h"
+#include "tools/cli.h"
 
 namespace tessel {
 namespace {
 
 constexpr char kUsage[] =
     R"(usage: tessel-cache [--cache-dir DIR] COMMAND [ARGS]
+       tessel-cache --help | --version
 
 Inspects and maintains the tessel disk cache (default folder:
 $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel).
 
-  stats                  entries, bytes, archs, oldest and newest use
-  list                   one line per entry: key, arch, bytes, last use, entry
+  stats [--json]         entries, bytes, archs, disk hits and misses
+                         (since the last clear), oldest and newest use
+  list                   a header, then one line per entry: key, arch,
+                         bytes, last use, entry
   verify                 check every entry (checksum, its key, trusted
                          files) and .json; remove unsound entries, orphan
                          .cu/.json files and disagreeing .json files
@@ -91,7 +98,33 @@ std::vector<std::string> OtherFormatFolders(const jit::CacheDirectory& dir) {
   return found;
 }
 
-int Stats(const jit::CacheDirectory& dir) {
+// stats --json: the same facts for scripts, with the hit / miss record.
+int StatsJson(const jit::CacheDirectory& dir,
+              const std::vector<jit::CacheEntryInfo>& entries, uint64_t total,
+              const std::map<std::string, int>& by_arch, int unsound,
+              int leftovers) {
+  const jit::CacheUsage usage = jit::ReadCacheUsage(dir.version_dir());
+  nlohmann::json j;
+  j["cache"] = dir.version_dir();
+  j["entries"] = static_cast<int>(entries.size()) - leftovers - unsound;
+  j["bytes"] = total;
+  j["archs"] = nlohmann::json::object();
+  for (const auto& [arch, count] : by_arch) j["archs"][arch] = count;
+  j["unsound"] = unsound;
+  j["leftovers"] = leftovers;
+  j["hits"] = usage.hits;
+  j["misses"] = usage.misses;
+  const uint64_t lookups = usage.hits + usage.misses;
+  j["hit_rate"] = lookups > 0 ? double(usage.hits) / double(lookups) : 0.0;
+  if (!entries.empty()) {
+    j["oldest_use"] = TimeText(entries.front().last_used);
+    j["newest_use"] = TimeText(entries.back().last_used);
+  }
+  std::printf("%s\n", j.dump(2).c_str());
+  return 0;
+}
+
+int Stats(const jit::CacheDirectory& dir, bool json) {
   absl::StatusOr<std::vector<jit::CacheEntryInfo>> entries = dir.List();
   if (!entries.ok()) return Fail(entries.status());
   absl::StatusOr<uint64_t> total = dir.TotalBytes();
@@ -109,6 +142,8 @@ int Stats(const jit::CacheDirectory& dir) {
     }
     ++by_arch[e.arch];
   }
+  if (json)
+    return StatsJson(dir, *entries, *total, by_arch, unsound, leftovers);
   std::printf("cache:    %s\n", dir.version_dir().c_str());
   std::printf("entries:  %d\n",
               static_cast<int>(entries->size()) - leftovers - unsound);
@@ -129,6 +164,12 @@ int Stats(const jit::CacheDirectory& dir) {
     std::printf("older format: %s is not read; remove it to free its room\n",
                 old.c_str());
   }
+  const jit::CacheUsage usage = jit::ReadCacheUsage(dir.version_dir());
+  std::printf(
+      "lookups:  %llu hits, %llu misses (compiles found on disk, or "
+      "not; since the last clear)\n",
+      static_cast<unsigned long long>(usage.hits),
+      static_cast<unsigned long long>(usage.misses));
   if (!entries->empty()) {
     std::printf("oldest use: %s\nnewest use: %s\n",
                 TimeText(entries->front().last_used).c_str(),
@@ -140,6 +181,8 @@ int Stats(const jit::CacheDirectory& dir) {
 int List(const jit::CacheDirectory& dir) {
   absl::StatusOr<std::vector<jit::CacheEntryInfo>> entries = dir.List();
   if (!entries.ok()) return Fail(entries.status());
+  std::printf("%-32s  %-8s %10s  %-19s  %s\n", "key", "arch", "bytes",
+              "last use", "entry");
   for (const jit::CacheEntryInfo& e : *entries) {
     if (e.cubin_path.empty()) continue;
     std::printf("%s  %-8s %10llu  %s  %s\n", e.key.c_str(),
@@ -172,6 +215,7 @@ int Verify(const jit::CacheDirectory& dir) {
 int CacheToolMain(int argc, char** argv) {
   std::string cache_dir;
   bool cache_dir_given = false;
+  bool json = false;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
@@ -179,35 +223,62 @@ int CacheToolMain(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    if (arg == "--cache-dir" || arg == "--max-size") {
-      if (i + 1 >= argc) {
-        return Fail(absl::InvalidArgumentError(
-            absl::StrCat(arg, ": missing its value")));
+    if (arg == "--version") {
+      std::printf("%s\n", tools::VersionLine("tessel-cache").c_str());
+      return 0;
+    }
+    // --name VALUE and --name=VALUE alike.
+    std::string name(arg), value;
+    bool has_value = false;
+    if (size_t eq = arg.find('='); arg.substr(0, 2) == "--" && eq != arg.npos) {
+      name = std::string(arg.substr(0, eq));
+      value = std::string(arg.substr(eq + 1));
+      has_value = true;
+    }
+    if (name == "--cache-dir" || name == "--max-size") {
+      if (!has_value) {
+        if (i + 1 >= argc) {
+          return Fail(absl::InvalidArgumentError(
+              absl::StrCat(name, ": missing its value")));
+        }
+        value = argv[++i];
       }
-      if (arg == "--cache-dir") {
-        cache_dir = argv[++i];
+      if (name == "--cache-dir") {
+        cache_dir = value;
         cache_dir_given = true;
       } else {
-        args.push_back(std::string(arg));
-        args.push_back(argv[++i]);
+        args.push_back(name);
+        args.push_back(value);
       }
       continue;
     }
-    if (arg.substr(0, 12) == "--cache-dir=") {
-      cache_dir = std::string(arg.substr(12));
-      cache_dir_given = true;
+    if (name == "--json") {
+      json = true;
       continue;
     }
-    if (arg.substr(0, 11) == "--max-size=") {
-      args.push_back("--max-size");
-      args.push_back(std::string(arg.substr(11)));
-      continue;
+    if (name.substr(0, 1) == "-") {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "unknown flag ", name,
+          tools::DidYouMean(name, {"--cache-dir", "--max-size", "--json",
+                                   "--help", "--version"}),
+          "; see --help")));
     }
     args.push_back(std::string(arg));
   }
+  const std::vector<std::string> commands = {
+      "stats", "list", "verify", "prune", "clear", "export", "import"};
   if (args.empty()) {
-    std::fputs(kUsage, stderr);
-    return 2;
+    return Fail(absl::InvalidArgumentError(
+        "missing a command (stats, list, verify, prune, clear, export or "
+        "import); see --help"));
+  }
+  if (std::find(commands.begin(), commands.end(), args[0]) == commands.end()) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("unknown command \"", args[0], "\"",
+                     tools::DidYouMean(args[0], commands), "; see --help")));
+  }
+  if (json && args[0] != "stats") {
+    return Fail(absl::InvalidArgumentError("--json is for stats; see --help"));
   }
   if (!cache_dir_given) cache_dir = jit::DiskCacheOptions::FromEnv().dir;
   const jit::CacheDirectory dir(cache_dir);
@@ -222,7 +293,7 @@ int CacheToolMain(int argc, char** argv) {
     return false;
   };
   if (command == "stats") {
-    return want_args(1, "stats") ? Stats(dir) : 2;
+    return want_args(1, "stats [--json]") ? Stats(dir, json) : 2;
   }
   if (command == "list") {
     return want_args(1, "list") ? List(dir) : 2;
@@ -274,7 +345,7 @@ int CacheToolMain(int argc, char** argv) {
     return 0;
   }
   return Fail(absl::InvalidArgumentError(
-      absl::StrCat("unknown command \"", command, "\" (see --help)")));
+      absl::StrCat("unknown command \"", command, "\"; see --help")));
 }
 
 }  // namespace tessel

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tessel/warmup.h"
+#include "tools/cli.h"
 #include "tools/manifest.h"
 #include "tools/progress.h"
 #include "tools/shard.h"
@@ -40,6 +41,7 @@ cache, each compile in its own child process.
   --progress MODE       auto (a bar on a terminal), bar or plain
   --list-kernels        print the registered kernel names and exit
   --help                this text
+  --version             tessel's and NVRTC's versions
 
 Exit status: 0 everything is in the cache; 1 a kernel failed to compile (or,
 with --dry-run, is missing); 2 a usage, manifest or cache folder error.
@@ -56,6 +58,7 @@ struct Flags {
   std::string progress = "auto";
   bool list_kernels = false;
   bool help = false;
+  bool version = false;
 };
 
 // --name VALUE and --name=VALUE.
@@ -91,6 +94,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     };
     if (name == "--help" || name == "-h") {
       flags.help = true;
+    } else if (name == "--version") {
+      flags.version = true;
     } else if (name == "--dry-run") {
       flags.dry_run = true;
     } else if (name == "--list-kernels") {
@@ -133,8 +138,13 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       if (!v.ok()) return v.status();
       flags.timeout_seconds = *v;
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown argument ", arg, " (see --help)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          name.substr(0, 1) == "-" ? "unknown flag " : "unexpected argument ",
+          name,
+          DidYouMean(name, {"--manifest", "--arch", "--jobs", "--cache-dir",
+                            "--dry-run", "--shard", "--timeout", "--progress",
+                            "--list-kernels", "--help", "--version"}),
+          "; see --help"));
     }
   }
   return flags;
@@ -154,6 +164,10 @@ int WarmupMainWithConfig(int argc, char** argv,
     std::fputs(kUsage, stdout);
     return 0;
   }
+  if (flags->version) {
+    std::printf("%s\n", VersionLine("tessel-warmup").c_str());
+    return 0;
+  }
   if (flags->list_kernels) {
     for (const std::string& name : config.registry->Names()) {
       std::printf("%s\n", name.c_str());
@@ -162,8 +176,8 @@ int WarmupMainWithConfig(int argc, char** argv,
   }
   if (flags->manifest.empty() || flags->archs.empty()) {
     std::fprintf(stderr,
-                 "tessel-warmup: --manifest and --arch are required\n\n%s",
-                 kUsage);
+                 "tessel-warmup: --manifest and --arch are required; see "
+                 "--help\n");
     return 2;
   }
   absl::StatusOr<Manifest> manifest = LoadManifest(flags->manifest);

@@ -24,19 +24,22 @@
 //
 // Recording rules:
 // - Every call records into the innermost open scope of the ProgramBuilder
-//   that was constructed last on this thread (and is still alive).
+//   that was constructed last on this thread (and is still alive). A call
+//   with no such builder (none alive, or one on another thread only) is an
+//   error too: the next finish(), on any thread, returns it.
 // - Scope objects (Kernel, the loop ranges) close their scope in their
 //   destructor; a range-for body runs exactly once, to record.
 // - Mistakes never crash: the first one is kept, with the file:line of the
 //   call that made it, and finish() returns it as InvalidArgument.
 // - `buf(i, j)` is a BufferRef. With plain indices it is an element: reading
-//   it (converting to T::Expr) records a load, `=` / `+=` record a store (so
-//   `auto x = buf(i, j); x = 1;` stores into buf: write `T::Expr x = buf(i, j)`
-//   to keep a value). As an operand of a tile op it is a start point whose
-//   extents come from the other operand, aligned to the trailing dimensions
-//   (leading ones get extent 1), as in TileLang; a guess that lays a tile dim
-//   onto a smaller tensor dim is an error. With T::slice(start, stop)
-//   or T::all in some dimension it is an explicit region.
+//   it (converting to T::Expr) records a load, `buf(i, j) = v` / `+=` record
+//   a store. `auto x = buf(i, j); x = 1;` does not compile (it would store
+//   into buf): write `T::Expr x = buf(i, j)` to keep a value. As an operand of
+//   a tile op it is a start point whose extents come from the other operand,
+//   aligned to the trailing dimensions (leading ones get extent 1), as in
+//   TileLang; a guess that lays a tile dim onto a smaller tensor dim is an
+//   error. With T::slice(start, stop) or T::all in some dimension it is an
+//   explicit region.
 // - Boundary rule (also docs/ir.md): a copy or atomic whose global region runs
 //   past the tensor's edge reads zeros there and skips the stores there.
 #ifndef TESSEL_BUILDER_H_
@@ -135,26 +138,39 @@ class Buffer {
 };
 
 // buf(i, j): an element (load / store) or a region start; see the top.
+//
+// Stores go through the reference itself: `X(i) = v;`, `X(i) += v;`. A
+// reference kept in a variable cannot be assigned: `auto v = X(i); v = v * 2;`
+// would store into X where a new value was meant, so it does not compile
+// (the `&` overloads are deleted). Write `T::Expr v = X(i);` for a value, or
+// `auto v = T::alloc_var(...)` for a variable (a ScalarVar, assignable).
 class BufferRef {
  public:
   BufferRef(const BufferRef&) = default;
   // Records buf[idx] = value (converted to buf's dtype).
-  BufferRef& operator=(const Expr& value);
-  BufferRef& operator=(const BufferRef& other) {
-    return *this = static_cast<Expr>(other);
+  BufferRef& operator=(const Expr& value) && { return Store(value); }
+  BufferRef& operator=(const BufferRef& other) && {
+    return Store(static_cast<Expr>(other));
   }
-  BufferRef& operator+=(const Expr& v) {
-    return *this = static_cast<Expr>(*this) + v;
+  BufferRef& operator+=(const Expr& v) && {
+    return Store(static_cast<Expr>(*this) + v);
   }
-  BufferRef& operator-=(const Expr& v) {
-    return *this = static_cast<Expr>(*this) - v;
+  BufferRef& operator-=(const Expr& v) && {
+    return Store(static_cast<Expr>(*this) - v);
   }
-  BufferRef& operator*=(const Expr& v) {
-    return *this = static_cast<Expr>(*this) * v;
+  BufferRef& operator*=(const Expr& v) && {
+    return Store(static_cast<Expr>(*this) * v);
   }
-  BufferRef& operator/=(const Expr& v) {
-    return *this = static_cast<Expr>(*this) / v;
+  BufferRef& operator/=(const Expr& v) && {
+    return Store(static_cast<Expr>(*this) / v);
   }
+  // A named copy of X(i): see above.
+  BufferRef& operator=(const Expr& value) & = delete;
+  BufferRef& operator=(const BufferRef& other) & = delete;
+  BufferRef& operator+=(const Expr& v) & = delete;
+  BufferRef& operator-=(const Expr& v) & = delete;
+  BufferRef& operator*=(const Expr& v) & = delete;
+  BufferRef& operator/=(const Expr& v) & = delete;
   // Records a load of the element.
   operator Expr() const;  // NOLINT
 
@@ -162,6 +178,10 @@ class BufferRef {
   const std::vector<Index>& indices() const { return indices_; }
   bool is_element() const;  // no slices
   SourceLocation loc() const { return loc_; }
+
+ protected:
+  // Records buf[idx] = value.
+  BufferRef& Store(const Expr& value);
 
  private:
   friend class Buffer;
@@ -171,6 +191,36 @@ class BufferRef {
   Buffer buffer_;
   std::vector<Index> indices_;
   SourceLocation loc_;
+};
+
+// A per-thread scalar variable (T::alloc_var): assigned by name,
+// `auto s = T::alloc_var(T::f32); s = 0; s += x;`.
+class ScalarVar : public BufferRef {
+ public:
+  ScalarVar(const ScalarVar&) = default;
+  ScalarVar& operator=(const Expr& v) { return Set(v); }
+  ScalarVar& operator=(const ScalarVar& o) { return Set(static_cast<Expr>(o)); }
+  ScalarVar& operator=(const BufferRef& o) { return Set(static_cast<Expr>(o)); }
+  ScalarVar& operator+=(const Expr& v) {
+    return Set(static_cast<Expr>(*this) + v);
+  }
+  ScalarVar& operator-=(const Expr& v) {
+    return Set(static_cast<Expr>(*this) - v);
+  }
+  ScalarVar& operator*=(const Expr& v) {
+    return Set(static_cast<Expr>(*this) * v);
+  }
+  ScalarVar& operator/=(const Expr& v) {
+    return Set(static_cast<Expr>(*this) / v);
+  }
+
+ private:
+  friend struct dsl::Access;
+  explicit ScalarVar(BufferRef ref) : BufferRef(std::move(ref)) {}
+  ScalarVar& Set(const Expr& v) {
+    Store(v);
+    return *this;
+  }
 };
 
 // A tile operand: a whole buffer, a start point, or a sliced region.
@@ -194,7 +244,7 @@ class AtomicValue {
     if (ref.is_element()) {
       value_ = ref;
     } else {
-      tile_ = ref;
+      tile_.emplace(ref);
     }
   }
   template <typename E>
@@ -473,7 +523,7 @@ Buffer alloc_fragment(Shape shape, DataType dtype, std::string name = "",
 Buffer alloc_local(Shape shape, DataType dtype, std::string name = "",
                    SourceLocation loc = TESSEL_HERE);
 // A per-thread scalar: `auto s = T::alloc_var(T::f32); s = 0; s += x;`.
-BufferRef alloc_var(DataType dtype, std::string name = "",
+ScalarVar alloc_var(DataType dtype, std::string name = "",
                     SourceLocation loc = TESSEL_HERE);
 // mbarriers, barrier i expecting arrive_counts[i] arrivals per phase; use
 // as T::mbarrier_arrive(bars[i]).

@@ -4,7 +4,8 @@
 // clang-format off
 //   tessel::HostTensor a(tessel::f16, {256, 128});   // zero-filled
 //   a.set({3, 4}, 1.5);                              // rounds to f16
-//   double x = a.at({3, 4});
+//   double x = a.at({3, 4});                         // aborts when out of range
+//   absl::StatusOr<double> y = a.checked_at({i, j}); // OutOfRange instead
 //   std::vector<double> all = a.to_doubles();
 //   auto b = tessel::HostTensor::FromDoubles(tessel::bf16, {2, 2}, {1, 2, 3, 4});
 // clang-format on
@@ -61,11 +62,16 @@ class HostTensor {
 
   // Element access by flat (row-major) index or by one index per dimension.
   // Indices must be in range (checked; a bad one aborts: it is a bug in the
-  // calling code, like std::vector::at without exceptions).
+  // calling code, like std::vector::at without exceptions). For an index
+  // that may be bad (user input), checked_at / checked_set below.
   double get_flat(int64_t i) const;
   void set_flat(int64_t i, double value);
   double at(std::initializer_list<int64_t> index) const;
   void set(std::initializer_list<int64_t> index, double value);
+  // The same with the index checked into a Status: OutOfRange naming the
+  // index and the tensor's type, nothing read or written.
+  absl::StatusOr<double> checked_at(std::initializer_list<int64_t> index) const;
+  absl::Status checked_set(std::initializer_list<int64_t> index, double value);
   // Integer dtypes without a round trip through double (i64 beyond 2^53).
   int64_t get_flat_int(int64_t i) const;
   void set_flat_int(int64_t i, int64_t value);
@@ -77,6 +83,8 @@ class HostTensor {
 
  private:
   int64_t FlatIndex(std::initializer_list<int64_t> index) const;
+  absl::StatusOr<int64_t> CheckedFlatIndex(
+      std::initializer_list<int64_t> index) const;
   std::byte* ElementPtr(int64_t i);
   const std::byte* ElementPtr(int64_t i) const;
 

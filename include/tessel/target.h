@@ -7,6 +7,7 @@
 #ifndef TESSEL_TARGET_H_
 #define TESSEL_TARGET_H_
 
+#include <source_location>
 #include <string>
 
 #include "absl/status/status.h"
@@ -24,8 +25,11 @@ class Target {
   static Target detect();
   static Target sm80();
   static Target sm90a();
-  // Any "sm_XY[a]" arch.
-  static Target cuda(std::string arch);
+  // Any "sm_XY[a]" arch from sm_80 that this NVRTC compiles for; another
+  // carries an InvalidArgument status naming the caller's line, which
+  // compile() returns.
+  static Target cuda(std::string arch, std::source_location loc =
+                                           std::source_location::current());
   // The CPU interpreter: launch() runs the program on host memory, with
   // the interpreter's exact numerics and its user-bug checks.
   static Target cpu();

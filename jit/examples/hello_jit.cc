@@ -20,6 +20,7 @@
 #include "jit/driver_api.h"
 #include "jit/kernel_cache.h"
 #include "jit/launch.h"
+#include "jit/nvrtc.h"
 
 namespace {
 
@@ -33,6 +34,13 @@ extern "C" __global__ void saxpy(const float* x, float* y, float a, int n) {
   }
 }
 )";
+
+constexpr char kUsage[] =
+    "usage: hello_jit [--arch ARCH]   (also --arch=ARCH, --help, --version)\n"
+    "Compiles a saxpy kernel for ARCH (default: the GPU's, else sm_90a)\n"
+    "through the kernel cache (TESSEL_CACHE_DIR, else ~/.cache/tessel;\n"
+    "TESSEL_CACHE=off to skip it), twice: the second is a hit. With a GPU it\n"
+    "runs the kernel and checks the result.\n";
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "hello_jit: %s\n", status.ToString().c_str());
@@ -49,7 +57,27 @@ double MsSince(std::chrono::steady_clock::time_point start) {
 
 int main(int argc, char** argv) {
   std::string arch;
-  if (argc == 3 && std::string(argv[1]) == "--arch") arch = argv[2];
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    }
+    if (arg == "--version") {
+      std::printf("hello_jit (NVRTC %s)\n", NvrtcVersion().c_str());
+      return 0;
+    }
+    if (arg == "--arch" && i + 1 < argc) {
+      arch = argv[++i];
+    } else if (arg.rfind("--arch=", 0) == 0) {
+      arch = arg.substr(7);
+    } else {
+      std::fprintf(stderr,
+                   "hello_jit: unexpected argument \"%s\"; see --help\n",
+                   arg.c_str());
+      return 2;
+    }
+  }
   const bool gpu = Driver().ok() && PrimaryContext(0).ok();
   if (arch.empty() && !gpu) arch = "sm_90a";  // compile for the H200 anyway
 

@@ -39,6 +39,9 @@ struct Access {
                                    SourceLocation loc) {
     return tessel::BufferRef(std::move(buffer), std::move(indices), loc);
   }
+  static tessel::ScalarVar MakeVar(tessel::BufferRef ref) {
+    return tessel::ScalarVar(std::move(ref));
+  }
   static tessel::Program MakeProgram(ir::Program program) {
     tessel::Program out;
     out.impl_ = std::make_shared<const ir::Program>(std::move(program));

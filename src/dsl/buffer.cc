@@ -56,11 +56,11 @@ bool BufferRef::is_element() const {
   return true;
 }
 
-BufferRef& BufferRef::operator=(const Expr& value) {
-  dsl::BuilderState* state = dsl::BuilderState::Current();
-  if (state == nullptr) return *this;
+BufferRef& BufferRef::Store(const Expr& value) {
   std::string op =
       buffer_.defined() ? absl::StrCat("store to ", buffer_.name()) : "store";
+  dsl::BuilderState* state = dsl::BuilderState::ForOp(loc_, op);
+  if (state == nullptr) return *this;
   if (!state->BeginOp(loc_, op)) return *this;
   absl::StatusOr<std::vector<ir::Expr>> idx = dsl::ElementIndices(*this);
   if (!idx.ok()) {

@@ -1,8 +1,10 @@
 #include "src/dsl/builder_state.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "src/dsl/depth_limit.h"
@@ -14,6 +16,14 @@ namespace tessel::dsl {
 namespace {
 
 thread_local BuilderState* g_current = nullptr;
+std::atomic<int> g_live_builders{0};  // on every thread
+
+// The first op recorded with no builder to take it (ForOp).
+std::mutex g_stray_mu;
+absl::Status& StrayOp() {
+  static auto* status = new absl::Status;
+  return *status;
+}
 
 bool MentionsVar(const ir::Program& program, const ir::Var& v) {
   for (const ir::Buffer& b : program.params) {
@@ -29,6 +39,7 @@ bool MentionsVar(const ir::Program& program, const ir::Var& v) {
 BuilderState::BuilderState(std::string name, ir::SourceLoc loc)
     : name_(std::move(name)), loc_(loc), previous_(g_current) {
   g_current = this;
+  ++g_live_builders;
   Frame root;
   root.kind = FrameKind::kRoot;
   root.loc = loc;
@@ -36,10 +47,30 @@ BuilderState::BuilderState(std::string name, ir::SourceLoc loc)
 }
 
 BuilderState::~BuilderState() {
+  --g_live_builders;
   if (g_current == this) g_current = previous_;
 }
 
 BuilderState* BuilderState::Current() { return g_current; }
+
+BuilderState* BuilderState::ForOp(const ir::SourceLoc& loc,
+                                  std::string_view op) {
+  if (g_current != nullptr) return g_current;
+  const char* why =
+      g_live_builders.load() > 0
+          ? "recorded on a thread without a ProgramBuilder while one is alive "
+            "on another thread; a builder records only the ops of the "
+            "thread that constructed it"
+          : "recorded with no live ProgramBuilder; construct one first and "
+            "keep it alive until finish()";
+  std::lock_guard<std::mutex> lock(g_stray_mu);
+  if (StrayOp().ok()) {
+    StrayOp() = absl::InvalidArgumentError(
+        absl::StrCat(ir::FormatLoc(loc), ": ", std::string(op), ": ", why,
+                     " (the op was dropped; this is the first such op)"));
+  }
+  return nullptr;
+}
 
 void BuilderState::Error(const ir::SourceLoc& loc, std::string_view op,
                          std::string_view message) {
@@ -247,6 +278,13 @@ absl::StatusOr<ir::Program> BuilderState::Finish(const ir::SourceLoc& loc) {
           absl::StrCat("scope still open when finish() was called at ",
                        ir::FormatLoc(loc),
                        "; close it first (end its C++ block)"));
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_stray_mu);
+    if (!StrayOp().ok()) {
+      status_ = StrayOp();  // before this builder's own mistakes: it came first
+      StrayOp() = absl::OkStatus();
+    }
   }
   if (!status_.ok()) return status_;
   if (kernels_ == 0) {

@@ -67,6 +67,10 @@ class BuilderState {
 
   // The builder constructed last on this thread and still alive, or null.
   static BuilderState* Current();
+  // Current(), for an op about to record. Without one the op is an error
+  // (no live builder, or one on another thread only) that the next
+  // Finish(), on any thread, returns.
+  static BuilderState* ForOp(const ir::SourceLoc& loc, std::string_view op);
 
   // Errors: the first one is kept. loc is the user's call site.
   void Error(const ir::SourceLoc& loc, std::string_view op,

@@ -17,7 +17,7 @@ using dsl::BuilderState;
 // The current builder when op may record now, else null (error recorded).
 BuilderState* Begin(const SourceLocation& loc, std::string_view op,
                     bool needs_kernel = true) {
-  BuilderState* state = BuilderState::Current();
+  BuilderState* state = BuilderState::ForOp(loc, op);
   if (state == nullptr || !state->BeginOp(loc, op, needs_kernel))
     return nullptr;
   return state;
@@ -203,10 +203,10 @@ Buffer alloc_local(Shape shape, DataType dtype, std::string name,
                                  ir::Scope::kLocal, "local", "alloc_local",
                                  loc));
 }
-BufferRef alloc_var(DataType dtype, std::string name, SourceLocation loc) {
+ScalarVar alloc_var(DataType dtype, std::string name, SourceLocation loc) {
   Buffer b = Access::FromIr(Allocate({1}, dtype, std::move(name),
                                      ir::Scope::kVar, "var", "alloc_var", loc));
-  return Access::MakeRef(b, {Index(0, loc)}, loc);
+  return Access::MakeVar(Access::MakeRef(b, {Index(0, loc)}, loc));
 }
 Buffer alloc_barrier(std::vector<Expr> arrive_counts, std::string name,
                      SourceLocation loc) {

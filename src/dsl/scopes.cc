@@ -70,7 +70,7 @@ bool CheckIntExpr(BuilderState* state, const ir::SourceLoc& loc,
 
 KernelScope::KernelScope(std::vector<Expr> grid, KernelOptions options,
                          SourceLocation loc)
-    : state_(BuilderState::Current()), frame_(-1) {
+    : state_(BuilderState::ForOp(loc, "T::Kernel")), frame_(-1) {
   static constexpr const char* kNames[] = {"bx", "by", "bz"};
   BuilderState::Frame f;
   f.kind = BuilderState::FrameKind::kKernel;
@@ -132,7 +132,7 @@ LoopRange::LoopRange(LoopKind kind, std::vector<std::pair<Expr, Expr>> ranges,
                      int num_stages, std::vector<int> order,
                      std::vector<int> stage, std::string name,
                      SourceLocation loc)
-    : state_(BuilderState::Current()) {
+    : state_(BuilderState::ForOp(loc, "loop")) {
   static constexpr const char* kOps[] = {"T::Serial", "T::Unroll",
                                          "T::Parallel", "T::Pipelined"};
   static constexpr ir::ForKind kKinds[] = {
@@ -232,7 +232,7 @@ ir::Expr Condition(BuilderState* state, const Expr& cond,
 
 IfChain If(const Expr& cond, const std::function<void()>& then_body,
            SourceLocation loc) {
-  BuilderState* state = BuilderState::Current();
+  BuilderState* state = BuilderState::ForOp(loc, "T::If");
   if (state == nullptr) return IfChain(nullptr, 0, -1);
   state->BeginOp(loc, "T::If");
   ir::Expr c = Condition(state, cond, loc, "T::If");

@@ -109,21 +109,45 @@ const std::byte* HostTensor::ElementPtr(int64_t i) const {
   return const_cast<HostTensor*>(this)->ElementPtr(i);
 }
 
-int64_t HostTensor::FlatIndex(std::initializer_list<int64_t> index) const {
+absl::StatusOr<int64_t> HostTensor::CheckedFlatIndex(
+    std::initializer_list<int64_t> index) const {
   if (static_cast<int>(index.size()) != rank()) {
-    Die(absl::StrCat(index.size(), " indices for ", type_string()));
+    return absl::OutOfRangeError(
+        absl::StrCat(index.size(), " indices for ", type_string()));
   }
   int64_t flat = 0;
   int d = 0;
   for (int64_t i : index) {
     if (i < 0 || i >= shape_[d]) {
-      Die(absl::StrCat("index ", i, " out of range in dimension ", d, " of ",
-                       type_string()));
+      return absl::OutOfRangeError(absl::StrCat("index ", i,
+                                                " out of range in dimension ",
+                                                d, " of ", type_string()));
     }
     flat = flat * shape_[d] + i;
     ++d;
   }
   return flat;
+}
+
+int64_t HostTensor::FlatIndex(std::initializer_list<int64_t> index) const {
+  absl::StatusOr<int64_t> flat = CheckedFlatIndex(index);
+  if (!flat.ok()) Die(std::string(flat.status().message()));
+  return *flat;
+}
+
+absl::StatusOr<double> HostTensor::checked_at(
+    std::initializer_list<int64_t> index) const {
+  absl::StatusOr<int64_t> flat = CheckedFlatIndex(index);
+  if (!flat.ok()) return flat.status();
+  return get_flat(*flat);
+}
+
+absl::Status HostTensor::checked_set(std::initializer_list<int64_t> index,
+                                     double value) {
+  absl::StatusOr<int64_t> flat = CheckedFlatIndex(index);
+  if (!flat.ok()) return flat.status();
+  set_flat(*flat, value);
+  return absl::OkStatus();
 }
 
 double HostTensor::get_flat(int64_t i) const {

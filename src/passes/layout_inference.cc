@@ -256,10 +256,18 @@ absl::Status CheckRegisterOperand(const ir::GemmNode& g,
   FragmentLayout want = RegisterOperandLayout(g, state);
   auto it = layouts.find(a.get());
   if (it != layouts.end() && !(it->second == want)) {
+    const FragmentLayout& have = it->second;
+    const bool mma = have.kind() == FragmentLayout::Kind::kMma;
     return absl::UnimplementedError(absl::StrCat(
-        where(), " laid out as ", it->second.ToString(),
-        ", but the mma A operand needs ", want.ToString(),
-        " (the accumulator layout of a gemm with the same warp rows)"));
+        where(), " spread over the threads ",
+        mma ? absl::StrCat("as a gemm accumulator on a ", have.warps_m(), "x",
+                           have.warps_n(), " warp grid")
+            : std::string("by another loop or copy"),
+        ", but this gemm reads its A operand as the accumulator of a gemm "
+        "whose warps each own whole rows (a ",
+        want.warps_m(), "x", want.warps_n(),
+        " warp grid): give the gemm whose accumulator becomes ", a->name,
+        " GemmWarpPolicy::kFullRow, or copy A to shared memory"));
   }
   return absl::OkStatus();
 }

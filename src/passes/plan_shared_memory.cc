@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/ir/visitor.h"
+#include "src/ir/walk.h"
 #include "src/passes/ir_util.h"
 
 namespace tessel::passes {
@@ -351,17 +352,30 @@ absl::Status PlanSharedMemory(LoweringState& state) {
   }
   if (limit > 0 && plan.total_bytes > limit) {
     std::string parts;
+    const ir::BufferNode* largest = nullptr;
     for (const ir::BufferNode* b : lv.order) {
       absl::StrAppend(&parts, parts.empty() ? "" : ", ", b->name, " ",
                       plan.bytes[b], " B");
+      if (largest == nullptr || plan.bytes[b] > plan.bytes[largest])
+        largest = b;
     }
     if (scratch > 0)
       absl::StrAppend(&parts, ", reduction scratch ", scratch, " B");
-    return absl::ResourceExhaustedError(
-        absl::StrCat(state.program.name, ": needs ", plan.total_bytes,
-                     " bytes of shared memory per block (", parts, "); ",
-                     state.target.arch(), " allows ", limit,
-                     ". Use smaller tiles or fewer pipeline stages."));
+    // The user's line: where the largest tile is allocated.
+    ir::SourceLoc at;
+    ir::ForEachStmt(state.program.body, [&](const ir::Stmt& s) {
+      const auto* a = s.As<ir::AllocateNode>();
+      if (a != nullptr && a->buffer.get() == largest) at = a->loc;
+      if (at.line() == 0 && s.As<ir::KernelNode>() != nullptr) at = s->loc;
+    });
+    return absl::ResourceExhaustedError(absl::StrCat(
+        ir::FormatLoc(at), ": ", state.program.name, ": the shared tiles need ",
+        plan.total_bytes, " bytes per block (", parts, ")",
+        largest != nullptr ? absl::StrCat("; the largest, ", largest->name,
+                                          ", is allocated here")
+                           : "",
+        "; ", state.target.arch(), " allows ", limit,
+        ". Use smaller tiles or fewer pipeline stages."));
   }
   PlanScratch(state.program.body, state, plan);
   state.smem = std::move(plan);

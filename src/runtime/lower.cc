@@ -17,11 +17,13 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
         "the CPU target has no CUDA lowering: compile() builds it for the "
         "interpreter");
   }
+  // Target::cuda() refuses archs below sm_80 and those NVRTC does not know.
   if (!target.status().ok()) return target.status();
-  if (target.sm() < 80) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "compile(): ", target.arch(), " is below sm_80, the oldest arch the ",
-        "CUDA path supports (cp.async, ldmatrix, mma.sync)"));
+  if (target.sm() == 0) {
+    return absl::InvalidArgumentError(
+        "compile(): the target is a default-constructed Target; use "
+        "Target::detect(), Target::sm90a(), Target::cuda(\"sm_XY\") or "
+        "Target::cpu()");
   }
   Lowered lowered;
   lowered.state.program = program;

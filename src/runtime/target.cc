@@ -1,10 +1,14 @@
+#include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "jit/context.h"
+#include "jit/nvrtc.h"
 #include "tessel/compile.h"
 
 namespace tessel {
@@ -28,15 +32,34 @@ int ParseSm(const std::string& arch) {
   return sm;
 }
 
+// Why tessel cannot compile for arch, or "" when it can.
+std::string ArchProblem(const std::string& arch, int sm) {
+  if (arch.rfind("sm_", 0) != 0 || sm == 0)
+    return "is not an sm_XY arch (e.g. sm_90a)";
+  if (sm < 80) {
+    return "is older than sm_80, the oldest arch tessel's CUDA path "
+           "supports (cp.async, ldmatrix, mma.sync)";
+  }
+  const std::vector<int> known = jit::NvrtcSupportedSms();
+  if (!known.empty() &&
+      std::find(known.begin(), known.end(), sm) == known.end()) {
+    return absl::StrCat("is not an arch that NVRTC ", jit::NvrtcVersion(),
+                        " compiles for (it knows sm_",
+                        absl::StrJoin(known, ", sm_"), ")");
+  }
+  return "";
+}
+
 }  // namespace
 
-Target Target::cuda(std::string arch) {
+Target Target::cuda(std::string arch, std::source_location loc) {
   Target t;
   t.kind_ = Kind::kCuda;
   t.sm_ = ParseSm(arch);
-  if (arch.rfind("sm_", 0) != 0 || t.sm_ == 0) {
+  if (std::string why = ArchProblem(arch, t.sm_); !why.empty()) {
     t.status_ = absl::InvalidArgumentError(
-        absl::StrCat("Target::cuda: \"", arch, "\" is not an sm_XY arch"));
+        absl::StrCat(loc.file_name(), ":", loc.line(), ": Target::cuda(\"",
+                     arch, "\"): \"", arch, "\" ", why));
   }
   t.arch_ = std::move(arch);
   t.max_shared_bytes_ = MaxSharedFor(t.sm_);
@@ -82,6 +105,11 @@ Target Target::detect() {
     return t;
   }
   Target t = cuda(*arch);
+  if (!t.status_.ok()) {
+    t.status_ = absl::InvalidArgumentError(
+        absl::StrCat("Target::detect(): the GPU is ", *arch, ", which ",
+                     ArchProblem(*arch, t.sm_)));
+  }
   absl::StatusOr<int> smem = jit::DeviceAttribute(
       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, *context);
   if (smem.ok() && *smem > 0) t.max_shared_bytes_ = *smem;

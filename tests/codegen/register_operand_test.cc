@@ -144,9 +144,13 @@ TEST(RegisterOperand, SourceWithOtherWarpRowsIsAnErrorAtTheGemm) {
   EXPECT_EQ(k.status().code(), absl::StatusCode::kUnimplemented);
   std::string msg(k.status().message());
   EXPECT_THAT(msg, HasSubstr("chained_gemm.cc:"));
-  EXPECT_THAT(msg, HasSubstr("A operand P is a register fragment laid out as "
-                             "mma[64, 64] warps 2x2"));
-  EXPECT_THAT(msg, HasSubstr("needs mma[64, 64] warps 4x1"));
+  // In the user's words: the warp grids and the policy to give, no layout.
+  EXPECT_THAT(msg, HasSubstr("A operand P is a register fragment spread over "
+                             "the threads as a gemm accumulator on a 2x2 "
+                             "warp grid"));
+  EXPECT_THAT(msg, HasSubstr("(a 4x1 warp grid)"));
+  EXPECT_THAT(msg, HasSubstr("GemmWarpPolicy::kFullRow"));
+  EXPECT_THAT(msg, Not(HasSubstr("mma[")));
 }
 
 TEST(RegisterOperand, GemmWithoutWholeRowsPerWarpIsAnError) {

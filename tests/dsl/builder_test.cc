@@ -273,12 +273,16 @@ TEST(BuilderTest, SwizzleBytesMustBeASwizzle) {
               HasSubstr("on a row-major layout"));
 }
 
-TEST(BuilderTest, NoBuilderMeansNothingIsRecordedAndNothingCrashes) {
+// Expressions need no builder; an op without one is an error (not a silent
+// no-op) that the next finish() returns (stray_ops_test.cc), and no crash.
+TEST(BuilderTest, NoBuilderMeansTheOpIsAnErrorAndNothingCrashes) {
   T::Expr e = T::Expr(1) + 2;
   EXPECT_EQ(e.to_string(), "3");
   T::Buffer undefined;
-  T::copy(undefined, undefined);  // no builder alive: ignored
-  SUCCEED();
+  T::copy(undefined, undefined);  // no builder alive: an error, reported next
+  T::ProgramBuilder p("next");
+  absl::StatusOr<Program> prog = p.finish();
+  EXPECT_THAT(prog.status().message(), HasSubstr("no live ProgramBuilder"));
 }
 
 TEST(BuilderTest, UndefinedBuffersAreErrorsNotCrashes) {

@@ -187,8 +187,16 @@ TEST(CacheToolTest, StatsListVerifyExportImportPruneClear) {
   EXPECT_EQ(stats.exit_code, 0);
   EXPECT_THAT(stats.output, HasSubstr("entries:  3"));
   EXPECT_THAT(stats.output, HasSubstr("sm_80      3"));
+  // The warmup's children compiled 3 kernels: 3 misses on record.
+  RunResult json = tool({"stats", "--json"}, cache.path());
+  EXPECT_EQ(json.exit_code, 0) << json.output;
+  nlohmann::json counts = nlohmann::json::parse(json.output, nullptr, false);
+  EXPECT_EQ(counts["entries"], 3) << json.output;
+  EXPECT_EQ(counts["misses"], 3) << json.output;
+  EXPECT_EQ(counts["hits"], 0) << json.output;
   RunResult list = tool({"list"}, cache.path());
-  EXPECT_EQ(std::count(list.output.begin(), list.output.end(), '\n'), 3);
+  EXPECT_EQ(std::count(list.output.begin(), list.output.end(), '\n'), 1 + 3);
+  EXPECT_THAT(list.output, ::testing::StartsWith("key "));
   EXPECT_THAT(list.output, HasSubstr("fused_chunk_kernel"));
 
   // Export, import elsewhere, and an application there compiles nothing.
@@ -200,6 +208,11 @@ TEST(CacheToolTest, StatsListVerifyExportImportPruneClear) {
   EXPECT_EQ(imported.exit_code, 0) << imported.output;
   EXPECT_THAT(imported.output, HasSubstr("imported 3 entries"));
   EXPECT_EQ(Probe(scratch, other.path())["nvrtc_compiles"], 0);
+  // The probe found its 3 kernels on disk.
+  counts = nlohmann::json::parse(tool({"stats", "--json"}, other.path()).output,
+                                 nullptr, false);
+  EXPECT_EQ(counts["hits"], 3);
+  EXPECT_EQ(counts["misses"], 0);
   EXPECT_THAT(tool({"import", archive}, other.path()).output,
               HasSubstr("imported 0 entries (0 B)"));
   EXPECT_THAT(LeftoversUnder(other.path()), IsEmpty());

@@ -120,14 +120,19 @@ Stmt Lowerer::CopyFragment(const ir::CopyNode& c, const ir::Region& src,
   const ir::Region& frag = from_frag ? src : dst;
   const ir::Region& other = from_frag ? dst : src;
   if (!frag.IsFull()) {
-    Fail(&c, "a copy of part of fragment " + frag.buffer->name);
+    Fail(&c, "a copy of part of fragment " + frag.buffer->name +
+                 "; copy the whole fragment, or slice a shared tile");
     return ir::Seq({});
   }
   const FragmentLayout& l = Layout(frag.buffer);
   ir::Buffer local = Local(frag.buffer);
   if (other.buffer->scope == ir::Scope::kFragment) {
     if (!(Layout(other.buffer) == l)) {
-      Fail(&c, "a copy between fragments of different layouts");
+      Fail(&c, "a copy from fragment " + src.buffer->name + " to fragment " +
+                   dst.buffer->name +
+                   ", whose elements other loops, copies or gemms spread "
+                   "differently over the threads; copy through shared "
+                   "memory (T::alloc_shared)");
       return ir::Seq({});
     }
     ir::Buffer ol = Local(other.buffer);

@@ -10,6 +10,15 @@
 namespace tessel::passes {
 namespace lower {
 
+Stmt Lowerer::MutateStmt(const Stmt& s) {
+  if (!s.defined() || s->loc.line() == 0) return IRMutator::MutateStmt(s);
+  const ir::StmtNode* outer = user_stmt_;
+  user_stmt_ = s.get();
+  Stmt out = IRMutator::MutateStmt(s);
+  user_stmt_ = outer;
+  return out;
+}
+
 Stmt Lowerer::Visit(const ir::KernelNode* op) {
   for (size_t d = 0; d < op->block_vars.size(); ++d) {
     if (auto g = ir::AsConstInt(op->grid[d]))
@@ -120,7 +129,10 @@ Stmt Lowerer::Visit(const ir::AnnotateLayoutNode* op) { return ir::Seq({}); }
 
 Stmt Lowerer::Visit(const ir::StoreNode* op) {
   if (op->buffer->scope == ir::Scope::kFragment) {
-    Fail(op, "an element store to a fragment outside a T.Parallel loop");
+    Fail(op, "an element store to fragment " + op->buffer->name +
+                 " outside a T.Parallel loop; store fragment elements in a "
+                 "T::Parallel loop, or keep " +
+                 op->buffer->name + " in shared memory (T::alloc_shared)");
     return Self(op);
   }
   return Flatten(IRMutator::Visit(op));
@@ -129,7 +141,9 @@ Stmt Lowerer::Visit(const ir::StoreNode* op) {
 Expr Lowerer::Visit(const ir::LoadNode* op) {
   if (op->buffer->scope == ir::Scope::kFragment) {
     Fail(nullptr, "an element read of fragment " + op->buffer->name +
-                      " outside a T.Parallel loop");
+                      " outside a T.Parallel loop; read fragment elements in "
+                      "a T::Parallel loop, or keep " +
+                      op->buffer->name + " in shared memory (T::alloc_shared)");
     return Self(op);
   }
   return FlattenExpr(IRMutator::Visit(op));

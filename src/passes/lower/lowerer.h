@@ -76,6 +76,9 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
  public:
   explicit Lowerer(LoweringState& state) : ThreadContext(state) {}
 
+  // Remembers the innermost statement with a user's line: errors name it.
+  Stmt MutateStmt(const Stmt& s) override;
+
   // Structure (lower_tile_ops.cc).
   Stmt Visit(const ir::KernelNode* op) override;
   Stmt Visit(const ir::SeqNode* op) override;
@@ -120,7 +123,8 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
       bool loads = true);
   Stmt MapFragments(const ir::ForNode* loop, const Stmt& body,
                     const std::vector<const ir::VarNode*>& vars,
-                    const FragmentLayout& d, const std::vector<Expr>& local);
+                    const FragmentLayout& d, const std::string& over,
+                    const std::vector<Expr>& local);
   Stmt GuardSideEffects(const Stmt& s, const Expr& leader);
   // gemm_mma.cc
   const GemmPlan& PlanOf(const ir::GemmNode& g);

@@ -3,10 +3,38 @@
 #include "src/passes/lower/lowerer.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/ir/printer.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 
 namespace tessel::passes::lower {
+namespace {
+
+// How a fragment's elements sit on the threads, in the user's words.
+const char* Placement(const FragmentLayout& l) {
+  switch (l.kind()) {
+    case FragmentLayout::Kind::kMma:
+    case FragmentLayout::Kind::kMmaRows:
+    case FragmentLayout::Kind::kMmaCols:
+      return "spread over the threads as a gemm accumulator";
+    case FragmentLayout::Kind::kRows:
+    case FragmentLayout::Kind::kRowStats:
+    case FragmentLayout::Kind::kRowCols:
+      return "spread over the threads by rows";
+    case FragmentLayout::Kind::kBlocked:
+      return "spread over the threads in blocks";
+    case FragmentLayout::Kind::kReplicated:
+      return "held whole by every thread";
+  }
+  return "spread over the threads";
+}
+
+std::string Shape(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+}  // namespace
 
 // ------------------------------------------------------------ Parallel
 Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
@@ -30,12 +58,14 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
   Stmt body = f->body;
   // The driving layout: a fragment indexed by exactly the loop's vars.
   std::optional<FragmentLayout> driver;
+  std::string over = Shape(extents);  // what the loop runs over, for errors
   ForEachFragmentAccess(body,
                         [&](const ir::Buffer& b, const std::vector<Expr>& idx) {
                           if (driver || idx.size() != vars.size()) return;
                           for (size_t i = 0; i < idx.size(); ++i)
                             if (idx[i].get() != vars[i]) return;
                           driver = Layout(b);
+                          over = absl::StrCat(b->name, " ", over);
                         });
   if (!driver) driver = FragmentLayout::Blocked(extents, st_.threads, 1);
   // A replicated fragment stored at other indices than the loop's variables:
@@ -52,8 +82,9 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
       /*loads=*/false);
   if (driver->shape() != extents) {
     Fail(op,
-         "a T.Parallel loop whose extents differ from its fragment's "
-         "shape");
+         absl::StrCat("a T.Parallel loop over ", Shape(extents),
+                      " indexes a fragment of shape ", Shape(driver->shape()),
+                      " by its variables; loop over the fragment's shape"));
     return Self(op);
   }
   const FragmentLayout d = *driver;
@@ -67,7 +98,7 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
   }
   std::vector<Expr> logical = d.Logical(tx_, local);
   // Fragment accesses -> local array elements.
-  Stmt mapped = MapFragments(op, body, vars, d, local);
+  Stmt mapped = MapFragments(op, body, vars, d, over, local);
   if (!status.ok()) return Self(op);
   Expr leader = d.Leader(tx_);
   if (leader.defined()) mapped = GuardSideEffects(mapped, leader);
@@ -115,13 +146,14 @@ void Lowerer::ForEachFragmentAccess(
 // to the local array elements the loop's local indices name.
 Stmt Lowerer::MapFragments(const ir::ForNode* loop, const Stmt& body,
                            const std::vector<const ir::VarNode*>& vars,
-                           const FragmentLayout& d,
+                           const FragmentLayout& d, const std::string& over,
                            const std::vector<Expr>& local) {
   class M : public ir::IRMutator {
    public:
     Lowerer* self;
     const std::vector<const ir::VarNode*>* vars;
     const FragmentLayout* d;
+    const std::string* over;
     const std::vector<Expr>* local;
     std::optional<std::vector<Expr>> Map(const ir::Buffer& b,
                                          const std::vector<Expr>& idx) {
@@ -156,10 +188,21 @@ Stmt Lowerer::MapFragments(const ir::ForNode* loop, const Stmt& body,
         return std::vector<Expr>{(*local)[1], (*local)[2] % 2};
       if (cols) return std::vector<Expr>{(*local)[1], (*local)[2]};
       // The user's line: the store this access is part of, else the loop.
-      self->Fail(at, absl::StrCat("fragment ", b->name, " (", l.ToString(),
-                                  ") indexed in a T.Parallel loop laid out as ",
-                                  d->ToString(),
-                                  "; index a fragment by the loop variables"));
+      std::vector<std::string> at_idx;
+      for (const Expr& e : idx) at_idx.push_back(ir::ToString(e));
+      self->Fail(
+          at,
+          absl::StrCat(
+              "fragment ", b->name, " ", Shape(l.shape()), " is ",
+              is_store ? "stored" : "read", " at [",
+              absl::StrJoin(at_idx, ", "), "] in a T.Parallel loop over ",
+              *over, ", but the loop's elements are ", Placement(*d), " and ",
+              b->name, "'s are ", Placement(l),
+              " (another loop, copy or gemm placed them), so no thread holds "
+              "both; keep ",
+              b->name,
+              " in shared memory (T::alloc_shared), which every "
+              "thread may read at any index"));
       return std::nullopt;
     }
     bool is_store = false;
@@ -192,6 +235,7 @@ Stmt Lowerer::MapFragments(const ir::ForNode* loop, const Stmt& body,
   m.at = loop;
   m.vars = &vars;
   m.d = &d;
+  m.over = &over;
   m.local = &local;
   return m.MutateStmt(body);
 }

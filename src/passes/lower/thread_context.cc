@@ -15,9 +15,10 @@ ThreadContext::ThreadContext(LoweringState& state)
 
 void ThreadContext::Fail(const ir::StmtNode* at, const std::string& what) {
   if (!status.ok()) return;
+  if (at == nullptr || at->loc.line() == 0) at = user_stmt_;
   status = absl::UnimplementedError(
-      absl::StrCat(st_.program.name, ": ", what,
-                   at ? absl::StrCat(" (", ir::FormatLoc(at->loc), ")") : ""));
+      absl::StrCat(at != nullptr ? ir::FormatLoc(at->loc) : "<unknown>", ": ",
+                   st_.program.name, ": ", what));
 }
 
 Expr ThreadContext::Cast(DataType t, const Expr& e) {

@@ -36,9 +36,12 @@ class ThreadContext {
  public:
   explicit ThreadContext(LoweringState& state);
 
-  // The first error; the lowering stops at the end of the walk.
+  // The first error; the lowering stops at the end of the walk. It names
+  // the user's line of `at`, else of the innermost statement being lowered
+  // that has one (a pass-made node has none).
   absl::Status status;
   void Fail(const ir::StmtNode* at, const std::string& what);
+  const ir::StmtNode* user_stmt_ = nullptr;  // Lowerer::MutateStmt sets it
 
   static Expr Cast(DataType t, const Expr& e);
   static Stmt Guard(const Expr& cond, Stmt s);  // cond undefined: s

@@ -67,9 +67,9 @@ struct GemmTile {
 // 256x128x128 in 3 stages, 144 KB, elsewhere). Given the problem's M x N
 // (and K), a table picks by how many waves of `sms` SMs the blocks fill:
 // 128x128 tiles in 6 stages when 128x256 tiles fill less than one wave (at
-// 512x4096x4096 0.031 ms against 0.048, bench/results/h200_s7/), K
-// split into 2-4 slices when even those fill under 0.9 of a wave, and
-// 256x128 tiles for shapes ragged in both M and N (3000x5000x4000).
+// 512x4096x4096 0.031 ms against 0.048, bench/results/h200_s7/), and
+// 256x128 tiles for shapes ragged in both M and N (3000x5000x4000). K is
+// split only when asked (split_k): by default it lost (1000^3).
 GemmTile DefaultGemmTile(int sm, DataType in_dtype = f16, int64_t M = 0,
                          int64_t N = 0, int64_t K = 0, int sms = 132);
 

@@ -99,12 +99,10 @@ TEST(DefaultGemmTile, Sm90TableByWaves) {
       {512, 4096, 4096, 128, 128, 6, 1},
       {256, 8192, 8192, 128, 128, 6, 1},
       {2048, 2048, 2048, 128, 128, 6, 1},
-      // 1000^3: 64 tiles; two K slices of 8 steps make 128 blocks.
-      {1000, 1000, 1000, 128, 128, 6, 2},
-      // 40 tiles: three slices; too short a K: no split.
-      {640, 1024, 8192, 128, 128, 6, 3},
-      {1000, 1000, 256, 128, 128, 6, 1},
-      // Without K (or the shape) nothing splits.
+      // Under 0.9 waves: 128x128 still, K never split by default (it lost
+      // at 1000^3 on the H200).
+      {1000, 1000, 1000, 128, 128, 6, 1},
+      {640, 1024, 8192, 128, 128, 6, 1},
       {1000, 1000, 0, 128, 128, 6, 1},
       {0, 0, 0, 128, 256, 4, 1},
   };
@@ -117,12 +115,13 @@ TEST(DefaultGemmTile, Sm90TableByWaves) {
     EXPECT_EQ(t.num_stages, c.stages);
     EXPECT_EQ(t.split_k, c.split_k);
   }
-  // fp8: 128-byte rows of K, and slices counted in those steps.
+  // fp8: 128-byte rows of K.
   EXPECT_EQ(DefaultGemmTile(90, fp8_e4m3).block_k, 128);
-  EXPECT_EQ(DefaultGemmTile(90, fp8_e4m3, 1000, 1000, 1000).split_k, 1);
-  EXPECT_EQ(DefaultGemmTile(90, fp8_e4m3, 1000, 1000, 2048).split_k, 2);
-  // The SM count is the device's: 64 tiles fill one wave of 64 SMs.
-  EXPECT_EQ(DefaultGemmTile(90, f16, 1000, 1000, 1000, 64).split_k, 1);
+  EXPECT_EQ(DefaultGemmTile(90, fp8_e4m3, 1000, 1000, 2048).split_k, 1);
+  // The SM count is the device's: 64 tiles of 128x256 fill a wave of 64
+  // SMs, not of 132.
+  EXPECT_EQ(DefaultGemmTile(90, f16, 1024, 2048, 1024, 64).block_n, 256);
+  EXPECT_EQ(DefaultGemmTile(90, f16, 1024, 2048, 1024, 132).block_n, 128);
   // sm_80 keeps its tile, never split.
   const GemmTile a100 = DefaultGemmTile(80, f16, 1000, 1000, 1000);
   EXPECT_EQ(a100.block_m, GemmTile{}.block_m);

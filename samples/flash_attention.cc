@@ -22,29 +22,39 @@ namespace T = tessel;
 
 constexpr double kLog2e = 1.4426950408889634;
 
-absl::Status CheckConfig(const FlashAttentionConfig& c) {
+absl::StatusOr<Program> MakeFlashAttention(const nlohmann::json& json) {
+  SAMPLES_ASSIGN_OR_RETURN(FlashAttentionConfig c,
+                           FlashAttentionConfigFromJson(json));
+  return FlashAttentionProgram(c);
+}
+
+}  // namespace
+
+absl::Status CheckFlashAttentionConfig(const FlashAttentionConfig& c,
+                                       const std::string& kernel) {
   if (c.B <= 0 || c.S <= 0 || c.H <= 0 || c.D <= 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("flash_attention: sizes must be positive, got B=", c.B,
+        absl::StrCat(kernel, ": sizes must be positive, got B=", c.B,
                      " S=", c.S, " H=", c.H, " D=", c.D));
   }
   if (c.block_m <= 0 || c.block_n <= 0 || c.threads <= 0 || c.num_stages < 0) {
-    return absl::InvalidArgumentError(
-        "flash_attention: block_m, block_n and threads must be positive");
+    return absl::InvalidArgumentError(absl::StrCat(
+        kernel, ": block_m, block_n and threads must be positive"));
   }
   if (c.heads_kv < 0 || (c.heads_kv > 0 && c.H % c.heads_kv != 0)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("flash_attention: heads_kv=", c.heads_kv,
-                     " must divide H=", c.H, " (0 means H)"));
+        absl::StrCat(kernel, ": heads_kv=", c.heads_kv, " must divide H=", c.H,
+                     " (0 means H)"));
   }
   if (c.H > 65535 || c.B > 65535) {
-    return absl::InvalidArgumentError(
-        "flash_attention: H and B must fit the grid's y / z limit (65535)");
+    return absl::InvalidArgumentError(absl::StrCat(
+        kernel, ": H and B must fit the grid's y / z limit (65535)"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<Program> MakeFlashAttention(const nlohmann::json& json) {
+absl::StatusOr<FlashAttentionConfig> FlashAttentionConfigFromJson(
+    const nlohmann::json& json) {
   KernelParams params(json);
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   FlashAttentionConfig c;
@@ -67,10 +77,8 @@ absl::StatusOr<Program> MakeFlashAttention(const nlohmann::json& json) {
   SAMPLES_ASSIGN_OR_RETURN(c.p_in_registers,
                            params.Bool("p_in_registers", c.p_in_registers));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
-  return FlashAttentionProgram(c);
+  return c;
 }
-
-}  // namespace
 
 int KvHeads(const FlashAttentionConfig& c) {
   return c.heads_kv == 0 ? c.H : c.heads_kv;
@@ -95,7 +103,7 @@ FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm) {
 }
 
 absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
-  SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  SAMPLES_RETURN_IF_ERROR(CheckFlashAttentionConfig(c, "flash_attention"));
   const int bm = c.block_m, bn = c.block_n, D = c.D;
   // exp(x / sqrt(D)) = exp2(x * scale).
   const double scale = kLog2e / std::sqrt(static_cast<double>(D));

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
 #include "samples/workload.h"
 #include "tessel/tessel.h"
 
@@ -68,6 +69,15 @@ absl::StatusOr<Program> FlashAttentionProgram(
 
 // Key / value heads of the config (heads_kv, or H when 0).
 int KvHeads(const FlashAttentionConfig& config);
+
+// Sizes, tiles and heads a kernel can take; errors start with `kernel`.
+absl::Status CheckFlashAttentionConfig(const FlashAttentionConfig& config,
+                                       const std::string& kernel);
+
+// A config from the registry's parameters (the forward's and the
+// variable-length forward's: B, S, H, D, heads_kv, causal, lse, tiles).
+absl::StatusOr<FlashAttentionConfig> FlashAttentionConfigFromJson(
+    const nlohmann::json& json);
 
 // The forward's program (and the workload's kernel) name:
 // flash_attention[_gqa][_lse][_causal].

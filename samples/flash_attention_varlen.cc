@@ -27,53 +27,9 @@ constexpr double kLog2e = 1.4426950408889634;
 // written past a sequence's end) fails the check.
 constexpr double kSentinel = 3.0;
 
-absl::Status CheckVarlenConfig(const FlashAttentionConfig& c) {
-  if (c.B <= 0 || c.S <= 0 || c.H <= 0 || c.D <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "flash_attention_varlen: sizes must be positive, got B=", c.B,
-        " S=", c.S, " H=", c.H, " D=", c.D));
-  }
-  if (c.block_m <= 0 || c.block_n <= 0 || c.threads <= 0 || c.num_stages < 0) {
-    return absl::InvalidArgumentError(
-        "flash_attention_varlen: block_m, block_n and threads must be "
-        "positive");
-  }
-  if (c.heads_kv < 0 || (c.heads_kv > 0 && c.H % c.heads_kv != 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("flash_attention_varlen: heads_kv=", c.heads_kv,
-                     " must divide H=", c.H, " (0 means H)"));
-  }
-  if (c.H > 65535 || c.B > 65535) {
-    return absl::InvalidArgumentError(
-        "flash_attention_varlen: H and B must fit the grid's y / z limit "
-        "(65535)");
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<Program> MakeFlashAttentionVarlen(const nlohmann::json& json) {
-  KernelParams params(json);
-  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
-  FlashAttentionConfig c;
-  SAMPLES_ASSIGN_OR_RETURN(c.B, params.IntInRange("B", 1, kMax));
-  SAMPLES_ASSIGN_OR_RETURN(c.S, params.IntInRange("S", 1, kMax));
-  SAMPLES_ASSIGN_OR_RETURN(c.H, params.IntInRange("H", 1, kMax));
-  SAMPLES_ASSIGN_OR_RETURN(c.D, params.IntInRange("D", 1, 512));
-  SAMPLES_ASSIGN_OR_RETURN(c.heads_kv,
-                           params.IntInRange("heads_kv", 0, kMax, 0));
-  SAMPLES_ASSIGN_OR_RETURN(c.causal, params.Bool("causal", false));
-  SAMPLES_ASSIGN_OR_RETURN(c.lse, params.Bool("lse", false));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_m,
-                           params.IntInRange("block_m", 1, 256, c.block_m));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_n,
-                           params.IntInRange("block_n", 1, 256, c.block_n));
-  SAMPLES_ASSIGN_OR_RETURN(c.num_stages,
-                           params.IntInRange("num_stages", 0, 8, c.num_stages));
-  SAMPLES_ASSIGN_OR_RETURN(c.threads,
-                           params.IntInRange("threads", 32, 1024, c.threads));
-  SAMPLES_ASSIGN_OR_RETURN(c.p_in_registers,
-                           params.Bool("p_in_registers", c.p_in_registers));
-  SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
+  SAMPLES_ASSIGN_OR_RETURN(FlashAttentionConfig c,
+                           FlashAttentionConfigFromJson(json));
   return FlashAttentionVarlenProgram(c);
 }
 
@@ -86,7 +42,8 @@ std::string FlashAttentionVarlenName(const FlashAttentionConfig& c) {
 
 absl::StatusOr<Program> FlashAttentionVarlenProgram(
     const FlashAttentionConfig& c) {
-  SAMPLES_RETURN_IF_ERROR(CheckVarlenConfig(c));
+  SAMPLES_RETURN_IF_ERROR(
+      CheckFlashAttentionConfig(c, "flash_attention_varlen"));
   const int bm = c.block_m, bn = c.block_n, D = c.D;
   // exp(x / sqrt(D)) = exp2(x * scale).
   const double scale = kLog2e / std::sqrt(static_cast<double>(D));

@@ -18,8 +18,10 @@
 // and NVRTC (through the disk cache). An explicit target compiles without a
 // GPU; the kernel is loaded onto the device at its first launch.
 // For Target::cpu() it verifies the program and compiles it for the
-// interpreter (docs/interpreter.md): no NVRTC, GPU or cache; pass_config,
-// fast_math, lineinfo and isolated do not apply.
+// interpreter (docs/interpreter.md): no NVRTC, GPU or cache; fast_math,
+// lineinfo and isolated do not apply. It also runs the sm_90a lowering
+// (passes and codegen, with pass_config) and returns its error, so that a
+// program the CPU target takes compiles for the GPU too.
 #ifndef TESSEL_COMPILE_H_
 #define TESSEL_COMPILE_H_
 

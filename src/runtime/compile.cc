@@ -111,12 +111,37 @@ absl::StatusOr<std::shared_ptr<KernelImpl>> CompileCuda(
 
 namespace {
 
+// The CPU target refuses what the GPU lowering refuses, so that a program
+// checked on Target::cpu() compiles for the GPU: the sm_90a passes and
+// codegen run (no NVRTC, about a millisecond), and a user's error from them
+// is the CPU target's error too. A lowering that cannot run here (no CUDA
+// toolkit: Unavailable, NotFound) leaves the CPU target as it is.
+absl::Status CheckGpuLowering(const ir::Program& program,
+                              const CompileOptions& options) {
+  CompileOptions gpu = options;
+  gpu.target = Target::sm90a();
+  absl::StatusOr<runtime::Lowered> lowered = runtime::Lower(program, gpu);
+  if (lowered.ok() || absl::IsUnavailable(lowered.status()) ||
+      absl::IsNotFound(lowered.status())) {
+    return absl::OkStatus();
+  }
+  return absl::Status(
+      lowered.status().code(),
+      absl::StrCat(lowered.status().message(),
+                   " (Target::cpu() refuses what the sm_90a lowering "
+                   "refuses, so that both targets take the same programs)"));
+}
+
 // Passes, codegen and NVRTC (through the kernel cache); the interpreter's
 // executable for the CPU target.
 absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
     const ir::Program& program, const CompileOptions& options) {
   if (options.target.kind() == Target::Kind::kCpu) {
-    return runtime::CompileForCpu(program);
+    absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> cpu =
+        runtime::CompileForCpu(program);
+    if (!cpu.ok()) return cpu;
+    if (absl::Status s = CheckGpuLowering(program, options); !s.ok()) return s;
+    return cpu;
   }
   absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> impl =
       runtime::CompileCuda(program, options);

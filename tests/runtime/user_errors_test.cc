@@ -58,13 +58,21 @@ TEST(UserErrors, FragmentReadAtAnotherThreadsElements) {
     }
     T::copy(out, C(0, 0));
   }
-  absl::Status s = CompileFor(p.finish(), Target::sm90a());
+  absl::StatusOr<Program> program = p.finish();
+  absl::Status s = CompileFor(program, Target::sm90a());
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr(Here(line))) << s;
   EXPECT_THAT(s.message(),
               HasSubstr("fragment acc [64, 64] is read at [j, i]"));
   EXPECT_THAT(s.message(), HasSubstr("T::alloc_shared"));
   EXPECT_THAT(s.message(), NoLayoutDump()) << s;
+  // The interpreter could run it, but the CPU target refuses what the GPU
+  // lowering refuses: the two targets take the same programs.
+  absl::Status cpu = CompileFor(program, Target::cpu());
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_EQ(cpu.code(), s.code());
+  EXPECT_THAT(cpu.message(), HasSubstr(Here(line))) << cpu;
+  EXPECT_THAT(cpu.message(), HasSubstr("Target::cpu() refuses")) << cpu;
 }
 
 // A fragment element read outside any T.Parallel loop (the lowering meets

@@ -102,6 +102,31 @@ FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm) {
   return c;
 }
 
+void SoftmaxTimesV(const Buffer& acc_s, const Buffer& p, const Buffer& V_shared,
+                   const Buffer& acc_o, const OnlineSoftmax& st, int bm, int bn,
+                   int D, double scale) {
+  // New running max, rescale what was summed so far. The max runs over
+  // every block so far: a row whose keys in this block are all masked
+  // (bm > bn, causal) keeps a finite max.
+  T::copy(st.max, st.max_prev);
+  T::reduce_max(acc_s, st.max, {.dim = 1, .clear = false});
+  for (auto i : T::Parallel(bm)) {
+    st.scale(i) = T::exp2(st.max_prev(i) * scale - st.max(i) * scale);
+  }
+  for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) *= st.scale(i);
+  for (auto [i, j] : T::Parallel(bm, bn)) {
+    acc_s(i, j) = T::exp2(acc_s(i, j) * scale - st.max(i) * scale);
+  }
+  // Sum before P V: acc_s is dead once cast, which frees its registers for
+  // the second gemm.
+  T::reduce_sum(acc_s, st.sum, {.dim = 1});
+  for (auto i : T::Parallel(bm)) {
+    st.logsum(i) = st.logsum(i) * st.scale(i) + st.sum(i);
+  }
+  T::copy(acc_s, p);
+  T::gemm(p, V_shared, acc_o, {.policy = T::GemmWarpPolicy::kFullRow});
+}
+
 absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckFlashAttentionConfig(c, "flash_attention"));
   const int bm = c.block_m, bn = c.block_n, D = c.D;
@@ -173,28 +198,10 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
       T::gemm(Q_shared, K_shared, acc_s,
               {.transpose_B = true, .policy = T::GemmWarpPolicy::kFullRow});
       T::copy(V(bz, T::slice(k * bn, (k + 1) * bn), kv_head, T::all), V_shared);
-      // Online softmax: new running max, rescale what was summed so far.
-      // The max runs over every block so far: a row whose keys in this
-      // block are all masked (bm > bn, causal) keeps a finite max.
-      T::copy(scores_max, scores_max_prev);
-      T::reduce_max(acc_s, scores_max, {.dim = 1, .clear = false});
-      for (auto i : T::Parallel(bm)) {
-        scores_scale(i) =
-            T::exp2(scores_max_prev(i) * scale - scores_max(i) * scale);
-      }
-      for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) *= scores_scale(i);
-      for (auto [i, j] : T::Parallel(bm, bn)) {
-        acc_s(i, j) = T::exp2(acc_s(i, j) * scale - scores_max(i) * scale);
-      }
-      // Sum before P V: acc_s is dead once cast, which frees its registers
-      // for the second gemm.
-      T::reduce_sum(acc_s, scores_sum, {.dim = 1});
-      for (auto i : T::Parallel(bm)) {
-        logsum(i) = logsum(i) * scores_scale(i) + scores_sum(i);
-      }
-      T::copy(acc_s, acc_s_cast);
-      T::gemm(acc_s_cast, V_shared, acc_o,
-              {.policy = T::GemmWarpPolicy::kFullRow});
+      SoftmaxTimesV(
+          acc_s, acc_s_cast, V_shared, acc_o,
+          {scores_max, scores_max_prev, scores_scale, scores_sum, logsum}, bm,
+          bn, D, scale);
     }
     // One reciprocal per row instead of a division per element.
     for (auto i : T::Parallel(bm)) scores_scale(i) = 1.0f / logsum(i);

@@ -67,6 +67,20 @@ FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm);
 absl::StatusOr<Program> FlashAttentionProgram(
     const FlashAttentionConfig& config);
 
+// The running row statistics of the online softmax ([block_m] fragments).
+struct OnlineSoftmax {
+  Buffer max, max_prev, scale, sum, logsum;
+};
+
+// One key block of the flash forward after its scores acc_s = Q K^T
+// ([bm, bn]; acc_o is [bm, D]): the running max takes the block, acc_o and
+// logsum are rescaled, P = exp2((s - max) * scale) is cast into p (a masked
+// key's -inf gives 0), and acc_o += P V. The forward and the
+// variable-length forward share it.
+void SoftmaxTimesV(const Buffer& acc_s, const Buffer& p, const Buffer& V_shared,
+                   const Buffer& acc_o, const OnlineSoftmax& softmax, int bm,
+                   int bn, int D, double scale);
+
 // Key / value heads of the config (heads_kv, or H when 0).
 int KvHeads(const FlashAttentionConfig& config);
 

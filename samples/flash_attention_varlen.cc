@@ -123,23 +123,10 @@ absl::StatusOr<Program> FlashAttentionVarlenProgram(
             V_shared);
         // The online softmax of flash_attention.cc. A masked key's P is 0,
         // so the other sequence's V rows add nothing.
-        T::copy(scores_max, scores_max_prev);
-        T::reduce_max(acc_s, scores_max, {.dim = 1, .clear = false});
-        for (auto i : T::Parallel(bm)) {
-          scores_scale(i) =
-              T::exp2(scores_max_prev(i) * scale - scores_max(i) * scale);
-        }
-        for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) *= scores_scale(i);
-        for (auto [i, j] : T::Parallel(bm, bn)) {
-          acc_s(i, j) = T::exp2(acc_s(i, j) * scale - scores_max(i) * scale);
-        }
-        T::reduce_sum(acc_s, scores_sum, {.dim = 1});
-        for (auto i : T::Parallel(bm)) {
-          logsum(i) = logsum(i) * scores_scale(i) + scores_sum(i);
-        }
-        T::copy(acc_s, acc_s_cast);
-        T::gemm(acc_s_cast, V_shared, acc_o,
-                {.policy = T::GemmWarpPolicy::kFullRow});
+        SoftmaxTimesV(
+            acc_s, acc_s_cast, V_shared, acc_o,
+            {scores_max, scores_max_prev, scores_scale, scores_sum, logsum}, bm,
+            bn, D, scale);
       }
       // Only the sequence's own rows: a tile copy would clip at the
       // tensor's edge only. (The bounds on start + row keep a malformed

@@ -1,7 +1,7 @@
 // DefaultGemmTile (gemm.h): the GEMM sample's tile for a device and a
 // problem shape. On sm_90 one table decides; the numbers in it come from the
-// H200 (bench/results/h200_s7/, tools/dev/session8_gemm_sweep.sh) and are
-// the place to adjust.
+// H200 (bench/results/h200_s7/ and h200_s8/) and are the place to adjust
+// (tools/dev/session8_gemm_sweep.sh sweeps the tiles of the weak shapes).
 #include <algorithm>
 #include <cstdint>
 

@@ -102,6 +102,27 @@ FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm) {
   return c;
 }
 
+FlashBuffers AllocFlashBuffers(const FlashAttentionConfig& c) {
+  const int bm = c.block_m, bn = c.block_n, D = c.D;
+  return FlashBuffers{
+      .Q_shared = T::alloc_shared({bm, D}, f16, "Q_shared"),
+      .K_shared = T::alloc_shared({bn, D}, f16, "K_shared"),
+      .V_shared = T::alloc_shared({bn, D}, f16, "V_shared"),
+      .acc_s = T::alloc_fragment({bm, bn}, f32, "acc_s"),
+      // P for the second gemm, in f16: registers (TileLang's form) or
+      // shared.
+      .acc_s_cast = c.p_in_registers
+                        ? T::alloc_fragment({bm, bn}, f16, "acc_s_cast")
+                        : T::alloc_shared({bm, bn}, f16, "acc_s_cast"),
+      .acc_o = T::alloc_fragment({bm, D}, f32, "acc_o"),
+      .scores_max = T::alloc_fragment({bm}, f32, "scores_max"),
+      .scores_max_prev = T::alloc_fragment({bm}, f32, "scores_max_prev"),
+      .scores_scale = T::alloc_fragment({bm}, f32, "scores_scale"),
+      .scores_sum = T::alloc_fragment({bm}, f32, "scores_sum"),
+      .logsum = T::alloc_fragment({bm}, f32, "logsum"),
+  };
+}
+
 void SoftmaxTimesV(const Buffer& acc_s, const Buffer& p, const Buffer& V_shared,
                    const Buffer& acc_o, const OnlineSoftmax& st, int bm, int bn,
                    int D, double scale) {
@@ -152,20 +173,9 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
     // tail of the grid.
     const int q_tiles = (c.S + bm - 1) / bm;
     T::Expr bx = c.causal ? T::Expr(q_tiles - 1) - block_x : block_x;
-    auto Q_shared = T::alloc_shared({bm, D}, f16, "Q_shared");
-    auto K_shared = T::alloc_shared({bn, D}, f16, "K_shared");
-    auto V_shared = T::alloc_shared({bn, D}, f16, "V_shared");
-    auto acc_s = T::alloc_fragment({bm, bn}, f32, "acc_s");
-    // P for the second gemm, in f16: registers (TileLang's form) or shared.
-    auto acc_s_cast = c.p_in_registers
-                          ? T::alloc_fragment({bm, bn}, f16, "acc_s_cast")
-                          : T::alloc_shared({bm, bn}, f16, "acc_s_cast");
-    auto acc_o = T::alloc_fragment({bm, D}, f32, "acc_o");
-    auto scores_max = T::alloc_fragment({bm}, f32, "scores_max");
-    auto scores_max_prev = T::alloc_fragment({bm}, f32, "scores_max_prev");
-    auto scores_scale = T::alloc_fragment({bm}, f32, "scores_scale");
-    auto scores_sum = T::alloc_fragment({bm}, f32, "scores_sum");
-    auto logsum = T::alloc_fragment({bm}, f32, "logsum");
+    auto [Q_shared, K_shared, V_shared, acc_s, acc_s_cast, acc_o, scores_max,
+          scores_max_prev, scores_scale, scores_sum, logsum] =
+        AllocFlashBuffers(c);
     const T::Expr neg_inf = -T::infinity(f32);
 
     T::copy(Q(bz, T::slice(bx * bm, (bx + 1) * bm), by, T::all), Q_shared);

@@ -67,6 +67,15 @@ FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm);
 absl::StatusOr<Program> FlashAttentionProgram(
     const FlashAttentionConfig& config);
 
+// The forward's tiles, allocated in this order (the shared-memory plan
+// follows it): Q, K, V in shared memory, the scores, P, the output and the
+// online softmax's row statistics ([block_m] fragments).
+struct FlashBuffers {
+  Buffer Q_shared, K_shared, V_shared, acc_s, acc_s_cast, acc_o;
+  Buffer scores_max, scores_max_prev, scores_scale, scores_sum, logsum;
+};
+FlashBuffers AllocFlashBuffers(const FlashAttentionConfig& config);
+
 // The running row statistics of the online softmax ([block_m] fragments).
 struct OnlineSoftmax {
   Buffer max, max_prev, scale, sum, logsum;

@@ -69,19 +69,9 @@ absl::StatusOr<Program> FlashAttentionVarlenProgram(
     // first (flash_attention.cc).
     const int q_tiles = (c.S + bm - 1) / bm;
     T::Expr bx = c.causal ? T::Expr(q_tiles - 1) - block_x : block_x;
-    auto Q_shared = T::alloc_shared({bm, D}, f16, "Q_shared");
-    auto K_shared = T::alloc_shared({bn, D}, f16, "K_shared");
-    auto V_shared = T::alloc_shared({bn, D}, f16, "V_shared");
-    auto acc_s = T::alloc_fragment({bm, bn}, f32, "acc_s");
-    auto acc_s_cast = c.p_in_registers
-                          ? T::alloc_fragment({bm, bn}, f16, "acc_s_cast")
-                          : T::alloc_shared({bm, bn}, f16, "acc_s_cast");
-    auto acc_o = T::alloc_fragment({bm, D}, f32, "acc_o");
-    auto scores_max = T::alloc_fragment({bm}, f32, "scores_max");
-    auto scores_max_prev = T::alloc_fragment({bm}, f32, "scores_max_prev");
-    auto scores_scale = T::alloc_fragment({bm}, f32, "scores_scale");
-    auto scores_sum = T::alloc_fragment({bm}, f32, "scores_sum");
-    auto logsum = T::alloc_fragment({bm}, f32, "logsum");
+    auto [Q_shared, K_shared, V_shared, acc_s, acc_s_cast, acc_o, scores_max,
+          scores_max_prev, scores_scale, scores_sum, logsum] =
+        AllocFlashBuffers(c);
     const T::Expr neg_inf = -T::infinity(f32);
 
     // The whole block exits when its query tile lies past the sequence's

@@ -219,6 +219,13 @@ void Printer::Intrinsic(const ir::CallNode& c) {
       Line(line + ");");
       return;
     }
+    case I::kTmaPrefetch: {
+      const passes::TensorMapParam& map =
+          st_.tensor_maps.at(*ir::AsConstInt(c.args[0]));
+      Line(absl::StrCat("tl::tma_prefetch_descriptor(&", Name(&map, map.name),
+                        ");"));
+      return;
+    }
     case I::kSetMaxNReg:
       Line(absl::StrCat("tl::setmaxnreg_",
                         ir::IsConstInt(c.args[0], 0) ? "dec" : "inc", "<",

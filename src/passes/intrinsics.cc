@@ -41,6 +41,7 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kMbarrierWaitParity, "mbarrier_wait_parity", 2, 2, {}, kMbarrier},
       {I::kMbarrierExpectTx, "mbarrier_expect_tx", 2, 2, {0}, kW | kMbarrier},
       {I::kTmaLoad, "tma_load", 8, 4, {}, kStartsAsyncCopy},
+      {I::kTmaPrefetch, "tma_prefetch", 1, 1, {}, 0},
       {I::kSetMaxNReg, "setmaxnreg", 2, 2, {}, 0},
       {I::kNamedBarrierSync, "named_barrier_sync", 2, 2, {}, kFence},
       {I::kPrint, "print", 3, 2, {}, kPrints},

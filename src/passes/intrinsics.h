@@ -34,6 +34,8 @@
 //   tma_load(map, smem_addr, bar_load, c0, ...)  one box of tensor map
 //                                        LoweringState::tensor_maps[map] at
 //                                        coordinates c0 (innermost), ...
+//   tma_prefetch(map)                    fetch tensor_maps[map]'s descriptor
+//                                        into the TMA unit ahead of its loads
 //   setmaxnreg(inc, count)               tl::setmaxnreg_{dec,inc}<count>
 //   named_barrier_sync(id, threads)      bar.sync id, threads
 //   print(message tag, value)            printf of one scalar
@@ -91,6 +93,7 @@ enum class Intrinsic {
   kMbarrierWaitParity,
   kMbarrierExpectTx,
   kTmaLoad,
+  kTmaPrefetch,
   kSetMaxNReg,
   kNamedBarrierSync,
   kPrint,

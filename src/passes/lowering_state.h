@@ -133,6 +133,9 @@ struct LoweringState {
   int threads = 0;  // the kernel's threads: the consumers when specialized
   // warp_specialize: the producer warpgroup launched after them.
   int producer_threads = 0;
+  // warp_specialize with PassConfig::pingpong_consumers: copies of the
+  // kernel's threads that run the consumer code, each on its own tiles.
+  int consumer_groups = 1;
   // A persistent grid (warp_specialize): launch() runs at most one block
   // per SM; each block loops over output tiles, binding these block
   // indices per tile (to [0, extent), as the grid's did).

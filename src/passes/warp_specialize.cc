@@ -221,21 +221,49 @@ class Specializer {
     return n;
   }
 
+  // Ping-pong (PassConfig::pingpong_consumers): a consumer warpgroup of
+  // its own per output tile. The groups share only the stage ring: another
+  // shared buffer, or a reduction's scratch, would be one for both.
+  bool PingpongFits() const {
+    if (!state_.config.pingpong_consumers || state_.threads != 128)
+      return false;
+    bool ok = true;
+    ForEachStmt(kernel_->body, [&](const Stmt& s) {
+      const auto* a = s.As<ir::AllocateNode>();
+      ok &= a == nullptr || a->buffer->scope != ir::Scope::kShared ||
+            staged_.count(a->buffer.get()) > 0;
+      ok &= s.As<ir::ReduceNode>() == nullptr &&
+            s.As<ir::CumsumNode>() == nullptr;
+    });
+    return ok;
+  }
+
   // for t in serial(ceildiv(tiles - first_tile, grid_dim_x())):
   //   <bind the block indices to tile first_tile + t * grid_dim_x()>; body
-  Stmt PerTile(const ir::Var& t, Stmt body) {
+  // With `group` (ping-pong), group g of two takes the block's tiles
+  // t = 2 * turn + g:
+  //   for turn in serial(ceildiv(ceildiv(...) - g, 2)): t = 2 * turn + g; ...
+  Stmt PerTile(const ir::Var& t, Stmt body, const ir::Var& group = {},
+               const ir::Var& turn = {}) {
     Expr tile = Expr(first_tile_) + Expr(t) * GridDimX();
     const auto& vars = kernel_->block_vars;
     std::vector<Stmt> s;
+    if (group.defined()) s.push_back(Let(t, Expr(turn) * 2 + group));
     if (vars.size() == 1) {
       s.push_back(Let(vars[0], tile));
     } else {
-      s = BindRasterizedBlock(tile, vars[0], vars[1], kernel_->grid[0],
-                              kernel_->grid[1], panel_, column_major_);
+      for (Stmt& let :
+           BindRasterizedBlock(tile, vars[0], vars[1], kernel_->grid[0],
+                               kernel_->grid[1], panel_, column_major_))
+        s.push_back(std::move(let));
     }
     s.push_back(std::move(body));
-    return MakeFor(t, Expr(0), ir::CeilDiv(Tiles() - first_tile_, GridDimX()),
-                   ir::ForKind::kSerial, ir::Seq(s));
+    Expr tiles = ir::CeilDiv(Tiles() - first_tile_, GridDimX());
+    if (group.defined()) {
+      return MakeFor(turn, Expr(0), ir::CeilDiv(tiles - group, Expr(2)),
+                     ir::ForKind::kSerial, ir::Seq(s));
+    }
+    return MakeFor(t, Expr(0), tiles, ir::ForKind::kSerial, ir::Seq(s));
   }
 
   Stmt Specialize(const ir::ForNode& loop, const Split& split,
@@ -262,6 +290,22 @@ class Specializer {
     ir::Buffer empty = ir::MakeBuffer("tma_empty", DataType::kI64, {stages},
                                       ir::Scope::kBarrier);
     state_.tma_barriers = {full.get(), empty.get()};
+    // Ping-pong: the groups' mainloops take turns, group g waiting on
+    // order[g] before its k loop and arriving on the other's after it. The
+    // turns also keep the full barriers' parity waits exact: a group's
+    // first wait on a stage comes after the other group's waits on its
+    // earlier fills (without them, a group could pass a wait on a fill two
+    // phases ahead of the barrier's).
+    const bool pingpong = persistent && PingpongFits();
+    ir::Var group, turn;
+    ir::Buffer order;
+    if (pingpong) {
+      group = ir::Var("group");
+      turn = ir::Var("turn");
+      order = ir::MakeBuffer("math_order", DataType::kI64, {2},
+                             ir::Scope::kBarrier);
+      state_.tma_barriers.insert(order.get());
+    }
 
     // Iteration i of either loop (counted on across tiles), its stage and
     // phase.
@@ -309,13 +353,22 @@ class Specializer {
         consumer.push_back(s);
       }
     }
+    if (pingpong) {
+      // Group 0's first turn passes a fresh barrier (parity 1).
+      consumer.push_back(ir::MakeStmt<ir::MbarrierWaitParityNode>(
+          order, group, (Expr(turn) + 1 - group) % 2, loop.loc));
+    }
     consumer.push_back(MakeFor(loop.var, loop.min, loop.extent,
                                ir::ForKind::kSerial, ir::Seq(consume)));
+    if (pingpong) {
+      consumer.push_back(
+          ir::MakeStmt<ir::MbarrierArriveNode>(order, 1 - group, loop.loc));
+    }
     consumer.insert(consumer.end(), after.begin(), after.end());
     Stmt consumer_body = ir::Seq(consumer);
     if (persistent) {
       producer = PerTile(producer_tile, producer);
-      consumer_body = PerTile(consumer_tile, consumer_body);
+      consumer_body = PerTile(consumer_tile, consumer_body, group, turn);
     }
     std::vector<Expr> ones(stages, Expr(1)),
         consumers(stages, Expr(state_.threads));
@@ -323,9 +376,18 @@ class Specializer {
                {ir::MakeStmt<ir::MbarrierInitNode>(full, ones, loop.loc),
                 ir::MakeStmt<ir::MbarrierInitNode>(empty, consumers, loop.loc),
                 ir::MakeStmt<ir::SyncThreadsNode>(loop.loc)});
+    if (pingpong) {
+      top.insert(
+          top.begin() + 2,
+          ir::MakeStmt<ir::MbarrierInitNode>(
+              order, std::vector<Expr>(2, Expr(state_.threads)), loop.loc));
+      state_.consumer_groups = 2;
+    }
     top.push_back(ir::MakeStmt<ir::WarpSpecializeNode>(
-        kProducerThreads, producer, consumer_body, loop.loc));
+        kProducerThreads, producer, consumer_body, loop.loc, pingpong ? 2 : 1,
+        group));
     Stmt body = ir::Seq(top);
+    if (pingpong) body = ir::MakeStmt<ir::AllocateNode>(order, body, loop.loc);
     body = ir::MakeStmt<ir::AllocateNode>(empty, body, loop.loc);
     return ir::MakeStmt<ir::AllocateNode>(full, body, loop.loc);
   }

@@ -268,6 +268,16 @@ TEST(Golden, WarpSpecializedGemmAfterEveryPass) {
         DumpState(RunTo(p, names[i])));
   }
 }
+// The same GEMM (one consumer warpgroup) on the ping-pong schedule: two
+// consumer groups take alternate tiles, their mainloops in turn.
+TEST(Golden, PingpongGemmAfterEveryPass) {
+  ir::Program p = testing::Gemm(testing::WgmmaGemm(false));
+  std::vector<std::string> names = PassNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    ExpectGolden(absl::StrFormat("gemm_pingpong.%02d_%s", i + 1, names[i]),
+                 DumpState(RunTo(p, names[i], {.pingpong_consumers = true})));
+  }
+}
 TEST(Golden, LinearAttentionBackwardAfterPipelining) {
   absl::StatusOr<Program> p = seed::LinearAttentionBackward(1, 128, 1, 64, 64);
   ASSERT_TRUE(p.ok()) << p.status();

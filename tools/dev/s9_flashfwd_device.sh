@@ -9,7 +9,10 @@
 #      D128, overlapped (and today's at S=600 as a control); meanwhile the
 #      bench-size kernels are compiled into the disk cache (one run each);
 #   2. SDPA (all backends) forward at B8 S4096 H16 D128 and H32 D64;
-#   3. tessel forward, overlap false / true, at those sizes, full and causal.
+#   3. tessel forward, overlap false / true, at those sizes, full and causal,
+#      and the variable-length forward (--varlen=bench, 8 sequences, 32768
+#      tokens, H16 D128; session 8's SDPA per-sequence: 3.102 ms full, 1.654
+#      causal).
 # Prints a table last: ms per variant, overlap's speedup, ratio to SDPA's
 # fastest backend.
 #   OUT=/tmp/o tools/dev/s9_flashfwd_device.sh .probe/stage/build
@@ -36,6 +39,13 @@ for D in 64 128; do
   done
   run "check-today-1x600x2x$D" 90 "$fa" --backend=gpu --check --size=1x600x2x$D --overlap=false &
 done
+# Variable length (the same body, the same lists): sequences shorter than a
+# tile and ragged ones, D128, the device tile.
+run check-overlap-varlen 90 "$fa" --backend=gpu --check --varlen=1,17,300,1000 \
+  --size=2x128 --overlap=true &
+for ov in false true; do
+  run "warm-varlen-$ov" 90 "$fa" --backend=gpu --check=false --varlen=bench --overlap=$ov &
+done
 for sz in 8x4096x16x128 8x4096x32x64; do
   for ov in false true; do
     run "warm-$sz-$ov" 90 "$fa" --backend=gpu --check=false --size=$sz --overlap=$ov &
@@ -52,6 +62,10 @@ for sz in 8x4096x16x128 8x4096x32x64; do
     run "bench-$sz-overlap-$ov" 60 "$fa" --backend=gpu --bench --check=false \
       --size=$sz --overlap=$ov --json="$OUT/flash_fwd_${sz}_overlap_$ov.json"
   done
+done
+for ov in false true; do
+  run "bench-varlen-overlap-$ov" 60 "$fa" --backend=gpu --bench --check=false \
+    --varlen=bench --overlap=$ov --json="$OUT/flash_varlen_overlap_$ov.json"
 done
 echo "total ${SECONDS}s (from ${t0}s)" >>"$OUT/summary.txt"
 cat "$OUT/summary.txt"
@@ -86,6 +100,11 @@ for size in ("B8 S4096 H16 D128", "B8 S4096 H32 D64"):
         r = lambda x: "%9.3f" % (s / x) if x and s else "%9s" % "-"
         print("%-20s %-6s %s %s %7s %10s %s %s" % (size, var, f(t), f(o),
               "%.3f" % (t / o) if t and o else "-", f(s), r(t), r(o)))
+for f in sorted(glob.glob(os.path.join(out, "bench-varlen-*.log"))):
+    for line in open(f):
+        m = re.match(r"(flash_attention_varlen\S*)\s.*?\bgpu\b\s+([\d.]+) ms", line)
+        if m:
+            print("%-28s %-8s %9.3f ms" % (m.group(1), "overlap" if "true" in f else "today", float(m.group(2))))
 print("(ms; speedup = today / overlap; x/ = SDPA's fastest backend's ms / "
       "tessel's ms, >= 0.95 is the issue's bar)")
 EOF

@@ -400,6 +400,7 @@ struct PipelineOptions {
   int num_stages = 0;      // 0 = no software pipelining (sequential either way)
   std::vector<int> order;  // TileLang's order / stage lists, one entry per
   std::vector<int> stage;  // statement of the loop body; empty = automatic
+                           // (stage 1: one iteration later; docs/scheduler.md)
   std::string name;
 };
 

@@ -39,6 +39,13 @@ for D in 64 128; do
   done
   run "check-today-1x600x2x$D" 90 "$fa" --backend=gpu --check --size=1x600x2x$D --overlap=false &
 done
+# D64 overlapped on two consumer warpgroups (128 x 128 tiles, 232
+# registers each) instead of three (192 x 128, 160 registers).
+d64_2wg="--block-m=128 --block-n=128 --threads=256 --stages=3"
+run warm-d64-2wg 90 "$fa" --backend=gpu --check=false --size=8x4096x32x64 \
+  --overlap=true $d64_2wg &
+run check-overlap-d64-2wg 90 "$fa" --backend=gpu --check --size=1x600x2x64 \
+  --overlap=true $d64_2wg &
 # Variable length (the same body, the same lists): sequences shorter than a
 # tile and ragged ones, D128, the device tile.
 run check-overlap-varlen 90 "$fa" --backend=gpu --check --varlen=1,17,300,1000 \
@@ -63,6 +70,8 @@ for sz in 8x4096x16x128 8x4096x32x64; do
       --size=$sz --overlap=$ov --json="$OUT/flash_fwd_${sz}_overlap_$ov.json"
   done
 done
+run bench-d64-overlap-2wg 60 "$fa" --backend=gpu --bench --check=false \
+  --size=8x4096x32x64 --overlap=true $d64_2wg
 for ov in false true; do
   run "bench-varlen-overlap-$ov" 60 "$fa" --backend=gpu --bench --check=false \
     --varlen=bench --overlap=$ov --json="$OUT/flash_varlen_overlap_$ov.json"
@@ -77,6 +86,8 @@ import glob, os, re, sys
 out = sys.argv[1]
 ms = {}  # (size, variant, impl) -> ms
 for f in glob.glob(os.path.join(out, "bench-*.log")):
+    if "2wg" in f or "varlen" in f:
+        continue
     ov = "overlap" if f.endswith("overlap-true.log") else "today"
     for line in open(f):
         m = re.match(r"(flash_attention\S*)\s+B=(\d+) S=(\d+) H=(\d+) D=(\d+).*?\bgpu\b\s+([\d.]+) ms", line)
@@ -100,6 +111,11 @@ for size in ("B8 S4096 H16 D128", "B8 S4096 H32 D64"):
         r = lambda x: "%9.3f" % (s / x) if x and s else "%9s" % "-"
         print("%-20s %-6s %s %s %7s %10s %s %s" % (size, var, f(t), f(o),
               "%.3f" % (t / o) if t and o else "-", f(s), r(t), r(o)))
+for f in sorted(glob.glob(os.path.join(out, "bench-d64-overlap-2wg.log"))):
+    for line in open(f):
+        m = re.match(r"(flash_attention\S*)\s+B=.*?\bgpu\b\s+([\d.]+) ms", line)
+        if m:
+            print("%-28s %-8s %9.3f ms  (D64 overlap, 2 consumer warpgroups)" % (m.group(1), "overlap", float(m.group(2))))
 for f in sorted(glob.glob(os.path.join(out, "bench-varlen-*.log"))):
     for line in open(f):
         m = re.match(r"(flash_attention_varlen\S*)\s.*?\bgpu\b\s+([\d.]+) ms", line)

@@ -32,6 +32,9 @@ constexpr char kUsage[] =
     "  --block-m, --block-n, --stages, --threads\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
+    "  --overlap=true|false  the forward issues P V of the previous key\n"
+    "                       block with Q K^T, under the softmax (Pipelined\n"
+    "                       order / stage; FlashAttention-3's overlap)\n"
     "  --varlen=S1,S2,...|bench  variable-length forward: sequences of\n"
     "                       these lengths packed along one token axis\n"
     "                       (bench: 8 lengths summing to 32768); dims are\n"
@@ -127,6 +130,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                       {"threads", &base.threads}}));
   SAMPLES_ASSIGN_OR_RETURN(base.p_in_registers,
                            flags.Bool("p-in-registers", base.p_in_registers));
+  SAMPLES_ASSIGN_OR_RETURN(base.overlap, flags.Bool("overlap", base.overlap));
   // Without tile flags, the device's tile.
   const bool tile_flags = flags.Has("block-m") || flags.Has("block-n") ||
                           flags.Has("stages") || flags.Has("threads");

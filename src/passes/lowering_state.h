@@ -144,6 +144,10 @@ struct LoweringState {
   // The full / empty barriers warp_specialize made: arrivals on them order
   // no generic-proxy writes for the TMA (fence_proxy_async skips them).
   std::unordered_set<const ir::BufferNode*> tma_barriers;
+  // The variables of consumer loops warp_specialize scheduled under order /
+  // stage lists: the lowering keeps their wgmma in flight across the body's
+  // statements until one needs a result (lower/wgmma_overlap.cc).
+  std::unordered_set<const ir::VarNode*> wgmma_overlap_loops;
   // Lowering sets these for the codegen.
   ir::Var thread_var;
 };

@@ -1,5 +1,7 @@
 #include "src/passes/warp_specialize.h"
 
+#include <algorithm>
+#include <limits>
 #include <optional>
 #include <unordered_set>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/lower/rasterize_blocks.h"
+#include "src/passes/pipeline_schedule.h"
 #include "src/passes/tma_copy.h"
 
 namespace tessel::passes {
@@ -82,6 +85,7 @@ bool LoadsSharedFromGlobal(const Stmt& s) {
 struct Split {
   std::vector<const ir::CopyNode*> copies;
   std::vector<Stmt> consumers;
+  std::vector<size_t> consumer_index;  // each consumer's place in the body
   int64_t bytes = 0;
 };
 
@@ -91,13 +95,15 @@ std::optional<Split> SplitBody(const ir::ForNode& loop,
   if (const auto* seq = loop.body.As<ir::SeqNode>()) stmts = seq->stmts;
   Split split;
   std::unordered_set<const ir::BufferNode*> tiles;
-  for (const Stmt& s : stmts) {
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    const Stmt& s = stmts[i];
     const auto* c = s.As<ir::CopyNode>();
     std::optional<TmaCopyPlan> plan;
     if (c != nullptr) plan = PlanTmaCopy(*c, state, nullptr);
     if (!plan && LoadsSharedFromGlobal(s)) return std::nullopt;
     if (!plan) {
       split.consumers.push_back(s);
+      split.consumer_index.push_back(i);
       continue;
     }
     const ir::BufferNode* tile = c->dst.buffer.get();
@@ -331,13 +337,22 @@ class Specializer {
                             ir::Seq(produce));
 
     Expr ci = iteration(loop.var, consumer_tile), cs = ci % stages;
-    std::vector<Stmt> consume{ir::MakeStmt<ir::MbarrierWaitParityNode>(
-        full, cs, ci / stages % 2, loop.loc)};
+    Stmt wait_full = ir::MakeStmt<ir::MbarrierWaitParityNode>(
+        full, cs, ci / stages % 2, loop.loc);
+    Stmt release = ir::MakeStmt<ir::MbarrierArriveNode>(empty, cs, loop.loc);
     Stage stage(staged_, cs);
-    for (const Stmt& s : split.consumers)
-      consume.push_back(stage.MutateStmt(s));
-    consume.push_back(
-        ir::MakeStmt<ir::MbarrierArriveNode>(empty, cs, loop.loc));
+    Stmt consumer_loop;
+    if (HasStatementSchedule(loop)) {
+      consumer_loop =
+          ScheduledConsumerLoop(loop, split, stage, wait_full, release);
+    } else {
+      std::vector<Stmt> consume{wait_full};
+      for (const Stmt& s : split.consumers)
+        consume.push_back(stage.MutateStmt(s));
+      consume.push_back(release);
+      consumer_loop = MakeFor(loop.var, loop.min, loop.extent,
+                              ir::ForKind::kSerial, ir::Seq(consume));
+    }
 
     // Annotations stay kernel-wide (a persistent grid rasterizes its tiles
     // itself); the consumers run the rest.
@@ -358,8 +373,7 @@ class Specializer {
       consumer.push_back(ir::MakeStmt<ir::MbarrierWaitParityNode>(
           order, group, (Expr(turn) + 1 - group) % 2, loop.loc));
     }
-    consumer.push_back(MakeFor(loop.var, loop.min, loop.extent,
-                               ir::ForKind::kSerial, ir::Seq(consume)));
+    consumer.push_back(consumer_loop);
     if (pingpong) {
       consumer.push_back(
           ir::MakeStmt<ir::MbarrierArriveNode>(order, 1 - group, loop.loc));
@@ -392,6 +406,32 @@ class Specializer {
     return ir::MakeStmt<ir::AllocateNode>(full, body, loop.loc);
   }
 
+  // The consumer loop under the user's order / stage lists
+  // (pipeline_schedule.h): the stage's full barrier is waited for first in
+  // its iteration, and released last in the iteration that runs its last
+  // stage, after every statement that reads the stage. The lowering keeps
+  // the steady loop's wgmma in flight until a statement needs them.
+  Stmt ScheduledConsumerLoop(const ir::ForNode& loop, const Split& split,
+                             Stage& stage, const Stmt& wait_full,
+                             const Stmt& release) {
+    auto entry = [](const std::vector<int>& list, size_t i, int otherwise) {
+      return list.empty() ? otherwise : list[i];
+    };
+    std::vector<ScheduledStmt> s{
+        {wait_full, 0, std::numeric_limits<int>::min()}};
+    int last_stage = 0;
+    for (size_t c = 0; c < split.consumers.size(); ++c) {
+      const size_t i = split.consumer_index[c];
+      const int st = entry(loop.stage, i, 0);
+      last_stage = std::max(last_stage, st);
+      s.push_back({stage.MutateStmt(split.consumers[c]), st,
+                   entry(loop.order, i, static_cast<int>(i))});
+    }
+    s.push_back({release, last_stage, std::numeric_limits<int>::max()});
+    state_.wgmma_overlap_loops.insert(loop.var.get());
+    return RotateLoop(loop.var, loop.min, loop.extent, s, loop.loc);
+  }
+
   LoweringState& state_;
   const ir::KernelNode* kernel_ = nullptr;
   BufferMap staged_;
@@ -404,6 +444,13 @@ class Specializer {
 }  // namespace
 
 absl::Status WarpSpecialize(LoweringState& state) {
+  // Order / stage lists are checked on every path, specialized or not.
+  absl::Status checked = absl::OkStatus();
+  ForEachStmt(state.program.body, [&](const Stmt& s) {
+    if (const auto* f = s.As<ir::ForNode>(); f && checked.ok())
+      checked = CheckPipelineSchedule(*f);
+  });
+  if (!checked.ok()) return checked;
   if (!Applies(state) || !KernelAllows(state.program.body))
     return absl::OkStatus();
   struct Kernels : ir::IRMutator {

@@ -231,22 +231,6 @@ TEST(WarpSpecialized, PersistentGridLoopsOverTiles) {
 
 // ---------------------------------------------------------------- golden
 
-void ExpectGolden(const std::string& name, const std::string& text) {
-  const char* root = std::getenv("TESSEL_SOURCE_DIR");
-  std::string dir = std::string(root ? root : ".") + "/tests/passes/golden/";
-  std::string path = dir + name + ".txt";
-  if (std::getenv("TESSEL_UPDATE_GOLDEN")) {
-    std::ofstream(path) << text;
-    return;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "missing golden " << path
-                         << " (run with TESSEL_UPDATE_GOLDEN=1)";
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(text, want.str()) << "golden " << path;
-}
-
 TEST(Golden, GemmAfterPipelining) {
   ExpectGolden(
       "gemm.inject_pipeline",

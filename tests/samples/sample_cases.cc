@@ -253,6 +253,28 @@ std::vector<SampleCase> SmallCases() {
                                  .block_m = 192,
                                  .block_n = 128,
                                  .threads = 384});
+  // FlashAttention-3's overlap (Pipelined order / stage: P V one key block
+  // late, under the next block's softmax) in both warp-specialized shapes,
+  // ragged S; two K / V stages at D128 (three, the bench tile, exceed
+  // sm_80's shared memory: BenchShapes compiles those for sm_90a).
+  fa("d128_bm128_bn128_8warps_overlap", {.B = 1,
+                                         .S = 300,
+                                         .H = 2,
+                                         .D = 128,
+                                         .block_m = 128,
+                                         .block_n = 128,
+                                         .num_stages = 2,
+                                         .threads = 256,
+                                         .overlap = true});
+  fa("d64_bm192_bn128_12warps_overlap", {.B = 1,
+                                         .S = 333,
+                                         .H = 2,
+                                         .D = 64,
+                                         .block_m = 192,
+                                         .block_n = 128,
+                                         .num_stages = 3,
+                                         .threads = 384,
+                                         .overlap = true});
   fa("d64_bm128_bn64_8warps", {.B = 1,
                                .S = 333,
                                .H = 3,

@@ -132,6 +132,14 @@ TEST(BenchShapes, CompileForSm90a) {
   for (bool causal : {false, true}) {
     programs.push_back(FlashAttentionProgram(
         {.B = 8, .S = 4096, .H = 16, .D = 128, .causal = causal}));
+    // The overlapped forward's device tile: three K / V stages (224 KiB).
+    programs.push_back(FlashAttentionProgram(WithDeviceTile({.B = 8,
+                                                             .S = 4096,
+                                                             .H = 16,
+                                                             .D = 128,
+                                                             .causal = causal,
+                                                             .overlap = true},
+                                                            90)));
   }
   programs.push_back(RmsNormProgram({.M = 4096, .N = 8192}));
   programs.push_back(SoftmaxProgram({.M = 4096, .N = 8192}));

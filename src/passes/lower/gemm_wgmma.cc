@@ -105,7 +105,7 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
     }
   }
   body.push_back(Intrin(Intrinsic::kWgmmaCommit, {}));
-  if (m.wgmma_a && defer_wgmma_) {
+  if (defer_wgmma_ && (m.wgmma_a || overlap_wgmma_)) {
     deferred_wgmma_.push_back(g.c.buffer);
   } else {
     body.push_back(WaitWgmma({g.c.buffer}));

@@ -81,7 +81,10 @@ Stmt Lowerer::Visit(const ir::ForNode* op) {
   if (std::optional<Stmt> s = LowerPipelinedGemm(op)) return *s;
   auto mn = ir::AsConstInt(op->min), ex = ir::AsConstInt(op->extent);
   if (mn && ex) ranges_[op->var.get()] = {*mn, *mn + *ex - 1};
-  Stmt body = MutateStmt(op->body);
+  const auto* seq = op->body.As<ir::SeqNode>();
+  Stmt body = seq != nullptr && st_.wgmma_overlap_loops.count(op->var.get())
+                  ? LowerOverlappedWgmma(seq)
+                  : MutateStmt(op->body);
   ir::ForKind kind = op->for_kind == ir::ForKind::kPipelined
                          ? ir::ForKind::kSerial
                          : op->for_kind;

@@ -79,5 +79,23 @@ TEST(FlashAttentionBackwardSm90Tile, IsWarpSpecializedOnWgmmaAndCompiles) {
   }
 }
 
+// --tma=false keeps the sm_90a tile on the cp.async path.
+TEST(FlashAttentionBackwardSm90Tile, CompilesWithoutTheTma) {
+  FlashAttentionBackwardConfig c =
+      Sm90({.B = 1, .S = 333, .H = 2, .D = 128, .causal = true});
+  absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<runtime::Lowered> l = runtime::Lower(
+      p->ir(),
+      {.target = Target::sm90a(), .pass_config = {.disable_tma_lower = true}});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Count(l->generated.source.text, "tl::tma_load("), 0);
+  EXPECT_GT(Count(l->generated.source.text, "cp_async_commit"), 0);
+  absl::StatusOr<CompiledKernel> k = compile(
+      p->ir(),
+      {.target = Target::sm90a(), .pass_config = {.disable_tma_lower = true}});
+  EXPECT_TRUE(k.ok()) << k.status();
+}
+
 }  // namespace
 }  // namespace tessel::samples

@@ -12,11 +12,13 @@
 #      D64, SDPA fwd+bwd (cuDNN / FA2 / efficient) in the same run, then the
 #      backward alone new vs old ("kernel" column: the main kernel alone).
 #   3. a small tile sweep of the backward at the bench sizes (until DEADLINE).
+#   Also compute-sanitizer racecheck / memcheck of the new backward (small).
 #
 #   tools/dev/s9_flashbwd_device.sh .probe/stage/build   # from the repo root
 #
-# Logs go to $OUT/flashbwd/; a short table is printed last. About 150-200 s
-# (DEADLINE=170 stops starting benches after 170 s; the table still comes).
+# Logs go to $OUT/flashbwd/; a short table is printed last. Phase 1 takes
+# ~40-60 s, each bench step ~10-20 s: DEADLINE (default 150 s) stops
+# starting steps past it (most important first; the table still comes).
 set -u
 S=${1:?staged build folder (.probe/stage/build)}
 OUT=${OUT:-/tmp/s9_out}/flashbwd
@@ -24,7 +26,7 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
 export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc_flashbwd
 fa=$S/samples/flash_attention
-DEADLINE=${DEADLINE:-170}
+DEADLINE=${DEADLINE:-150}
 OLD="--bwd-block-m=64 --bwd-threads=128 --tma=false"
 summary=()
 
@@ -52,6 +54,12 @@ par chk-bwd-d128-s333 $chk --pass=bwd --size=2x333x2x128
 par chk-bwd-mqa-d64 $chk --pass=bwd --size=1x333x4x64 --heads-kv=1
 par chk-bwd-old-d128 $chk --pass=bwd --size=1x333x2x128 $OLD
 warm="$fa --backend=gpu --check=false"
+# Sanitizers on the new backward (small sizes).
+cs=/usr/local/cuda/bin/compute-sanitizer
+par san-racecheck-d128 $cs --tool racecheck --error-exitcode 9 $chk --pass=bwd \
+  --size=1x200x2x128 --causal=true
+par san-memcheck-d64 $cs --tool memcheck --error-exitcode 9 $chk --pass=bwd \
+  --size=1x333x2x64 --heads-kv=1
 par warm-fb-d128 $warm --pass=fwd+bwd --size=8x4096x16x128
 par warm-fb-d64 $warm --pass=fwd+bwd --size=8x4096x32x64
 par warm-old-d128 $warm --pass=bwd --size=8x4096x16x128 $OLD

@@ -72,6 +72,7 @@ absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
         c.num_stages, params.IntInRange("num_stages", 0, 8, c.num_stages));
     SAMPLES_ASSIGN_OR_RETURN(c.threads,
                              params.IntInRange("threads", 32, 1024, c.threads));
+    SAMPLES_ASSIGN_OR_RETURN(c.dq_first, params.Bool("dq_first", c.dq_first));
   }
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
@@ -234,23 +235,31 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
       for (auto [i, j] : T::Parallel(bm, bn)) {
         dsT_cast(i, j) = qkT(i, j) * (dsT(i, j) - delta(j)) * sm_scale;
       }
+      // dQ = dS K (or dQ^T = K^T dS^T), summed over the key blocks by
+      // atomics. Both its operands are in shared memory: issued first, it
+      // runs on the tensor cores beside dV's gemm (more live registers).
+      auto dq_gemm = [&] {
+        T::copy(dsT_cast, dsT_shared);
+        if (dq_transposed) {
+          T::gemm(K_shared, dsT_shared, dq,
+                  {.transpose_A = true,
+                   .clear_accum = true,
+                   .policy = T::GemmWarpPolicy::kFullRow});
+        } else {
+          T::gemm(dsT_shared, K_shared, dq,
+                  {.transpose_A = true,
+                   .clear_accum = true,
+                   .policy = T::GemmWarpPolicy::kFullRow});
+        }
+      };
       T::copy(qkT, qkT_cast);
+      if (c.dq_first) dq_gemm();
       T::gemm(qkT_cast, d_o, dv, {.policy = T::GemmWarpPolicy::kFullRow});
       T::gemm(dsT_cast, q, dk, {.policy = T::GemmWarpPolicy::kFullRow});
-      T::copy(dsT_cast, dsT_shared);
-      // dQ = dS K (or dQ^T = K^T dS^T), summed over the key blocks by
-      // atomics.
+      if (!c.dq_first) dq_gemm();
       if (dq_transposed) {
-        T::gemm(K_shared, dsT_shared, dq,
-                {.transpose_A = true,
-                 .clear_accum = true,
-                 .policy = T::GemmWarpPolicy::kFullRow});
         for (auto [i, j] : T::Parallel(D, bn)) dq_shared(j, i) = dq(i, j);
       } else {
-        T::gemm(dsT_shared, K_shared, dq,
-                {.transpose_A = true,
-                 .clear_accum = true,
-                 .policy = T::GemmWarpPolicy::kFullRow});
         T::copy(dq, dq_shared);
       }
       T::atomic_add(dQ(bz, queries, head, T::all), dq_shared);

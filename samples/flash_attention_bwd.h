@@ -21,8 +21,8 @@
 // Delta, dQ_acc
 // [B, S, H, D] f32, dK, dV [B, S, Hkv, D] f16). Registered for tessel-warmup
 // as "flash_attention_bwd" (params B, S, H, D, heads_kv, causal, block_m,
-// block_n, num_stages, threads) and "flash_attention_bwd_preprocess" (B, S,
-// H, D).
+// block_n, num_stages, threads, dq_first) and "flash_attention_bwd_preprocess"
+// (B, S, H, D).
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_BWD_H_
 #define TESSEL_SAMPLES_FLASH_ATTENTION_BWD_H_
 
@@ -48,6 +48,9 @@ struct FlashAttentionBackwardConfig {
   int block_n = 0;
   int num_stages = 2;
   int threads = 128;
+  // dQ's gemm before dV's and dK's (beside them on the tensor cores, with
+  // more registers live) instead of after.
+  bool dq_first = false;
 };
 
 // The backward of a forward config's sizes (heads, causal), default tiles.

@@ -32,6 +32,7 @@ constexpr char kUsage[] =
     "  --block-m, --block-n, --stages, --threads\n"
     "  --bwd-block-m, --bwd-block-n, --bwd-stages, --bwd-threads  the\n"
     "                       backward's tile (default: the device's)\n"
+    "  --bwd-dq-first=true|false  the backward's dQ gemm before dV's and dK's\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
     "  --varlen=S1,S2,...|bench  variable-length forward: sequences of\n"
@@ -217,10 +218,13 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   const bool bwd_tile_flags =
       flags.Has("bwd-block-m") || flags.Has("bwd-block-n") ||
       flags.Has("bwd-stages") || flags.Has("bwd-threads");
+  SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dq_first,
+                           flags.Bool("bwd-dq-first", bwd_tile.dq_first));
   auto backward = [&](const FlashAttentionConfig& c) {
     FlashAttentionBackwardConfig b = BackwardOf(c);
     b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
     b.num_stages = bwd_tile.num_stages, b.threads = bwd_tile.threads;
+    b.dq_first = bwd_tile.dq_first;
     if (args.backend == Backend::kGpu && !bwd_tile_flags)
       b = WithDeviceTile(b, Target::detect().sm());
     return b;

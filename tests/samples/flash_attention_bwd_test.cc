@@ -39,6 +39,7 @@ int Count(const std::string& text, const std::string& what) {
 TEST(FlashAttentionBackwardSm90Tile, MatchesFloat64Reference) {
   for (FlashAttentionBackwardConfig c : {
            FlashAttentionBackwardConfig{.B = 1, .S = 333, .H = 2, .D = 128},
+           {.B = 1, .S = 200, .H = 2, .D = 128, .dq_first = true},
            {.B = 1, .S = 200, .H = 4, .D = 128, .heads_kv = 2, .causal = true},
            {.B = 1, .S = 333, .H = 1, .D = 64, .causal = true},
        }) {
@@ -76,6 +77,37 @@ TEST(FlashAttentionBackwardSm90Tile, IsWarpSpecializedOnWgmmaAndCompiles) {
     ASSERT_TRUE(w.ok()) << w.status();
     absl::StatusOr<std::string> cache = CompileSteps(*w, Target::sm90a());
     EXPECT_TRUE(cache.ok()) << Name(c) << ": " << cache.status();
+  }
+}
+
+// Commits of wgmma groups that the next statement does not wait for.
+int UnwaitedCommits(const std::string& src) {
+  const std::string commit = "tl::wgmma_commit();";
+  int n = 0;
+  for (size_t at = src.find(commit); at != std::string::npos;
+       at = src.find(commit, at + 1)) {
+    size_t next = src.find_first_not_of(" \n", at + commit.size());
+    n += src.compare(next, 14, "tl::wgmma_wait") != 0;
+  }
+  return n;
+}
+
+// dQ's gemm first: it runs beside dV's (A in registers), whose wait retires
+// both; else only S^T's gemm runs beside another (dP^T's).
+TEST(FlashAttentionBackwardSm90Tile, DqFirstRunsBesideDv) {
+  for (bool dq_first : {false, true}) {
+    FlashAttentionBackwardConfig c = Sm90({.B = 1,
+                                           .S = 256,
+                                           .H = 2,
+                                           .D = 128,
+                                           .causal = true,
+                                           .dq_first = dq_first});
+    absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<runtime::Lowered> l =
+        runtime::Lower(p->ir(), {.target = Target::sm90a()});
+    ASSERT_TRUE(l.ok()) << l.status();
+    EXPECT_EQ(UnwaitedCommits(l->generated.source.text), dq_first ? 2 : 1);
   }
 }
 

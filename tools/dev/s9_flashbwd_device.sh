@@ -53,6 +53,13 @@ par chk-fb-gqa-d128 $chk --pass=fwd+bwd --size=1x256x4x128 --heads-kv=2
 par chk-bwd-d128-s333 $chk --pass=bwd --size=2x333x2x128
 par chk-bwd-mqa-d64 $chk --pass=bwd --size=1x333x4x64 --heads-kv=1
 par chk-bwd-old-d128 $chk --pass=bwd --size=1x333x2x128 $OLD
+# Sweep variants: dQ's gemm first (D128, D64), one consumer warpgroup.
+par chk-bwd-dqfirst $chk --pass=bwd --size=1x333x2x128 --bwd-block-m=128 \
+  --bwd-threads=256 --bwd-dq-first=true
+par chk-bwd-dqfirst-d64 $chk --pass=bwd --size=1x333x2x64 --bwd-block-m=128 \
+  --bwd-threads=256 --bwd-dq-first=true
+par chk-bwd-1wg $chk --pass=bwd --size=1x333x2x128 --bwd-block-m=64 \
+  --bwd-block-n=64 --bwd-threads=128
 warm="$fa --backend=gpu --check=false"
 # Sanitizers on the new backward (small sizes).
 cs=/usr/local/cuda/bin/compute-sanitizer
@@ -84,17 +91,19 @@ step bwd-old-d128 60 $bench --pass=bwd --size=8x4096x16x128 $OLD
 step bwd-new-d64 60 $bench --pass=bwd --size=8x4096x32x64
 step bwd-old-d64 60 $bench --pass=bwd --size=8x4096x32x64 $OLD
 
-# 3. Tile sweep of the backward (block_m block_n threads stages).
-while read -r D bm bn th st; do
-  step "sweep-d$D-m$bm-n$bn-t$th-s$st" 60 $bench --pass=bwd \
+# 3. Tile sweep of the backward (D block_m block_n threads stages [flags]);
+# the defaults are D128 128 64 256 2 and D64 128 128 256 2.
+while read -r D bm bn th st extra; do
+  step "sweep-d$D-m$bm-n$bn-t$th-s$st${extra:+-dqfirst}" 60 $bench --pass=bwd \
     --size=8x4096x$((D == 64 ? 32 : 16))x$D --bwd-block-m="$bm" \
-    --bwd-block-n="$bn" --bwd-threads="$th" --bwd-stages="$st"
-done <<'EOF'
-128 128 64 256 3
+    --bwd-block-n="$bn" --bwd-threads="$th" --bwd-stages="$st" $extra
+done <<'EOF2'
+128 128 64 256 2 --bwd-dq-first=true
 128 64 64 128 2
-64 128 128 256 3
 64 64 64 128 2
-EOF
+128 128 64 256 3
+64 128 128 256 2 --bwd-dq-first=true
+EOF2
 
 printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
 echo "checks (float64): $checks" >>"$OUT/summary.txt"

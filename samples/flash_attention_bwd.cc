@@ -78,9 +78,15 @@ absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
   return c;
 }
 
-absl::StatusOr<Program> MakeBackward(const nlohmann::json& json) {
+// Without tile params, the target's tile (WithDeviceTile).
+absl::StatusOr<Program> MakeBackward(const nlohmann::json& json,
+                                     const Target& target) {
   SAMPLES_ASSIGN_OR_RETURN(FlashAttentionBackwardConfig c,
                            ConfigFromJson(json, /*tiles=*/true));
+  if (!json.contains("block_m") && !json.contains("block_n") &&
+      !json.contains("threads")) {
+    c = WithDeviceTile(c, target.sm());
+  }
   return FlashAttentionBackwardProgram(c);
 }
 

@@ -52,15 +52,18 @@ std::optional<TmaCopyPlan> PlanTmaCopy(const ir::CopyNode& c,
   const bool whole_rows = r >= 2 &&
                           is_const(dst.extent[r - 2], (*shape)[r - 2]) &&
                           is_const(dst.start[r - 2], 0);
-  // The TMA writes shared memory from 128-byte-aligned addresses: each row
-  // (each stage of a staged 1-d tile) must start on one.
-  const bool one_row =
-      s->layout.kind != ir::Layout::Kind::kSwizzled && cols * eb % 128 == 0;
-  if (!whole_rows && !one_row) return Refuse(why, "writes part of its tile");
-  const int64_t rows = whole_rows ? (*shape)[r - 2] : 1;
   for (int d = 0; d < r - (whole_rows ? 2 : 1); ++d)
     if (!is_const(dst.extent[d], 1))
       return Refuse(why, "writes part of its tile");
+  if (!whole_rows) {
+    if (s->layout.kind == ir::Layout::Kind::kSwizzled)
+      return Refuse(why, "writes part of its tile");
+    // The TMA writes shared memory from 128-byte-aligned addresses: each
+    // row (each stage of a staged 1-d tile) must start on one.
+    if (cols * eb % 128 != 0)
+      return Refuse(why, "one row not of whole 128-byte lines");
+  }
+  const int64_t rows = whole_rows ? (*shape)[r - 2] : 1;
 
   // The source box: constant extents whose non-unit ones are the tile's
   // rows and columns, the innermost one its columns.

@@ -59,7 +59,7 @@ bool UsedBesidesReads(const Stmt& s, const ir::BufferNode* tile) {
     }
     Expr Visit(const ir::LoadNode* op) override {
       if (op->buffer.get() != tile) return IRMutator::Visit(op);
-      return ir::Expr(0.0);
+      return ir::Zero(op->dtype);
     }
     const ir::BufferNode* tile;
   } drop(tile);

@@ -18,9 +18,9 @@
 //
 // Parameters: preprocess (O, dO [B, S, H, D] f16, LSE [B, H, S] f32, Delta,
 // LSE2 [B, H, Sp] f32); main (Q [B, S, H, D], K, V [B, S, Hkv, D], dO, LSE2,
-// Delta, dQ_acc [B, S, H, D] f32, dK, dV [B, S, Hkv, D] f16). Registered for tessel-warmup
-// as "flash_attention_bwd" (params B, S, H, D, heads_kv, causal, block_m,
-// block_n, num_stages, threads, dq_first; without block_m, block_n and
+// Delta, dQ_acc [B, S, H, D] f32, dK, dV [B, S, Hkv, D] f16). Registered for
+// tessel-warmup as "flash_attention_bwd" (params B, S, H, D, heads_kv, causal,
+// block_m, block_n, num_stages, threads, dq_first; without block_m, block_n and
 // threads, the target's tile: WithDeviceTile) and
 // "flash_attention_bwd_preprocess" (B, S, H, D).
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_BWD_H_

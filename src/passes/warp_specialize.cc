@@ -51,12 +51,18 @@ bool KernelAllows(const Stmt& body) {
   return ok && pipelined == 1;
 }
 
-// Whether s touches `tile` other than as an operand a gemm reads.
-bool UsedBesidesGemmReads(const Stmt& s, const ir::BufferNode* tile) {
-  struct DropGemmReads : ir::IRMutator {
-    explicit DropGemmReads(const ir::BufferNode* tile) : tile(tile) {}
+// Whether s writes `tile` or reads it other than as a gemm operand or
+// element by element (a softmax reading one row of LSE): both stay inside
+// the iteration whose stage holds it.
+bool UsedBesidesReads(const Stmt& s, const ir::BufferNode* tile) {
+  struct DropReads : ir::IRMutator {
+    explicit DropReads(const ir::BufferNode* tile) : tile(tile) {}
     Stmt Visit(const ir::GemmNode* op) override {
       return op->c.buffer.get() == tile ? Self(op) : ir::Seq({});
+    }
+    Expr Visit(const ir::LoadNode* op) override {
+      if (op->buffer.get() != tile) return IRMutator::Visit(op);
+      return ir::Zero(op->dtype);
     }
     const ir::BufferNode* tile;
   } drop(tile);
@@ -78,10 +84,10 @@ bool LoadsSharedFromGlobal(const Stmt& s) {
 // The loop's body as the producer's copies and the consumers' statements,
 // in order; nullopt when it does not split. The producer takes the
 // global -> shared copies, all of which the TMA must be able to make, whose
-// tiles the body reads only through gemms, after the copy (an earlier read
-// would want the previous iteration's tile). The consumers take the rest:
-// gemms, and whatever else the body does in registers (a softmax between
-// two gemms).
+// tiles the body only reads (gemm operands, element loads), after the copy
+// (an earlier read would want the previous iteration's tile). The consumers
+// take the rest: gemms, and whatever else the body does in registers (a
+// softmax between two gemms).
 struct Split {
   std::vector<const ir::CopyNode*> copies;
   std::vector<Stmt> consumers;
@@ -118,7 +124,7 @@ std::optional<Split> SplitBody(const ir::ForNode& loop,
     ForEachStmt(
         s, [&](const Stmt& n) { gemm |= n.As<ir::GemmNode>() != nullptr; });
     for (const ir::BufferNode* tile : tiles)
-      if (UsedBesidesGemmReads(s, tile)) return std::nullopt;
+      if (UsedBesidesReads(s, tile)) return std::nullopt;
   }
   if (split.copies.empty() || !gemm) return std::nullopt;
   return split;
@@ -135,6 +141,13 @@ class Stage : public ir::IRMutator {
     out.start.insert(out.start.end(), r.start.begin(), r.start.end());
     out.extent.insert(out.extent.end(), r.extent.begin(), r.extent.end());
     return out;
+  }
+  Expr Visit(const ir::LoadNode* op) override {
+    auto it = staged_.find(op->buffer.get());
+    if (it == staged_.end()) return IRMutator::Visit(op);
+    std::vector<Expr> idx{stage_};
+    for (const Expr& i : op->indices) idx.push_back(MutateExpr(i));
+    return ir::Load(it->second, idx);
   }
 
  private:

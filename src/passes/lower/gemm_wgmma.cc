@@ -128,4 +128,23 @@ bool Lowerer::JoinsDeferredWgmma(const Stmt& s) {
   return true;
 }
 
+// Whether statement s is a wgmma gemm with A in registers that may issue
+// while the deferred wgmma run: it waits right away (its A registers must
+// stay until then), which retires them too. Its fragments are neither their
+// accumulators nor cleared over them.
+bool Lowerer::EndsDeferredWgmma(const Stmt& s) {
+  const auto* g = s.As<ir::GemmNode>();
+  if (g == nullptr) return false;
+  const GemmPlan& p = PlanOf(*g);
+  if (p.instruction != GemmInstruction::kWgmma ||
+      p.a.path != OperandPath::kRegisters) {
+    return false;
+  }
+  for (const ir::Buffer& acc : deferred_wgmma_) {
+    if (acc.get() == g->c.buffer.get() || acc.get() == g->a.buffer.get())
+      return false;
+  }
+  return true;
+}
+
 }  // namespace tessel::passes::lower

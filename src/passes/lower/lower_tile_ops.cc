@@ -55,6 +55,13 @@ Stmt Lowerer::Visit(const ir::SeqNode* op) {
   std::vector<ir::Buffer> outer_deferred;
   std::swap(outer_deferred, deferred_wgmma_);
   for (const Stmt& s : op->stmts) {
+    if (!deferred_wgmma_.empty() && EndsDeferredWgmma(s)) {
+      // It issues while they run and waits for all of them.
+      out.push_back(MutateStmt(s));
+      out.push_back(WaitWgmma(deferred_wgmma_));
+      deferred_wgmma_.clear();
+      continue;
+    }
     if (!deferred_wgmma_.empty() && !JoinsDeferredWgmma(s)) {
       out.push_back(WaitWgmma(deferred_wgmma_));
       deferred_wgmma_.clear();

@@ -150,6 +150,7 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Stmt WaitWgmma(const std::vector<ir::Buffer>& accumulators, int pending = 0);
   Stmt LowerWgmma(const ir::GemmNode& g, const MmaGemm& m);
   bool JoinsDeferredWgmma(const Stmt& s);
+  bool EndsDeferredWgmma(const Stmt& s);
   // wgmma_pipeline.cc
   std::optional<Stmt> LowerWgmmaConsumerLoop(const ir::ForNode* op);
   // wgmma_overlap.cc: a scheduled consumer loop's body.

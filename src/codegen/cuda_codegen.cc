@@ -51,6 +51,26 @@ const char* CudaType(DataType t) {
 
 namespace {
 
+// $TESSEL_WGMMA_ASM_EACH=1: one asm statement per wgmma, as before runs of
+// them were one (Printer::Wgmmas); for A/B timings of the generated code
+// (tools/dev/s9_compile_device.sh).
+bool WgmmaAsmEach() {
+  static const bool each = [] {
+    const char* v = std::getenv("TESSEL_WGMMA_ASM_EACH");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return each;
+}
+
+// The wgmma call of an Evaluate statement, or null.
+const ir::CallNode* WgmmaCall(const ir::Stmt& s) {
+  const auto* e = s.As<ir::EvaluateNode>();
+  const auto* c = e ? e->value.As<ir::CallNode>() : nullptr;
+  if (c == nullptr) return nullptr;
+  std::optional<passes::Intrinsic> id = passes::IntrinsicOf(*c);
+  return id == passes::Intrinsic::kWgmma ? c : nullptr;
+}
+
 std::string Sanitize(const std::string& name) {
   std::string out;
   for (char c : name) {
@@ -126,9 +146,25 @@ void Printer::Line(const std::string& s) {
 void Printer::Stmt(const ir::Stmt& s) {
   if (!s.defined()) return;
   switch (s->kind) {
-    case ir::StmtKind::kSeq:
-      for (const ir::Stmt& c : s.As<ir::SeqNode>()->stmts) Stmt(c);
+    case ir::StmtKind::kSeq: {
+      const std::vector<ir::Stmt>& stmts = s.As<ir::SeqNode>()->stmts;
+      for (size_t i = 0; i < stmts.size();) {
+        std::vector<const ir::CallNode*> wgmmas;
+        while (i + wgmmas.size() < stmts.size() &&
+               (wgmmas.empty() || !WgmmaAsmEach())) {
+          const ir::CallNode* c = WgmmaCall(stmts[i + wgmmas.size()]);
+          if (c == nullptr) break;
+          wgmmas.push_back(c);
+        }
+        if (wgmmas.empty()) {
+          Stmt(stmts[i++]);
+        } else {
+          Wgmmas(wgmmas);
+          i += wgmmas.size();
+        }
+      }
       return;
+    }
     case ir::StmtKind::kKernel:
       Kernel(*s.As<ir::KernelNode>());
       return;

@@ -45,7 +45,7 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
   auto W = p.tensor("W", {c.N}, c.dtype);
   auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
   {
-    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = tile.threads});
+    T::Kernel kernel(RowBlocks(c.M, bm, c.grid), {.threads = tile.threads});
     auto [bx] = kernel.block_index();
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto sq = T::alloc_fragment({bm, bn}, f32, "sq");
@@ -55,29 +55,34 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
     auto y = T::alloc_fragment({bm, bn}, c.dtype, "y");
     auto sum_sq = T::alloc_fragment({bm}, f32, "sum_sq");
     auto rstd = T::alloc_fragment({bm}, f32, "rstd");
-    T::clear(sum_sq);
-    for (auto j : T::Serial(chunks, {.name = "j"})) {
-      // Columns past N read as zeros and add nothing.
-      LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
-      // A row of one chunk loads W with X, so that W's latency hides under
-      // X's rather than following the reduction's barrier.
-      if (chunks == 1) T::copy(W(0), w);
-      for (auto [r, col] : T::Parallel(bm, bn))
-        sq(r, col) = x(r, col) * x(r, col);
-      T::reduce_sum(sq, sum_sq, {.dim = 1, .clear = false});
-    }
-    for (auto r : T::Parallel(bm)) {
-      rstd(r) = T::rsqrt(sum_sq(r) / static_cast<float>(c.N) +
-                         static_cast<float>(c.eps));
-    }
-    for (auto j : T::Serial(chunks, {.name = "j"})) {
-      if (chunks > 1) LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
-      if (chunks > 1) T::copy(W(j * bn), w);
-      for (auto [r, col] : T::Parallel(bm, bn)) {
-        y(r, col) = x(r, col) * rstd(r) * T::cast(w(col), f32);
+    // A persistent block loads a one-chunk W once for all its rows.
+    const bool w_once = chunks == 1 && c.grid > 0;
+    if (w_once) T::copy(W(0), w);
+    ForEachRowTile(bx, c.M, bm, c.grid, [&](const T::Expr& row0) {
+      T::clear(sum_sq);
+      for (auto j : T::Serial(chunks, {.name = "j"})) {
+        // Columns past N read as zeros and add nothing.
+        LoadRows(X, R, row0, j * bn, x, bm, bn);
+        // A row of one chunk loads W with X, so that W's latency hides
+        // under X's rather than following the reduction's barrier.
+        if (chunks == 1 && !w_once) T::copy(W(0), w);
+        for (auto [r, col] : T::Parallel(bm, bn))
+          sq(r, col) = x(r, col) * x(r, col);
+        T::reduce_sum(sq, sum_sq, {.dim = 1, .clear = false});
       }
-      T::copy(y, Y(bx * bm, j * bn));
-    }
+      for (auto r : T::Parallel(bm)) {
+        rstd(r) = T::rsqrt(sum_sq(r) / static_cast<float>(c.N) +
+                           static_cast<float>(c.eps));
+      }
+      for (auto j : T::Serial(chunks, {.name = "j"})) {
+        if (chunks > 1) LoadRows(X, R, row0, j * bn, x, bm, bn);
+        if (chunks > 1) T::copy(W(j * bn), w);
+        for (auto [r, col] : T::Parallel(bm, bn)) {
+          y(r, col) = x(r, col) * rstd(r) * T::cast(w(col), f32);
+        }
+        T::copy(y, Y(row0, j * bn));
+      }
+    });
   }
   return p.finish();
 }

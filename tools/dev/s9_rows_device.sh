@@ -57,18 +57,18 @@ timeout 60 python3 bench/peers.py --only norms --compile-norms \
   >"$O/peers_norms.log" 2>&1
 echo "peers rc=$? $((SECONDS - t))s" >>"$O/summary.txt"
 # 1 and 2, in the order they matter should the deadline cut the list.
-B="--size=bench --check"
-for k in rmsnorm layernorm softmax; do run "$k" default $B; done
+B=(--size=bench --check)
+for k in rmsnorm layernorm softmax; do run "$k" default "${B[@]}"; done
 for k in rmsnorm layernorm softmax; do
   run "$k" default_graph --size=bench --cuda-graph
 done
-run rmsnorm wsh $B --grid=$((SMS * 4)) --w-shared
-run rmsnorm wsh_pf $B --grid=$((SMS * 2)) --w-shared --prefetch
-run rmsnorm t512_wsh_pf $B --grid=$((SMS * 2)) --threads=512 --w-shared --prefetch
-run rmsnorm grid $B --grid=$((SMS * 3))
-run softmax grid $B --grid=$((SMS * 4))
-run layernorm grid $B --grid=$((SMS * 2))
-run rmsnorm pf $B --grid=$((SMS * 2)) --prefetch
+run rmsnorm wsh "${B[@]}" --grid=$((SMS * 4)) --w-shared
+run rmsnorm wsh_pf "${B[@]}" --grid=$((SMS * 2)) --w-shared --prefetch
+run rmsnorm t512_wsh_pf "${B[@]}" --grid=$((SMS * 2)) --threads=512 --w-shared --prefetch
+run rmsnorm grid "${B[@]}" --grid=$((SMS * 3))
+run softmax grid "${B[@]}" --grid=$((SMS * 4))
+run layernorm grid "${B[@]}" --grid=$((SMS * 2))
+run rmsnorm pf "${B[@]}" --grid=$((SMS * 2)) --prefetch
 # The fastest checked variant at 4096x8192 of each kernel, graph-timed.
 python3 tools/dev/s9_rows_table.py --best "$O" >"$O/best.txt" 2>&1
 while read -r k tag flags; do

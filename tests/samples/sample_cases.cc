@@ -389,6 +389,45 @@ std::vector<SampleCase> SmallCases() {
                      return LayerNormWorkload(
                          {.M = 37, .N = 1000, .residual = true}, 21);
                    }});
+  // Persistent grids (--grid): 10 row tiles of 4 over 3 blocks, so a
+  // block's last tile lies past M (masked); W once per block, in registers,
+  // in shared memory, and with the next tile prefetched.
+  cases.push_back({"rmsnorm_bf16_residual_grid_w_shared_prefetch", [] {
+                     return RmsNormWorkload({.M = 37,
+                                             .N = 1000,
+                                             .dtype = bf16,
+                                             .residual = true,
+                                             .block_m = 4,
+                                             .grid = 3,
+                                             .prefetch = true,
+                                             .w_shared = true},
+                                            23);
+                   }});
+  cases.push_back(
+      {"rmsnorm_f16_grid_keep_dtype", [] {
+         return RmsNormWorkload(
+             {.M = 37, .N = 1000, .block_m = 4, .grid = 3, .keep_dtype = true},
+             24);
+       }});
+  cases.push_back({"rmsnorm_f16_grid_ragged_chunks", [] {
+                     return RmsNormWorkload(
+                         {.M = 37, .N = 1000, .block_n = 256, .grid = 2}, 25);
+                   }});
+  cases.push_back(
+      {"softmax_f16_residual_grid", [] {
+         return SoftmaxWorkload(
+             {.M = 37, .N = 1000, .residual = true, .block_m = 4, .grid = 3},
+             26);
+       }});
+  cases.push_back(
+      {"layernorm_bf16_grid", [] {
+         return LayerNormWorkload(
+             {.M = 37, .N = 1000, .dtype = bf16, .block_m = 4, .grid = 3}, 27);
+       }});
+  cases.push_back({"layernorm_f16_grid_ragged_chunks", [] {
+                     return LayerNormWorkload(
+                         {.M = 37, .N = 1000, .block_n = 256, .grid = 2}, 28);
+                   }});
   return cases;
 }
 

@@ -188,6 +188,11 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   // the accumulators of the list's committed, unwaited wgmma.
   bool defer_wgmma_ = false;
   std::vector<ir::Buffer> deferred_wgmma_;
+  // Ping-pong: the arrive on the mainloop order barrier that follows a
+  // consumer loop, issued right after the loop's last wgmma instead (before
+  // the wait for it), and the arrives so moved (warp_specialized.cc).
+  std::unordered_map<const ir::ForNode*, Stmt> arrive_after_issue_;
+  std::unordered_set<const ir::StmtNode*> arrived_early_;
   // Per gemm, its A and B kept in registers: (array, filled by this gemm).
   std::unordered_map<const ir::GemmNode*,
                      std::array<std::optional<std::pair<ir::Buffer, bool>>, 2>>

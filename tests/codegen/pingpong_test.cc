@@ -98,6 +98,12 @@ TEST(Pingpong, LoweredKernel) {
   EXPECT_TRUE(absl::StrContains(src, "tl::setmaxnreg_inc<232>")) << src;
   EXPECT_TRUE(absl::StrContains(src, "group_tx = (tx % 128)")) << src;
   EXPECT_EQ(Count(src, "pingpong_consumers=1"), 1);
+  // The other group may start once this one's last wgmma is issued.
+  const size_t arrive =
+      src.find("tl::mbarrier_arrive(&math_order[(1 - group)]);");
+  ASSERT_NE(arrive, std::string::npos) << src;
+  EXPECT_LT(arrive, src.find("tl::wgmma_wait<0>();"));
+  EXPECT_GT(arrive, src.find("tl::wgmma_wait<1>();"));
 }
 
 samples::GemmConfig PingpongConfig(int m, int n, int k, DataType dtype,

@@ -194,6 +194,11 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   std::vector<ir::Buffer> deferred_wgmma_;
   // In a scheduled loop's body: gemms with A in registers stay in flight too.
   bool overlap_wgmma_ = false;
+  // Ping-pong: the arrive on the mainloop order barrier that follows a
+  // consumer loop, issued right after the loop's last wgmma instead (before
+  // the wait for it), and the arrives so moved (warp_specialized.cc).
+  std::unordered_map<const ir::ForNode*, Stmt> arrive_after_issue_;
+  std::unordered_set<const ir::StmtNode*> arrived_early_;
   // Per gemm, its A and B kept in registers: (array, filled by this gemm).
   std::unordered_map<const ir::GemmNode*,
                      std::array<std::optional<std::pair<ir::Buffer, bool>>, 2>>

@@ -46,6 +46,20 @@ Stmt Lowerer::Visit(const ir::WarpSpecializeNode* op) {
     ranges_[tx_.get()] = {0, st_.threads - 1};
     ranges_[op->group.get()] = {0, groups - 1};
   }
+  if (groups > 1) {
+    // The order barrier's arrive right after a consumer loop.
+    ForEachStmt(op->consumer, [&](const Stmt& s) {
+      const auto* seq = s.As<ir::SeqNode>();
+      for (size_t i = 0; seq != nullptr && i + 1 < seq->stmts.size(); ++i) {
+        const auto* loop = seq->stmts[i].As<ir::ForNode>();
+        const auto* arrive = seq->stmts[i + 1].As<ir::MbarrierArriveNode>();
+        if (loop != nullptr && arrive != nullptr &&
+            st_.tma_barriers.count(arrive->barriers.get())) {
+          arrive_after_issue_[loop] = seq->stmts[i + 1];
+        }
+      }
+    });
+  }
   Stmt consumer = MutateStmt(op->consumer);
   const ir::Var group_tx = tx_;
   tx_ = block_tx;

@@ -1,6 +1,7 @@
 #include "src/passes/pipeline_schedule.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -175,6 +176,32 @@ Stmt RotateLoop(const ir::Var& var, const Expr& min, const Expr& extent,
   if (n && *n > 0) return ir::Seq(out, loc);
   return ir::MakeStmt<ir::IfThenElseNode>(extent > 0, ir::Seq(out, loc), Stmt(),
                                           loc);
+}
+
+Stmt ScheduledConsumerLoop(const ir::ForNode& loop,
+                           const std::vector<Stmt>& body,
+                           const std::vector<size_t>& index,
+                           const Stmt& wait_full, const Stmt& release) {
+  if (!HasStatementSchedule(loop)) {
+    std::vector<Stmt> s{wait_full};
+    s.insert(s.end(), body.begin(), body.end());
+    s.push_back(release);
+    return MakeFor(loop.var, loop.min, loop.extent, ir::ForKind::kSerial,
+                   ir::Seq(s));
+  }
+  auto entry = [](const std::vector<int>& list, size_t i, int otherwise) {
+    return list.empty() ? otherwise : list[i];
+  };
+  std::vector<ScheduledStmt> s{{wait_full, 0, std::numeric_limits<int>::min()}};
+  int last_stage = 0;
+  for (size_t c = 0; c < body.size(); ++c) {
+    const int stage = entry(loop.stage, index[c], 0);
+    last_stage = std::max(last_stage, stage);
+    s.push_back({body[c], stage,
+                 entry(loop.order, index[c], static_cast<int>(index[c]))});
+  }
+  s.push_back({release, last_stage, std::numeric_limits<int>::max()});
+  return RotateLoop(loop.var, loop.min, loop.extent, s, loop.loc);
 }
 
 }  // namespace tessel::passes

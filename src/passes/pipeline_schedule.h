@@ -60,6 +60,17 @@ ir::Stmt RotateLoop(const ir::Var& var, const ir::Expr& min,
                     const ir::Expr& extent,
                     const std::vector<ScheduledStmt>& stmts, ir::SourceLoc loc);
 
+// warp_specialize's consumer loop: `body` (the consumers' statements,
+// body[i] the loop body's statement index[i]) between the stage's full
+// barrier wait and its release, under loop's lists when it has them:
+// the wait first in the iteration that starts the stage, the release last
+// in the one that runs its last stage, after every statement that reads it.
+ir::Stmt ScheduledConsumerLoop(const ir::ForNode& loop,
+                               const std::vector<ir::Stmt>& body,
+                               const std::vector<size_t>& index,
+                               const ir::Stmt& wait_full,
+                               const ir::Stmt& release);
+
 }  // namespace tessel::passes
 
 #endif  // TESSEL_SRC_PASSES_PIPELINE_SCHEDULE_H_

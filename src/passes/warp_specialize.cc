@@ -1,7 +1,5 @@
 #include "src/passes/warp_specialize.h"
 
-#include <algorithm>
-#include <limits>
 #include <optional>
 #include <unordered_set>
 #include <vector>
@@ -354,18 +352,15 @@ class Specializer {
         full, cs, ci / stages % 2, loop.loc);
     Stmt release = ir::MakeStmt<ir::MbarrierArriveNode>(empty, cs, loop.loc);
     Stage stage(staged_, cs);
-    Stmt consumer_loop;
-    if (HasStatementSchedule(loop)) {
-      consumer_loop =
-          ScheduledConsumerLoop(loop, split, stage, wait_full, release);
-    } else {
-      std::vector<Stmt> consume{wait_full};
-      for (const Stmt& s : split.consumers)
-        consume.push_back(stage.MutateStmt(s));
-      consume.push_back(release);
-      consumer_loop = MakeFor(loop.var, loop.min, loop.extent,
-                              ir::ForKind::kSerial, ir::Seq(consume));
-    }
+    std::vector<Stmt> consume;
+    for (const Stmt& s : split.consumers)
+      consume.push_back(stage.MutateStmt(s));
+    // Under order / stage lists the lowering keeps the steady loop's wgmma
+    // in flight until a statement needs them.
+    if (HasStatementSchedule(loop))
+      state_.wgmma_overlap_loops.insert(loop.var.get());
+    Stmt consumer_loop = ScheduledConsumerLoop(
+        loop, consume, split.consumer_index, wait_full, release);
 
     // Annotations stay kernel-wide (a persistent grid rasterizes its tiles
     // itself); the consumers run the rest.
@@ -417,32 +412,6 @@ class Specializer {
     if (pingpong) body = ir::MakeStmt<ir::AllocateNode>(order, body, loop.loc);
     body = ir::MakeStmt<ir::AllocateNode>(empty, body, loop.loc);
     return ir::MakeStmt<ir::AllocateNode>(full, body, loop.loc);
-  }
-
-  // The consumer loop under the user's order / stage lists
-  // (pipeline_schedule.h): the stage's full barrier is waited for first in
-  // its iteration, and released last in the iteration that runs its last
-  // stage, after every statement that reads the stage. The lowering keeps
-  // the steady loop's wgmma in flight until a statement needs them.
-  Stmt ScheduledConsumerLoop(const ir::ForNode& loop, const Split& split,
-                             Stage& stage, const Stmt& wait_full,
-                             const Stmt& release) {
-    auto entry = [](const std::vector<int>& list, size_t i, int otherwise) {
-      return list.empty() ? otherwise : list[i];
-    };
-    std::vector<ScheduledStmt> s{
-        {wait_full, 0, std::numeric_limits<int>::min()}};
-    int last_stage = 0;
-    for (size_t c = 0; c < split.consumers.size(); ++c) {
-      const size_t i = split.consumer_index[c];
-      const int st = entry(loop.stage, i, 0);
-      last_stage = std::max(last_stage, st);
-      s.push_back({stage.MutateStmt(split.consumers[c]), st,
-                   entry(loop.order, i, static_cast<int>(i))});
-    }
-    s.push_back({release, last_stage, std::numeric_limits<int>::max()});
-    state_.wgmma_overlap_loops.insert(loop.var.get());
-    return RotateLoop(loop.var, loop.min, loop.extent, s, loop.loc);
   }
 
   LoweringState& state_;

@@ -14,6 +14,7 @@
 #include "src/ir/visitor.h"
 #include "src/ir/walk.h"
 #include "src/passes/intrinsics.h"
+#include "src/passes/ir_util.h"
 
 namespace tessel::codegen {
 
@@ -60,6 +61,91 @@ bool WgmmaAsmEach() {
     return v != nullptr && std::string(v) == "1";
   }();
   return each;
+}
+
+// The intrinsic an Evaluate statement calls, if any.
+std::optional<passes::Intrinsic> EvaluatedIntrinsic(const ir::Stmt& s) {
+  const auto* e = s.As<ir::EvaluateNode>();
+  const auto* c = e ? e->value.As<ir::CallNode>() : nullptr;
+  if (c == nullptr) return std::nullopt;
+  return passes::IntrinsicOf(*c);
+}
+
+// $TESSEL_UNROLL_FRAGMENT_LOOPS=0: fragment loops printed as loops, as
+// before (UnrollsFragmentNests); for A/B timings of the generated code.
+bool FragmentLoopsKept() {
+  static const bool kept = [] {
+    const char* v = std::getenv("TESSEL_UNROLL_FRAGMENT_LOOPS");
+    return v != nullptr && std::string(v) == "0";
+  }();
+  return kept;
+}
+
+// The mma.sync and ldmatrix fragments a statement runs, its unrolled
+// loops of constant extent counted out; -1 where such a loop has another
+// extent or a loop is not unrolled around one.
+int64_t FragmentCount(const ir::Stmt& s) {
+  if (!s.defined()) return 0;
+  switch (s->kind) {
+    case ir::StmtKind::kSeq: {
+      int64_t n = 0;
+      for (const ir::Stmt& c : s.As<ir::SeqNode>()->stmts) {
+        int64_t m = FragmentCount(c);
+        if (m < 0) return -1;
+        n += m;
+      }
+      return n;
+    }
+    case ir::StmtKind::kFor: {
+      const auto* f = s.As<ir::ForNode>();
+      const int64_t body = FragmentCount(f->body);
+      if (body <= 0) return body;
+      std::optional<int64_t> extent = ir::AsConstInt(f->extent);
+      if (f->for_kind != ir::ForKind::kUnrolled || !extent) return -1;
+      return *extent * body;
+    }
+    case ir::StmtKind::kIfThenElse: {
+      const auto* i = s.As<ir::IfThenElseNode>();
+      const int64_t a = FragmentCount(i->then_case);
+      const int64_t b = FragmentCount(i->else_case);
+      return a < 0 || b < 0 ? -1 : a + b;
+    }
+    case ir::StmtKind::kAllocate:
+      return FragmentCount(s.As<ir::AllocateNode>()->body);
+    case ir::StmtKind::kEvaluate: {
+      std::optional<passes::Intrinsic> id = EvaluatedIntrinsic(s);
+      return id == passes::Intrinsic::kMma || id == passes::Intrinsic::kLdmatrix
+                 ? 1
+                 : 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+// Whether the printer unrolls the kernel's loop nests around mma.sync /
+// ldmatrix fragments itself: where every such nest is an unrolled one of at
+// most 8 fragments. A linear-attention backward has 355 such small nests
+// (loops of 1-4 iterations): NVVM spends more time unrolling them than on
+// the code they make, and printed out their fragment arrays' indices are
+// constants from the start (NVRTC time -10 to -30 %). A kernel with a
+// bigger nest (a gemm's 4 x 8 mma) keeps all its loops: printing its small
+// ldmatrix nests out alone costs NVVM more. docs/benchmarks.md, "Compile
+// latency".
+bool UnrollsFragmentNests(const ir::Stmt& body) {
+  if (FragmentLoopsKept()) return false;
+  bool any = false, small = true;
+  ir::ForEachStmt(body, [&](const ir::Stmt& s) {
+    const auto* f = s.As<ir::ForNode>();
+    const int64_t n = f != nullptr && f->for_kind == ir::ForKind::kUnrolled
+                          ? FragmentCount(s)
+                          : 0;
+    if (n != 0) {
+      any = true;
+      small = small && n > 0 && n <= 16 && ir::AsConstInt(f->min);
+    }
+  });
+  return any && small;
 }
 
 // The wgmma call of an Evaluate statement, or null.
@@ -191,6 +277,17 @@ void Printer::Stmt(const ir::Stmt& s) {
     case ir::StmtKind::kFor: {
       const auto* f = s.As<ir::ForNode>();
       std::string v = VarName(f->var.get());
+      if (unroll_fragment_nests_ && FragmentCount(s) > 0) {
+        const int64_t min = *ir::AsConstInt(f->min);
+        const int64_t end = min + *ir::AsConstInt(f->extent);
+        for (int64_t k = min; k < end; ++k) {
+          Line(absl::StrCat("{  // ", v, " = ", k));
+          Block(passes::Substitute(
+              f->body, {{f->var.get(), ir::IntImm(f->var.dtype(), k)}}));
+          Line("}");
+        }
+        return;
+      }
       if (f->for_kind == ir::ForKind::kUnrolled) Line("#pragma unroll");
       std::string end = ir::IsConstInt(f->min, 0) ? Expr(f->extent)
                                                   : Expr(f->min + f->extent);
@@ -248,6 +345,7 @@ void Printer::Kernel(const ir::KernelNode& k) {
 std::string Printer::Emit(std::string* entry) {
   const ir::Program& p = st_.program;
   *entry = Name(&st_, Sanitize(p.name.empty() ? "kernel" : p.name));
+  unroll_fragment_nests_ = UnrollsFragmentNests(p.body);
   // Written params are non-const.
   std::unordered_set<const ir::BufferNode*> written;
   ir::ForEachStmt(p.body, [&](const ir::Stmt& s) {

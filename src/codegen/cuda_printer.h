@@ -77,6 +77,8 @@ class Printer {
   int indent_ = 0;
   std::unordered_map<const void*, std::string> names_;
   std::unordered_set<std::string> used_;
+  // Loop nests around mma.sync / ldmatrix printed unrolled (cuda_codegen.cc).
+  bool unroll_fragment_nests_ = false;
 };
 
 }  // namespace tessel::codegen

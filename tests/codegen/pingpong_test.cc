@@ -86,6 +86,50 @@ TEST(Pingpong, OffByDefaultAndWhereItDoesNotFit) {
   EXPECT_EQ(Specialized(plain)->consumer_groups, 1);
 }
 
+// A gemm whose epilogue stages C through shared memory (`shared_epilogue`):
+// one buffer the two groups would share; else stores from registers.
+ir::Program EpilogueGemm(bool shared_epilogue) {
+  namespace T = tessel;
+  T::ProgramBuilder p("shared_epilogue_gemm");
+  auto A = p.tensor("A", {1024, 256}, f16);
+  auto B = p.tensor("B", {256, 1024}, f16);
+  auto C = p.tensor("C", {1024, 1024}, f16);
+  {
+    T::Kernel kernel(8, 8, {.threads = 128});
+    auto [bx, by] = kernel.block_index();
+    auto As = T::alloc_shared({128, 64}, f16, "A_shared");
+    auto Bs = T::alloc_shared({64, 128}, f16, "B_shared");
+    auto acc = T::alloc_fragment({128, 128}, f32, "acc");
+    T::clear(acc);
+    for (auto k : T::Pipelined(4, {.num_stages = 3})) {
+      T::copy(A(by * 128, k * 64), As);
+      T::copy(B(k * 64, bx * 128), Bs);
+      T::gemm(As, Bs, acc);
+    }
+    if (shared_epilogue) {
+      auto Cs = T::alloc_shared({128, 128}, f16, "C_shared");
+      T::copy(acc, Cs);
+      T::copy(Cs, C(by * 128, bx * 128));
+    } else {
+      T::copy(acc, C(by * 128, bx * 128));
+    }
+  }
+  absl::StatusOr<T::Program> program = p.finish();
+  EXPECT_TRUE(program.ok()) << program.status();
+  return program->ir();
+}
+
+TEST(Pingpong, SharedBuffersBesidesTheRingKeepOneGroup) {
+  LoweringState st =
+      RunPasses(EpilogueGemm(true), "warp_specialize", kPingpong);
+  ASSERT_NE(Specialized(st), nullptr);
+  EXPECT_EQ(Specialized(st)->consumer_groups, 1);
+  EXPECT_EQ(st.consumer_groups, 1);
+  st = RunPasses(EpilogueGemm(false), "warp_specialize", kPingpong);
+  ASSERT_NE(Specialized(st), nullptr);
+  EXPECT_EQ(Specialized(st)->consumer_groups, 2);
+}
+
 // The lowered kernel: 384 threads, registers 40 / 232, each group's own
 // thread index and named barrier.
 TEST(Pingpong, LoweredKernel) {

@@ -45,8 +45,6 @@ Stmt Lowerer::Visit(const ir::WarpSpecializeNode* op) {
     tx_ = ir::Var("group_tx");
     ranges_[tx_.get()] = {0, st_.threads - 1};
     ranges_[op->group.get()] = {0, groups - 1};
-  }
-  if (groups > 1) {
     // The order barrier's arrive right after a consumer loop.
     ForEachStmt(op->consumer, [&](const Stmt& s) {
       const auto* seq = s.As<ir::SeqNode>();

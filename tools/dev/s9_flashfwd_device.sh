@@ -6,7 +6,8 @@
 # (--overlap=false) and SDPA, on the H200, in one call:
 #   1. correctness against the float64 reference at ragged S (600 and 1000:
 #      not multiples of the 128 / 192 row tiles), causal and full, D64 and
-#      D128, overlapped (and today's at S=600 as a control); meanwhile the
+#      D128, overlapped (and today's at S=600 as a control), and the GPU
+#      test's overlapped sample cases (samples_gpu_test); meanwhile the
 #      bench-size kernels are compiled into the disk cache (one run each);
 #   2. SDPA (all backends) forward at B8 S4096 H16 D128 and H32 D64;
 #   3. tessel forward, overlap false / true, at those sizes, full and causal,
@@ -55,6 +56,10 @@ run warm-d64-2wg 90 "$fa" --backend=gpu --check=false --size=8x4096x32x64 \
   --overlap=true $d64_2wg &
 run check-overlap-d64-2wg 90 "$fa" --backend=gpu --check --size=1x600x2x64 \
   --overlap=true $d64_2wg &
+# The overlapped sample cases of the GPU test (tests/samples/sample_cases.cc:
+# D128 2 stages, D64 three warpgroups, varlen with padding; float64).
+run gpu-test-overlap 120 env TESSEL_REQUIRE_GPU=1 \
+  "$S/tests/samples/samples_gpu_test" --gtest_filter='*overlap*' &
 # Variable length (the same body, the same lists): sequences shorter than a
 # tile and ragged ones, D128, the device tile.
 run check-overlap-varlen 90 "$fa" --backend=gpu --check --varlen=1,17,300,1000 \

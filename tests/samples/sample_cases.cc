@@ -325,6 +325,16 @@ std::vector<SampleCase> SmallCases() {
              .block_n = 128,
              .threads = 256},
             {1, 130, 17, 200}, /*full=*/false);
+  // The forward's order / stage lists under the varlen guard (causal only).
+  fa_varlen("d128_bm128_bn128_8warps_overlap",
+            {.H = 2,
+             .D = 128,
+             .block_m = 128,
+             .block_n = 128,
+             .num_stages = 2,
+             .threads = 256,
+             .overlap = true},
+            {1, 130, 17, 200}, /*full=*/false);
   // The backward: ragged S (not a multiple of the key or query tiles), D 64
   // and 128, grouped-query heads (dK, dV summed over the group).
   auto fa_bwd = [&](std::string name, FlashAttentionBackwardConfig c) {

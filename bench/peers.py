@@ -43,9 +43,9 @@ overhead (torch.compile's guards) is timed as that overhead. "cuda_graph"
 timing (row kernels) mirrors tessel's do_bench(use_cuda_graph): as many
 calls as fill ~1 ms captured back to back in one CUDA graph, L2 flushed
 between replays only, the median replay / calls; no launch cost on either
-side (triton.testing.do_bench_cudagraph flushes nothing, so it is not used). The JSON
-schema is tessel/bench_report.h's (docs/benchmarks.md). The GPU machine has no
-network: fla comes from wheels (see docs/benchmarks.md).
+side (triton.testing.do_bench_cudagraph flushes nothing, so it is not
+used). The JSON schema is tessel/bench_report.h's (docs/benchmarks.md). The
+GPU machine has no network: fla comes from wheels (see docs/benchmarks.md).
 """
 
 import argparse

@@ -6,15 +6,16 @@
 #include <map>
 #include <sstream>
 #include <unordered_set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/codegen/cuda_printer.h"
 #include "src/codegen/prelude.h"
+#include "src/ir/substitute.h"
 #include "src/ir/visitor.h"
 #include "src/ir/walk.h"
 #include "src/passes/intrinsics.h"
-#include "src/passes/ir_util.h"
 
 namespace tessel::codegen {
 
@@ -123,29 +124,60 @@ int64_t FragmentCount(const ir::Stmt& s) {
   }
 }
 
+// The fragment counts (FragmentCount) of the outermost unrolled loops
+// around mma.sync / ldmatrix fragments in s.
+void FragmentNests(const ir::Stmt& s, std::vector<int64_t>* nests) {
+  if (!s.defined()) return;
+  switch (s->kind) {
+    case ir::StmtKind::kSeq:
+      for (const ir::Stmt& c : s.As<ir::SeqNode>()->stmts) {
+        FragmentNests(c, nests);
+      }
+      return;
+    case ir::StmtKind::kFor: {
+      const auto* f = s.As<ir::ForNode>();
+      const int64_t n = FragmentCount(s);
+      if (f->for_kind == ir::ForKind::kUnrolled && n != 0) {
+        nests->push_back(ir::AsConstInt(f->min) ? n : -1);
+      } else {
+        FragmentNests(f->body, nests);
+      }
+      return;
+    }
+    case ir::StmtKind::kIfThenElse:
+      FragmentNests(s.As<ir::IfThenElseNode>()->then_case, nests);
+      FragmentNests(s.As<ir::IfThenElseNode>()->else_case, nests);
+      return;
+    case ir::StmtKind::kAllocate:
+      FragmentNests(s.As<ir::AllocateNode>()->body, nests);
+      return;
+    case ir::StmtKind::kKernel:
+      FragmentNests(s.As<ir::KernelNode>()->body, nests);
+      return;
+    default:
+      return;
+  }
+}
+
 // Whether the printer unrolls the kernel's loop nests around mma.sync /
-// ldmatrix fragments itself: where every such nest is an unrolled one of at
-// most 8 fragments. A linear-attention backward has 355 such small nests
-// (loops of 1-4 iterations): NVVM spends more time unrolling them than on
-// the code they make, and printed out their fragment arrays' indices are
-// constants from the start (NVRTC time -10 to -30 %). A kernel with a
-// bigger nest (a gemm's 4 x 8 mma) keeps all its loops: printing its small
-// ldmatrix nests out alone costs NVVM more. docs/benchmarks.md, "Compile
-// latency".
+// ldmatrix fragments itself: where there are at least 32 such nests and
+// each is an unrolled one of at most 16 fragments. NVVM's time unrolling
+// grows faster than the number of nests: a linear-attention backward has
+// 204 (loops of 1-4 iterations) and NVVM spends more time unrolling them
+// than on the code they make; printed out, their fragment arrays' indices
+// are constants from the start (NVRTC CPU -10 to -33 % on the kernels with
+// 40 nests or more; with fewer, no gain, and some kernels took longer). A
+// kernel with a bigger nest (a gemm's 4 x 8 mma) keeps its loops.
+// docs/benchmarks.md, "Compile latency".
 bool UnrollsFragmentNests(const ir::Stmt& body) {
   if (FragmentLoopsKept()) return false;
-  bool any = false, small = true;
-  ir::ForEachStmt(body, [&](const ir::Stmt& s) {
-    const auto* f = s.As<ir::ForNode>();
-    const int64_t n = f != nullptr && f->for_kind == ir::ForKind::kUnrolled
-                          ? FragmentCount(s)
-                          : 0;
-    if (n != 0) {
-      any = true;
-      small = small && n > 0 && n <= 16 && ir::AsConstInt(f->min);
-    }
-  });
-  return any && small;
+  std::vector<int64_t> nests;
+  FragmentNests(body, &nests);
+  if (nests.size() < 32) return false;
+  for (int64_t n : nests) {
+    if (n < 1 || n > 16) return false;
+  }
+  return true;
 }
 
 // The wgmma call of an Evaluate statement, or null.
@@ -277,12 +309,13 @@ void Printer::Stmt(const ir::Stmt& s) {
     case ir::StmtKind::kFor: {
       const auto* f = s.As<ir::ForNode>();
       std::string v = VarName(f->var.get());
-      if (unroll_fragment_nests_ && FragmentCount(s) > 0) {
+      if (unroll_fragment_nests_ && FragmentCount(s) > 0 &&
+          ir::AsConstInt(f->min)) {
         const int64_t min = *ir::AsConstInt(f->min);
         const int64_t end = min + *ir::AsConstInt(f->extent);
         for (int64_t k = min; k < end; ++k) {
           Line(absl::StrCat("{  // ", v, " = ", k));
-          Block(passes::Substitute(
+          Block(ir::Substitute(
               f->body, {{f->var.get(), ir::IntImm(f->var.dtype(), k)}}));
           Line("}");
         }

@@ -107,39 +107,6 @@ INSTANTIATE_TEST_SUITE_P(Programs, CompileAll,
                                   "_" + (arch == "sm_80" ? "sm80" : "sm90a");
                          });
 
-// Loop nests of at most 16 mma.sync / ldmatrix fragments are printed one
-// { } scope per iteration, their fragment offsets constants, where every
-// such nest of the kernel is that small (NVVM unrolls hundreds of small
-// nests slowly); a kernel with a bigger nest (a 64x64 warp tile's 4 x 8 mma)
-// keeps its loops. Both compile: CompileAll.
-TEST(Codegen, SmallFragmentNestsArePrintedUnrolled) {
-  absl::StatusOr<CompiledKernel> small =
-      compile(RowMax(), {.target = Target::sm80()});
-  ASSERT_TRUE(small.ok()) << small.status();
-  const std::string& s = small->source();
-  EXPECT_THAT(s, HasSubstr("{  // mi = 1"));
-  const std::string mma = "tl::mma_m16n8k16_f16_f32((*reinterpret_cast<";
-  size_t mmas = 0;
-  for (size_t p = s.find(mma); p != std::string::npos;
-       p = s.find(mma, p + 1), ++mmas) {
-    // float(*)[4]>(&acc[12])): a constant offset, no loop variable.
-    const size_t open = s.find("[", s.find(">(&", p));
-    const size_t close = s.find("]", open);
-    EXPECT_EQ(
-        s.substr(open + 1, close - open - 1).find_first_not_of("0123456789"),
-        std::string::npos)
-        << s.substr(p, 120);
-  }
-  EXPECT_GT(mmas, 1u);
-
-  absl::StatusOr<CompiledKernel> big = compile(
-      GemmBig(),
-      {.target = Target::sm90a(), .pass_config = {.disable_wgmma = true}});
-  ASSERT_TRUE(big.ok()) << big.status();
-  EXPECT_THAT(big->source(), HasSubstr("#pragma unroll"));
-  EXPECT_THAT(big->source(), Not(HasSubstr("{  // ")));
-}
-
 // The mma.sync shape (on sm_90a this tile takes wgmma unless disabled:
 // wgmma_test.cc).
 TEST(Codegen, GemmHasTheProbeShape) {

@@ -6,7 +6,7 @@
 #     --checks at small sizes (new code): one asm per run of wgmmas (linear
 #     attention D64, flash attention's D64 backward, split-K) and fragment
 #     nests printed unrolled (linear attention D128, flash attention's D128
-#     backward, split-K), each benched with the new code and then the old
+#     backward), each benched with the new code and then the old
 #     (TESSEL_WGMMA_ASM_EACH=1 TESSEL_UNROLL_FRAGMENT_LOOPS=0 print exactly
 #     the old code). The gemms' and the flash forward's device tiles give
 #     byte-identical cubins either way.

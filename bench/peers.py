@@ -22,7 +22,9 @@
   bias) and torch.softmax in f16 (impl "torch"), torch.compile of each,
   static shapes (impl "torch_compile", with --compile-norms), and a
   device-to-device copy of the same tensor (kernel "copy"): the bandwidth
-  ceiling of the same run.
+  ceiling of the same run. --norm-timing events,cuda_graph also times each
+  one as tessel's `--cuda-graph` samples do (records of variant
+  "cuda_graph"; see Timing).
 - fp8 GEMM ("fp8_gemm", sizes M,N,K): torch._scaled_mm on e4m3 inputs,
   A [M, K] row-major, B an [N, K] row-major tensor passed as b.t() (the
   column-major operand cuBLASLt's fp8 path needs), unit float32 scales,
@@ -35,9 +37,15 @@
   forward and forward+backward.
 
 Timing: triton.testing.do_bench (L2 flushed before each run; the median of
-the runs that fill rep-ms), else CUDA events with a 256 MiB flush. The JSON
-schema is tessel/bench_report.h's (docs/benchmarks.md). The GPU machine has no
-network: fla comes from wheels (see docs/benchmarks.md).
+the runs that fill rep-ms), else CUDA events with a 256 MiB flush. Either
+times the host's launch too: a kernel shorter than its caller's host
+overhead (torch.compile's guards) is timed as that overhead. "cuda_graph"
+timing (row kernels) mirrors tessel's do_bench(use_cuda_graph): as many
+calls as fill ~1 ms captured back to back in one CUDA graph, L2 flushed
+between replays only, the median replay / calls; no launch cost on either
+side (triton.testing.do_bench_cudagraph flushes nothing, so it is not
+used). The JSON schema is tessel/bench_report.h's (docs/benchmarks.md). The
+GPU machine has no network: fla comes from wheels (see docs/benchmarks.md).
 """
 
 import argparse
@@ -62,6 +70,9 @@ def parse_args():
                    help="M,N;... for the row kernels (norms)")
     p.add_argument("--compile-norms", action="store_true",
                    help="also time torch.compile of rms_norm / layer_norm")
+    p.add_argument("--norm-timing", default="events",
+                   help="row kernels: comma list of events (do_bench), "
+                   "cuda_graph (graph replays, variant \"cuda_graph\")")
     p.add_argument("--warmup-ms", type=float, default=25)
     p.add_argument("--rep-ms", type=float, default=100)
     p.add_argument("--attention-shapes", default="8,4096,16,128;8,4096,32,64",
@@ -156,6 +167,53 @@ class Timer:
             self.triton_bench = None
             self.name = "cuda events"
 
+    def graph(self, fn):
+        """tessel's do_bench(use_cuda_graph) in PyTorch (module docstring)."""
+        torch = self.torch
+        fn()
+        torch.cuda.synchronize()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(5):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        per_call = max(start.elapsed_time(end) / 5, 1e-4)
+        calls = max(1, min(1000, int(round(1.0 / per_call))))
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(calls):
+                fn()
+        torch.cuda.synchronize()
+        l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size",
+                     50 << 20)
+        flush = torch.empty(max(256 << 20, 4 * l2), dtype=torch.int8,
+                            device="cuda")
+        start.record()
+        for _ in range(5):
+            flush.zero_()
+            g.replay()
+        end.record()
+        torch.cuda.synchronize()
+        estimate = max(start.elapsed_time(end) / 5, 1e-3)
+        for _ in range(max(1, int(self.warmup_ms / estimate))):
+            flush.zero_()
+            g.replay()
+        reps = min(10000, max(5, int(self.rep_ms / estimate)))
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        for i in range(reps):
+            flush.zero_()
+            starts[i].record()
+            g.replay()
+            ends[i].record()
+        torch.cuda.synchronize()
+        times = sorted(a.elapsed_time(b) / calls for a, b in zip(starts, ends))
+        del g, flush
+        qs = [quantile(times, q) for q in QUANTILES]
+        return {"ms": qs[1], "quantiles_ms": qs, "calls_per_sample": calls}
+
     def __call__(self, fn, grad_to_none=None):
         fn()  # first call: autotuning and compilation stay out of the timing
         self.torch.cuda.synchronize()
@@ -193,15 +251,16 @@ class Timer:
             ends[i].record()
         torch.cuda.synchronize()
         times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
-
-        def quantile(q):
-            pos = q * (len(times) - 1)
-            lo = int(math.floor(pos))
-            hi = min(lo + 1, len(times) - 1)
-            return times[lo] + (times[hi] - times[lo]) * (pos - lo)
-
-        qs = [quantile(q) for q in QUANTILES]
+        qs = [quantile(times, q) for q in QUANTILES]
         return {"ms": qs[1], "quantiles_ms": qs}
+
+
+def quantile(times, q):
+    """The q quantile of sorted times, interpolated."""
+    pos = q * (len(times) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(times) - 1)
+    return times[lo] + (times[hi] - times[lo]) * (pos - lo)
 
 
 def record(kernel, impl, pass_, variant, shape, flops, bytes_, timing,
@@ -428,7 +487,7 @@ def bench_fp8_gemm(torch, timer, shapes, log):
     return out
 
 
-def bench_norms(torch, timer, shapes, compile_norms, log):
+def bench_norms(torch, timer, shapes, compile_norms, timings, log):
     """Row kernels in f16, as tessel's samples: bytes = inputs + outputs."""
     import torch.nn.functional as F
     out = []
@@ -465,14 +524,19 @@ def bench_norms(torch, timer, shapes, compile_norms, log):
                       ("layernorm", "torch_compile", rows + 4 * n,
                        lambda: ln(x)),
                       ("softmax", "torch_compile", rows, lambda: sm(x))]
-        for kernel, impl, bytes_, fn in cases:
+        for (kernel, impl, bytes_, fn), timing in (
+                (c, t) for c in cases for t in timings):
+            # variant "" / "cuda_graph" as the samples' records (run_all.py
+            # pairs them).
+            graph = timing == "cuda_graph"
+            variant = "cuda_graph" if graph else ""
             try:
-                # variant "" as the samples' records (run_all.py pairs them).
-                r = record(kernel, impl, "fwd", "", shape, 0.0, bytes_,
-                           timer(fn))
+                r = record(kernel, impl, "fwd", variant, shape, 0.0, bytes_,
+                           timer.graph(fn) if graph else timer(fn))
             except Exception as exc:
-                r = error_record(kernel, impl, "fwd", "", shape, 0.0, bytes_,
-                                 exc)
+                r = error_record(kernel, impl, "fwd", variant, shape, 0.0,
+                                 bytes_, exc)
+            r["timing"] = "cuda_graph" if graph else timer.name
             log(r)
             out.append(r)
         del x, w, b, y
@@ -591,6 +655,11 @@ def bench_linear(torch, timer, shapes, which, check, log):
 def main():
     args = parse_args()
     which = set(args.only.split(","))
+    bad = set(args.norm_timing.split(",")) - {"events", "cuda_graph"}
+    if bad:
+        print("peers.py: --norm-timing: unknown {} (expected events, "
+              "cuda_graph)".format(",".join(sorted(bad))), file=sys.stderr)
+        return 2
     report = {"benchmark": "peers", "records": [], "errors": []}
     measured = []
 
@@ -643,7 +712,7 @@ def main():
     if "norms" in which:
         sections.append(("norms", lambda: bench_norms(
             torch, timer, parse_rows(args.row_shapes), args.compile_norms,
-            log)))
+            args.norm_timing.split(","), log)))
     if "fp8_gemm" in which:
         sections.append(("fp8_gemm", lambda: bench_fp8_gemm(
             torch, timer, parse_gemms(args.gemm_shapes), log)))

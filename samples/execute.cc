@@ -187,6 +187,7 @@ absl::StatusOr<RunResult> ExecuteOnGpu(Workload& w, const ExecuteOptions& o) {
     r.ms = b.ms;
     r.benched = true;
     r.bench = b;
+    r.cuda_graph = o.bench_options.use_cuda_graph;
     if (kernels.size() > 1) {
       // The kernel alone (atomics keep adding into their outputs: the
       // values drift, the time does not).

@@ -59,6 +59,8 @@ struct RunResult {
   bool benched = false;  // ms is do_bench's median
   // The whole step list's do_bench result (GPU bench only).
   std::optional<BenchResult> bench;
+  // bench replayed CUDA graphs of back-to-back calls (no launch cost).
+  bool cuda_graph = false;
 };
 
 absl::StatusOr<RunResult> Execute(Workload& workload,

@@ -76,6 +76,7 @@ absl::StatusOr<FlashAttentionConfig> FlashAttentionConfigFromJson(
                            params.IntInRange("threads", 32, 1024, c.threads));
   SAMPLES_ASSIGN_OR_RETURN(c.p_in_registers,
                            params.Bool("p_in_registers", c.p_in_registers));
+  SAMPLES_ASSIGN_OR_RETURN(c.overlap, params.Bool("overlap", c.overlap));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
 }
@@ -98,6 +99,7 @@ FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm) {
     c.block_m = small ? 192 : 128;
     c.block_n = 128;
     c.threads = small ? 384 : 256;
+    if (c.overlap) c.num_stages = 3;
   }
   return c;
 }
@@ -148,6 +150,20 @@ void SoftmaxTimesV(const Buffer& acc_s, const Buffer& p, const Buffer& V_shared,
   T::gemm(p, V_shared, acc_o, {.policy = T::GemmWarpPolicy::kFullRow});
 }
 
+PipelineOptions FlashPipeline(const FlashAttentionConfig& c) {
+  PipelineOptions o{.num_stages = c.num_stages, .name = "k"};
+  if (c.overlap) {
+    // The body: copy K, init S, S = Q K^T, copy V, then SoftmaxTimesV's
+    // max_prev, max, scale, O *= scale, P = exp2, sum, logsum, cast, O += P V.
+    // P V (stage 1) is issued right after S = Q K^T; O *= scale moves
+    // after the logsum, where P V of the previous block must be done.
+    // The copies are the producer's (-1, as TileLang writes them).
+    o.order = {-1, 0, 1, -1, 3, 4, 5, 9, 6, 7, 8, 10, 2};
+    o.stage = {-1, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  }
+  return o;
+}
+
 absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckFlashAttentionConfig(c, "flash_attention"));
   const int bm = c.block_m, bn = c.block_n, D = c.D;
@@ -185,8 +201,7 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
     T::Expr loop_range =
         c.causal ? T::min(T::ceildiv((bx + 1) * bm, bn), T::ceildiv(c.S, bn))
                  : T::Expr(T::ceildiv(c.S, bn));
-    for (auto k :
-         T::Pipelined(loop_range, {.num_stages = c.num_stages, .name = "k"})) {
+    for (auto k : T::Pipelined(loop_range, FlashPipeline(c))) {
       T::copy(K(bz, T::slice(k * bn, (k + 1) * bn), kv_head, T::all), K_shared);
       auto masked_init = [&] {
         for (auto [i, j] : T::Parallel(bm, bn)) {

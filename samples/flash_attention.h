@@ -15,7 +15,7 @@
 //
 // Registered for tessel-warmup as "flash_attention" (params B, S, H, D,
 // heads_kv, causal, lse, block_m, block_n, num_stages, threads,
-// p_in_registers).
+// p_in_registers, overlap).
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_H_
 #define TESSEL_SAMPLES_FLASH_ATTENTION_H_
 
@@ -54,6 +54,13 @@ struct FlashAttentionConfig {
   // the mma A layout of P V when each warp owns whole rows), instead of
   // going through shared memory.
   bool p_in_registers = true;
+  // FlashAttention-3's intra-warpgroup overlap, through the Pipelined
+  // loop's order / stage lists: P V of key block k - 1 runs one iteration
+  // late, issued right after Q K^T of block k, so that the tensor cores
+  // work on it while the softmax of block k runs; the rescale of the output
+  // waits for it. Acts on the warp-specialized sm_90a path (elsewhere the
+  // loop runs in its sequential order, the same result).
+  bool overlap = false;
 };
 
 // The tile for sm_<sm>: on sm_90 and later, D <= 128, 128 x 128 over two
@@ -61,11 +68,16 @@ struct FlashAttentionConfig {
 // which the scheduler warp-specializes: a TMA producer fills K and V
 // (B8 S4096 H16 D128: 2.08 ms against 4.82 with the default tile; H32 D64:
 // 2.37 ms against 2.80 with 128 x 128; bench/results/h200_s7/); elsewhere
-// the defaults above.
+// the defaults above. With overlap, three K / V stages: P V holds its stage
+// one iteration longer.
 FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm);
 
 absl::StatusOr<Program> FlashAttentionProgram(
     const FlashAttentionConfig& config);
+
+// The forward's Pipelined options: stages, and with overlap the order /
+// stage lists of its 13 body statements.
+PipelineOptions FlashPipeline(const FlashAttentionConfig& config);
 
 // The forward's tiles, allocated in this order (the shared-memory plan
 // follows it): Q, K, V in shared memory, the scores, P, the output and the

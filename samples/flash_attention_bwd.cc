@@ -1,5 +1,6 @@
 #include "samples/flash_attention_bwd.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -22,7 +23,8 @@ int KvHeads(const FlashAttentionBackwardConfig& c) {
 }
 
 int BlockN(const FlashAttentionBackwardConfig& c) {
-  return c.block_n > 0 ? c.block_n : c.D <= 64 ? 64 : 32;
+  if (c.block_n > 0) return c.block_n;
+  return c.D <= 64 ? std::max(64, c.block_m) : std::max(32, c.block_m / 2);
 }
 
 absl::Status CheckConfig(const FlashAttentionBackwardConfig& c) {
@@ -70,14 +72,21 @@ absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
         c.num_stages, params.IntInRange("num_stages", 0, 8, c.num_stages));
     SAMPLES_ASSIGN_OR_RETURN(c.threads,
                              params.IntInRange("threads", 32, 1024, c.threads));
+    SAMPLES_ASSIGN_OR_RETURN(c.dq_first, params.Bool("dq_first", c.dq_first));
   }
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
 }
 
-absl::StatusOr<Program> MakeBackward(const nlohmann::json& json) {
+// Without tile params, the target's tile (WithDeviceTile).
+absl::StatusOr<Program> MakeBackward(const nlohmann::json& json,
+                                     const Target& target) {
   SAMPLES_ASSIGN_OR_RETURN(FlashAttentionBackwardConfig c,
                            ConfigFromJson(json, /*tiles=*/true));
+  if (!json.contains("block_m") && !json.contains("block_n") &&
+      !json.contains("threads")) {
+    c = WithDeviceTile(c, target.sm());
+  }
   return FlashAttentionBackwardProgram(c);
 }
 
@@ -98,14 +107,30 @@ FlashAttentionBackwardConfig BackwardOf(const FlashAttentionConfig& f) {
           .causal = f.causal};
 }
 
+int PaddedSeqLen(const FlashAttentionBackwardConfig& c) {
+  return (c.S + kPreprocessRows - 1) / kPreprocessRows * kPreprocessRows;
+}
+
+FlashAttentionBackwardConfig WithDeviceTile(FlashAttentionBackwardConfig c,
+                                            int sm) {
+  if (sm >= 90 && c.D <= 128) {
+    c.block_m = 128;
+    c.block_n = 0;
+    c.threads = 256;
+  }
+  return c;
+}
+
 absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
     const FlashAttentionBackwardConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
-  const int rows = kPreprocessRows, D = c.D;
+  const int rows = kPreprocessRows, D = c.D, Sp = PaddedSeqLen(c);
   T::ProgramBuilder p("flash_attention_bwd_preprocess");
   auto O = p.tensor("O", {c.B, c.S, c.H, D}, f16);
   auto dO = p.tensor("dO", {c.B, c.S, c.H, D}, f16);
-  auto Delta = p.tensor("Delta", {c.B, c.H, c.S}, f32);
+  auto LSE = p.tensor("LSE", {c.B, c.H, c.S}, f32);
+  auto Delta = p.tensor("Delta", {c.B, c.H, Sp}, f32);
+  auto LSE2 = p.tensor("LSE2", {c.B, c.H, Sp}, f32);
   {
     T::Kernel kernel(T::ceildiv(c.S, rows), c.H, c.B, {.threads = 128});
     auto [bx, by, bz] = kernel.block_index();
@@ -113,6 +138,7 @@ absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
     auto d_o = T::alloc_shared({rows, D}, f16, "do");
     auto acc = T::alloc_fragment({rows, D}, f32, "acc");
     auto delta = T::alloc_fragment({rows}, f32, "delta");
+    auto lse = T::alloc_fragment({rows}, f32, "lse");
     auto tile = T::slice(bx * rows, (bx + 1) * rows);
     T::copy(O(bz, tile, by, T::all), o);
     T::copy(dO(bz, tile, by, T::all), d_o);
@@ -120,7 +146,11 @@ absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
       acc(i, j) = T::cast(o(i, j), f32) * T::cast(d_o(i, j), f32);
     }
     T::reduce_sum(acc, delta, {.dim = 1});
+    // Rows past S (the padding) read zeros: Delta 0 and LSE 0 there.
     T::copy(delta, Delta(bz, by, tile));
+    T::copy(LSE(bz, by, tile), lse);
+    for (auto i : T::Parallel(rows)) lse(i) = lse(i) * kLog2e;
+    T::copy(lse, LSE2(bz, by, tile));
   }
   return p.finish();
 }
@@ -132,6 +162,9 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
   const int group = c.H / Hkv;
   const double sm_scale = 1.0 / std::sqrt(static_cast<double>(D));
   const double scale = sm_scale * kLog2e;  // exp(x / sqrt(D)) = exp2(x scale)
+  // dQ's gemm has bn rows, dQ^T's D: take the one whose rows split over the
+  // warpgroups (wgmma gives each 64 rows of the accumulator).
+  const bool dq_transposed = bn % (64 * std::max(1, c.threads / 128)) != 0;
   T::ProgramBuilder p(absl::StrCat("flash_attention_bwd",
                                    group > 1 ? "_gqa" : "",
                                    c.causal ? "_causal" : ""));
@@ -139,8 +172,9 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
   auto K = p.tensor("K", {c.B, c.S, Hkv, D}, f16);
   auto V = p.tensor("V", {c.B, c.S, Hkv, D}, f16);
   auto dO = p.tensor("dO", {c.B, c.S, c.H, D}, f16);
-  auto LSE = p.tensor("LSE", {c.B, c.H, c.S}, f32);
-  auto Delta = p.tensor("Delta", {c.B, c.H, c.S}, f32);
+  // Rows padded to whole 128-byte lines: the TMA loads their tiles.
+  auto LSE2 = p.tensor("LSE2", {c.B, c.H, PaddedSeqLen(c)}, f32);
+  auto Delta = p.tensor("Delta", {c.B, c.H, PaddedSeqLen(c)}, f32);
   auto dQ = p.tensor("dQ_acc", {c.B, c.S, c.H, D}, f32);
   auto dK = p.tensor("dK", {c.B, c.S, Hkv, D}, f16);
   auto dV = p.tensor("dV", {c.B, c.S, Hkv, D}, f16);
@@ -160,7 +194,8 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
     auto dsT_shared = T::alloc_shared({bm, bn}, f16, "dsT_shared");
     auto dk = T::alloc_fragment({bm, D}, f32, "dk");
     auto dv = T::alloc_fragment({bm, D}, f32, "dv");
-    auto dq = T::alloc_fragment({bn, D}, f32, "dq");
+    auto dq = dq_transposed ? T::alloc_fragment({D, bn}, f32, "dqT")
+                            : T::alloc_fragment({bn, D}, f32, "dq");
     auto dq_shared = T::alloc_shared({bn, D}, f32, "dq_shared");
     auto keys = T::slice(bx * bm, (bx + 1) * bm);
     T::copy(K(bz, keys, by, T::all), K_shared);
@@ -182,37 +217,57 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
       const T::Expr k =
           group == 1 ? T::Expr(it) : first + it % (q_tiles - first);
       auto queries = T::slice(k * bn, (k + 1) * bn);
+      // The step's tiles first: on sm_90a they are what the producer loads.
       T::copy(Q(bz, queries, head, T::all), q);
+      T::copy(dO(bz, queries, head, T::all), d_o);
+      T::copy(LSE2(bz, head, queries), lse);
+      T::copy(Delta(bz, head, queries), delta);
+      // S^T = K Q^T and dP^T = V dO^T, then the elementwise work on both.
       T::gemm(K_shared, q, qkT,
               {.transpose_B = true,
                .clear_accum = true,
                .policy = T::GemmWarpPolicy::kFullRow});
-      T::copy(LSE(bz, head, queries), lse);
-      // P^T = exp(S^T / sqrt(D) - LSE), zero above the diagonal.
-      for (auto [i, j] : T::Parallel(bm, bn)) {
-        T::Expr p_ij = T::exp2(qkT(i, j) * scale - lse(j) * kLog2e);
-        qkT(i, j) =
-            c.causal ? T::select(bx * bm + i <= k * bn + j, p_ij, 0.0f) : p_ij;
-      }
-      T::copy(dO(bz, queries, head, T::all), d_o);
-      // dP^T = V dO^T.
       T::gemm(V_shared, d_o, dsT,
               {.transpose_B = true,
                .clear_accum = true,
                .policy = T::GemmWarpPolicy::kFullRow});
-      T::copy(qkT, qkT_cast);
-      T::gemm(qkT_cast, d_o, dv, {.policy = T::GemmWarpPolicy::kFullRow});
-      T::copy(Delta(bz, head, queries), delta);
+      // P^T = exp(S^T / sqrt(D) - LSE), zero above the diagonal.
+      for (auto [i, j] : T::Parallel(bm, bn)) {
+        T::Expr p_ij = T::exp2(qkT(i, j) * scale - lse(j));
+        qkT(i, j) =
+            c.causal ? T::select(bx * bm + i <= k * bn + j, p_ij, 0.0f) : p_ij;
+      }
       // dS^T = P^T (dP^T - Delta) / sqrt(D).
       for (auto [i, j] : T::Parallel(bm, bn)) {
         dsT_cast(i, j) = qkT(i, j) * (dsT(i, j) - delta(j)) * sm_scale;
       }
+      // dQ = dS K (or dQ^T = K^T dS^T), summed over the key blocks by
+      // atomics. Both its operands are in shared memory: issued first, it
+      // runs on the tensor cores beside dV's gemm (more live registers).
+      auto dq_gemm = [&] {
+        T::copy(dsT_cast, dsT_shared);
+        if (dq_transposed) {
+          T::gemm(K_shared, dsT_shared, dq,
+                  {.transpose_A = true,
+                   .clear_accum = true,
+                   .policy = T::GemmWarpPolicy::kFullRow});
+        } else {
+          T::gemm(dsT_shared, K_shared, dq,
+                  {.transpose_A = true,
+                   .clear_accum = true,
+                   .policy = T::GemmWarpPolicy::kFullRow});
+        }
+      };
+      T::copy(qkT, qkT_cast);
+      if (c.dq_first) dq_gemm();
+      T::gemm(qkT_cast, d_o, dv, {.policy = T::GemmWarpPolicy::kFullRow});
       T::gemm(dsT_cast, q, dk, {.policy = T::GemmWarpPolicy::kFullRow});
-      T::copy(dsT_cast, dsT_shared);
-      // dQ = dS K, summed over the key blocks by atomics.
-      T::gemm(dsT_shared, K_shared, dq,
-              {.transpose_A = true, .clear_accum = true});
-      T::copy(dq, dq_shared);
+      if (!c.dq_first) dq_gemm();
+      if (dq_transposed) {
+        for (auto [i, j] : T::Parallel(D, bn)) dq_shared(j, i) = dq(i, j);
+      } else {
+        T::copy(dq, dq_shared);
+      }
       T::atomic_add(dQ(bz, queries, head, T::all), dq_shared);
     }
     T::copy(dk, dK(bz, keys, by, T::all));

@@ -2,7 +2,9 @@
 // from Q, K, V, O, dO and the forward's log-sum-exp, causal or full, with
 // grouped-query heads.
 //
-//   1. flash_attention_bwd_preprocess: Delta = rowsum(dO * O), f32 [B, H, S].
+//   1. flash_attention_bwd_preprocess: Delta = rowsum(dO * O) and LSE2 =
+//      LSE log2(e), f32 [B, H, Sp] (S padded to whole 128-byte rows, which
+//      the TMA needs; the padding is 0).
 //   2. flash_attention_bwd[_gqa][_causal]: one block per (key tile, kv
 //      head, batch) loops over the query tiles (and, with grouped heads,
 //      over the group's query heads): P^T and dS^T are recomputed from
@@ -14,12 +16,13 @@
 //   FlashAttentionBackwardConfig c{.B = 8, .S = 4096, .H = 16, .D = 128};
 //   absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c);
 //
-// Parameters: preprocess (O, dO [B, S, H, D] f16, Delta [B, H, S] f32);
-// main (Q [B, S, H, D], K, V [B, S, Hkv, D], dO, LSE, Delta, dQ_acc
-// [B, S, H, D] f32, dK, dV [B, S, Hkv, D] f16). Registered for tessel-warmup
-// as "flash_attention_bwd" (params B, S, H, D, heads_kv, causal, block_m,
-// block_n, num_stages, threads) and "flash_attention_bwd_preprocess" (B, S,
-// H, D).
+// Parameters: preprocess (O, dO [B, S, H, D] f16, LSE [B, H, S] f32, Delta,
+// LSE2 [B, H, Sp] f32); main (Q [B, S, H, D], K, V [B, S, Hkv, D], dO, LSE2,
+// Delta, dQ_acc [B, S, H, D] f32, dK, dV [B, S, Hkv, D] f16). Registered for
+// tessel-warmup as "flash_attention_bwd" (params B, S, H, D, heads_kv, causal,
+// block_m, block_n, num_stages, threads, dq_first; without block_m, block_n and
+// threads, the target's tile: WithDeviceTile) and
+// "flash_attention_bwd_preprocess" (B, S, H, D).
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_BWD_H_
 #define TESSEL_SAMPLES_FLASH_ATTENTION_BWD_H_
 
@@ -40,13 +43,28 @@ struct FlashAttentionBackwardConfig {
   int heads_kv = 0;  // 0 or H: multi-head; else a divisor of H
   bool causal = false;
   int block_m = 64;  // key rows of one block (its dK, dV tile)
-  int block_n = 0;   // query rows per loop step; 0: 64 at D <= 64, else 32
+  // Query rows per loop step; 0: block_m (at least 64) at D <= 64, else
+  // block_m / 2 (at least 32).
+  int block_n = 0;
   int num_stages = 2;
   int threads = 128;
+  // dQ's gemm before dV's and dK's (beside them on the tensor cores, with
+  // more registers live) instead of after.
+  bool dq_first = false;
 };
 
 // The backward of a forward config's sizes (heads, causal), default tiles.
 FlashAttentionBackwardConfig BackwardOf(const FlashAttentionConfig& forward);
+
+// The tile for an sm_<sm> device: on sm_90 FlashAttention 3's shape, 128
+// keys per block and 64 queries per step at D128 (128 at D <= 64), two
+// consumer warpgroups; the warp-specialized lowering gives them a TMA
+// producer. The defaults (64 keys, 4 warps) fit sm_80's shared memory.
+FlashAttentionBackwardConfig WithDeviceTile(FlashAttentionBackwardConfig c,
+                                            int sm);
+
+// S rounded up to the preprocess's rows (32): the length of Delta and LSE2.
+int PaddedSeqLen(const FlashAttentionBackwardConfig& config);
 
 absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
     const FlashAttentionBackwardConfig& config);

@@ -46,17 +46,20 @@ absl::Status AddBackwardSteps(const FlashAttentionBackwardConfig& c,
   const int64_t n_q = NumElements(q_shape);
   SAMPLES_ASSIGN_OR_RETURN(Program zero, ZeroProgram(n_q, f32));
   SAMPLES_ASSIGN_OR_RETURN(Program cast, CastProgram(n_q, f32, f16));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Delta"], Sentinel(f32, {c.B, c.H, c.S}));
+  const int64_t Sp = PaddedSeqLen(c);
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["Delta"], Sentinel(f32, {c.B, c.H, Sp}));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["LSE2"], Sentinel(f32, {c.B, c.H, Sp}));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["dQ_acc"], Sentinel(f32, q_shape));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["dQ"], Sentinel(f16, q_shape));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["dK"], Sentinel(f16, kv_shape));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["dV"], Sentinel(f16, kv_shape));
   w.steps.push_back({.program = zero, .args = {Arg("dQ_acc", {n_q})}});
-  w.steps.push_back({.program = pre, .args = {"O", "dO", "Delta"}});
+  w.steps.push_back(
+      {.program = pre, .args = {"O", "dO", "LSE", "Delta", "LSE2"}});
   w.main_step = static_cast<int>(w.steps.size());
   w.steps.push_back(
       {.program = main,
-       .args = {"Q", "K", "V", "dO", "LSE", "Delta", "dQ_acc", "dK", "dV"}});
+       .args = {"Q", "K", "V", "dO", "LSE2", "Delta", "dQ_acc", "dK", "dV"}});
   w.steps.push_back(
       {.program = cast, .args = {Arg("dQ_acc", {n_q}), Arg("dQ", {n_q})}});
   for (const char* out : {"dQ", "dK", "dV"}) w.outputs.push_back(out);

@@ -30,8 +30,14 @@ constexpr char kUsage[] =
     "                       default H)\n"
     "  --lse=true|false     the forward also writes the log-sum-exp\n"
     "  --block-m, --block-n, --stages, --threads\n"
+    "  --bwd-block-m, --bwd-block-n, --bwd-stages, --bwd-threads  the\n"
+    "                       backward's tile (default: the device's)\n"
+    "  --bwd-dq-first=true|false  the backward's dQ gemm before dV's and dK's\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
+    "  --overlap=true|false  the forward issues P V of the previous key\n"
+    "                       block with Q K^T, under the softmax (Pipelined\n"
+    "                       order / stage; FlashAttention-3's overlap)\n"
     "  --varlen=S1,S2,...|bench  variable-length forward: sequences of\n"
     "                       these lengths packed along one token axis\n"
     "                       (bench: 8 lengths summing to 32768); dims are\n"
@@ -127,6 +133,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                       {"threads", &base.threads}}));
   SAMPLES_ASSIGN_OR_RETURN(base.p_in_registers,
                            flags.Bool("p-in-registers", base.p_in_registers));
+  SAMPLES_ASSIGN_OR_RETURN(base.overlap, flags.Bool("overlap", base.overlap));
   // Without tile flags, the device's tile.
   const bool tile_flags = flags.Has("block-m") || flags.Has("block-n") ||
                           flags.Has("stages") || flags.Has("threads");
@@ -207,6 +214,25 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   if (args.tune) {
     SAMPLES_RETURN_IF_ERROR(TuneTiles(configs, tune, args.seed, flags));
   }
+  FlashAttentionBackwardConfig bwd_tile;
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"bwd-block-m", &bwd_tile.block_m},
+                                      {"bwd-block-n", &bwd_tile.block_n},
+                                      {"bwd-stages", &bwd_tile.num_stages},
+                                      {"bwd-threads", &bwd_tile.threads}}));
+  const bool bwd_tile_flags =
+      flags.Has("bwd-block-m") || flags.Has("bwd-block-n") ||
+      flags.Has("bwd-stages") || flags.Has("bwd-threads");
+  SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dq_first,
+                           flags.Bool("bwd-dq-first", bwd_tile.dq_first));
+  auto backward = [&](const FlashAttentionConfig& c) {
+    FlashAttentionBackwardConfig b = BackwardOf(c);
+    b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
+    b.num_stages = bwd_tile.num_stages, b.threads = bwd_tile.threads;
+    b.dq_first = bwd_tile.dq_first;
+    if (args.backend == Backend::kGpu && !bwd_tile_flags)
+      b = WithDeviceTile(b, Target::detect().sm());
+    return b;
+  };
   std::vector<Workload> out;
   for (const FlashAttentionConfig& c : configs) {
     if (pass == "fwd") {
@@ -215,12 +241,12 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       out.push_back(std::move(w));
     } else if (pass == "bwd") {
       SAMPLES_ASSIGN_OR_RETURN(
-          Workload w, FlashAttentionBackwardWorkload(BackwardOf(c), args.seed));
+          Workload w, FlashAttentionBackwardWorkload(backward(c), args.seed));
       out.push_back(std::move(w));
     } else {
       SAMPLES_ASSIGN_OR_RETURN(
           Workload w,
-          FlashAttentionForwardBackwardWorkload(c, BackwardOf(c), args.seed));
+          FlashAttentionForwardBackwardWorkload(c, backward(c), args.seed));
       out.push_back(std::move(w));
     }
   }

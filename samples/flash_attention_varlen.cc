@@ -88,8 +88,9 @@ absl::StatusOr<Program> FlashAttentionVarlenProgram(
       T::Expr loop_range =
           c.causal ? T::min(T::ceildiv((bx + 1) * bm, bn), key_blocks)
                    : key_blocks;
-      for (auto k : T::Pipelined(loop_range,
-                                 {.num_stages = c.num_stages, .name = "k"})) {
+      // The forward's body, statement for statement: its order / stage
+      // lists fit (FlashPipeline).
+      for (auto k : T::Pipelined(loop_range, FlashPipeline(c))) {
         T::copy(
             K(T::slice(start + k * bn, start + (k + 1) * bn), kv_head, T::all),
             K_shared);

@@ -57,6 +57,9 @@ struct GemmTile {
   // K slices (gemm_split_k.h): > 1 runs a block per (output tile, slice)
   // into f32 partial sums, then a kernel that adds them.
   int split_k = 1;
+  // sm_90a: PassConfig::pingpong_consumers, two consumer warpgroups taking
+  // alternate tiles (threads must be 128: one warpgroup's tile).
+  bool pingpong = false;
 };
 
 // The default tile for sm_<sm> (samples/gemm_tile.cc): on sm_90 and later
@@ -72,6 +75,12 @@ struct GemmTile {
 // split only when asked (split_k): by default it lost (1000^3).
 GemmTile DefaultGemmTile(int sm, DataType in_dtype = f16, int64_t M = 0,
                          int64_t N = 0, int64_t K = 0, int sms = 132);
+
+// The tile of the ping-pong schedule (GemmTile::pingpong) on sm_90:
+// 128x128x64 in 6 stages, one consumer warpgroup's tile (128 accumulator
+// registers a thread), two warpgroups taking turns; elsewhere
+// DefaultGemmTile (the option does nothing there).
+GemmTile PingpongGemmTile(int sm, DataType in_dtype = f16);
 
 struct GemmConfig {
   int M = 0;

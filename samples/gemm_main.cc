@@ -27,6 +27,11 @@ constexpr char kUsage[] =
     "  --layout=NN|NT|TN|TT (default NN; NT: B stored [N, K])\n"
     "  --bias-relu          fused epilogue C = relu(A B + bias[j])\n"
     "  --block-m, --block-n, --block-k, --stages, --threads, --panel\n"
+    "  --pingpong=true|false  sm_90a: two consumer warpgroups take turns on\n"
+    "                       whole output tiles (PassConfig::\n"
+    "                       pingpong_consumers; default false); without\n"
+    "                       tile flags the tile is 128x128x64, 6 stages,\n"
+    "                       128 threads (PingpongGemmTile)\n"
     "  --split-k=N          cut K into N slices: f32 partial sums, then a\n"
     "                       reduce kernel (default: the tile table's choice,\n"
     "                       samples/gemm_tile.cc)\n"
@@ -70,6 +75,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(base.layout,
                            ParseGemmLayout(flags.String("layout", "NN")));
   SAMPLES_ASSIGN_OR_RETURN(base.bias_relu, flags.Bool("bias-relu", false));
+  SAMPLES_ASSIGN_OR_RETURN(const bool pingpong, flags.Bool("pingpong", false));
   // The device's best tile for the inputs unless the flags pin one.
   const int sm = args.backend == Backend::kGpu ? Target::detect().sm() : 0;
   int sms = 132;
@@ -78,7 +84,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     sms = info.multiprocessors;
   }
   auto tile_for = [&](DataType in, GemmTile& t) {
-    t = DefaultGemmTile(sm, in);
+    t = pingpong ? PingpongGemmTile(sm, in) : DefaultGemmTile(sm, in);
+    t.pingpong = pingpong;
     return flags.Ints({{"block-m", &t.block_m},
                        {"block-n", &t.block_n},
                        {"block-k", &t.block_k},
@@ -98,7 +105,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   auto with = [&](int m, int n, int k) {
     GemmConfig c = base;
     c.M = m, c.N = n, c.K = k;
-    if (args.backend == Backend::kGpu && !tile_flags)
+    if (args.backend == Backend::kGpu && !tile_flags && !pingpong)
       c.tile = DefaultGemmTile(sm, c.in_dtype, m, n, k, sms);
     return c;
   };

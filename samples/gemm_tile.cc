@@ -56,6 +56,17 @@ bool Fits(const HopperTileRule& r, int64_t M, int64_t N, int64_t K, int sms) {
 
 }  // namespace
 
+GemmTile PingpongGemmTile(int sm, DataType in_dtype) {
+  if (sm < 90) return DefaultGemmTile(sm, in_dtype);
+  GemmTile t{.block_m = 128,
+             .block_n = 128,
+             .num_stages = 6,
+             .threads = 128,
+             .pingpong = true};
+  if (dtype_bytes(in_dtype) == 1) t.block_k *= 2;
+  return t;
+}
+
 GemmTile DefaultGemmTile(int sm, DataType in_dtype, int64_t M, int64_t N,
                          int64_t K, int sms) {
   // 128-byte rows of K: what wgmma's swizzle atom and the TMA box read.

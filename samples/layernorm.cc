@@ -46,7 +46,7 @@ absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& c) {
   auto B = p.tensor("B", {c.N}, c.dtype);
   auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
   {
-    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = tile.threads});
+    T::Kernel kernel(RowBlocks(c.M, bm, c.grid), {.threads = tile.threads});
     auto [bx] = kernel.block_index();
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto d = T::alloc_fragment({bm, bn}, f32, "d");
@@ -60,53 +60,64 @@ absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& c) {
     auto mean = T::alloc_fragment({bm}, f32, "mean");
     auto rstd = T::alloc_fragment({bm}, f32, "rstd");
     // h = X (+ R) of chunk j; columns past N read as zeros.
-    auto load = [&](const T::Expr& j) {
-      LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
+    auto load = [&](const T::Expr& row0, const T::Expr& j) {
+      LoadRows(X, R, row0, j * bn, x, bm, bn);
     };
-    if (chunks == 1) {
-      load(0);
-      // W and B load with X: their latency hides under X's rather than
-      // following the reductions' barriers.
+    // A persistent block loads a one-chunk W and B once for all its rows.
+    const bool wb_once = chunks == 1 && c.grid > 0;
+    if (wb_once) {
       T::copy(W(0), w);
       T::copy(B(0), b);
-      T::reduce_sum(x, sum, {.dim = 1});
-      for (auto i : T::Parallel(bm)) mean(i) = sum(i) * inv_n;
-      // Around the mean; the masked columns past N must add nothing.
-      for (auto [i, col] : T::Parallel(bm, bn)) {
-        d(i, col) = T::select(col < c.N, x(i, col) - mean(i), 0.0f);
-        d(i, col) = d(i, col) * d(i, col);
+    }
+    ForEachRowTile(bx, c.M, bm, c.grid, [&](const T::Expr& row0) {
+      if (chunks == 1) {
+        load(row0, 0);
+        // W and B load with X: their latency hides under X's rather than
+        // following the reductions' barriers.
+        if (!wb_once) {
+          T::copy(W(0), w);
+          T::copy(B(0), b);
+        }
+        T::reduce_sum(x, sum, {.dim = 1});
+        for (auto i : T::Parallel(bm)) mean(i) = sum(i) * inv_n;
+        // Around the mean; the masked columns past N must add nothing.
+        for (auto [i, col] : T::Parallel(bm, bn)) {
+          d(i, col) = T::select(col < c.N, x(i, col) - mean(i), 0.0f);
+          d(i, col) = d(i, col) * d(i, col);
+        }
+        T::reduce_sum(d, sum_sq, {.dim = 1});
+        for (auto i : T::Parallel(bm))
+          rstd(i) = T::rsqrt(sum_sq(i) * inv_n + static_cast<float>(c.eps));
+      } else {
+        T::clear(sum);
+        T::clear(sum_sq);
+        for (auto j : T::Serial(chunks, {.name = "j"})) {
+          load(row0, j);
+          for (auto [i, col] : T::Parallel(bm, bn))
+            d(i, col) = x(i, col) * x(i, col);
+          T::reduce_sum(x, sum, {.dim = 1, .clear = false});
+          T::reduce_sum(d, sum_sq, {.dim = 1, .clear = false});
+        }
+        for (auto i : T::Parallel(bm)) {
+          mean(i) = sum(i) * inv_n;
+          rstd(i) =
+              T::rsqrt(T::max(sum_sq(i) * inv_n - mean(i) * mean(i), 0.0f) +
+                       static_cast<float>(c.eps));
+        }
       }
-      T::reduce_sum(d, sum_sq, {.dim = 1});
-      for (auto i : T::Parallel(bm))
-        rstd(i) = T::rsqrt(sum_sq(i) * inv_n + static_cast<float>(c.eps));
-    } else {
-      T::clear(sum);
-      T::clear(sum_sq);
       for (auto j : T::Serial(chunks, {.name = "j"})) {
-        load(j);
-        for (auto [i, col] : T::Parallel(bm, bn))
-          d(i, col) = x(i, col) * x(i, col);
-        T::reduce_sum(x, sum, {.dim = 1, .clear = false});
-        T::reduce_sum(d, sum_sq, {.dim = 1, .clear = false});
+        if (chunks > 1) load(row0, j);
+        if (chunks > 1) {
+          T::copy(W(j * bn), w);
+          T::copy(B(j * bn), b);
+        }
+        for (auto [i, col] : T::Parallel(bm, bn)) {
+          y(i, col) = (x(i, col) - mean(i)) * rstd(i) * T::cast(w(col), f32) +
+                      T::cast(b(col), f32);
+        }
+        T::copy(y, Y(row0, j * bn));
       }
-      for (auto i : T::Parallel(bm)) {
-        mean(i) = sum(i) * inv_n;
-        rstd(i) = T::rsqrt(T::max(sum_sq(i) * inv_n - mean(i) * mean(i), 0.0f) +
-                           static_cast<float>(c.eps));
-      }
-    }
-    for (auto j : T::Serial(chunks, {.name = "j"})) {
-      if (chunks > 1) load(j);
-      if (chunks > 1) {
-        T::copy(W(j * bn), w);
-        T::copy(B(j * bn), b);
-      }
-      for (auto [i, col] : T::Parallel(bm, bn)) {
-        y(i, col) = (x(i, col) - mean(i)) * rstd(i) * T::cast(w(col), f32) +
-                    T::cast(b(col), f32);
-      }
-      T::copy(y, Y(bx * bm, j * bn));
-    }
+    });
   }
   return p.finish();
 }

@@ -18,6 +18,8 @@ constexpr char kUsage[] =
     "  --eps=X              (default 1e-5)\n"
     "  --residual           LayerNorm(X + R)\n"
     "  --block-m, --block-n, --threads\n"
+    "  --grid=N             N blocks looping over the row tiles (default 0:\n"
+    "                       one block per tile)\n"
     "  dims: MxN\n";
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,

@@ -23,6 +23,10 @@ absl::StatusOr<Program> MakeRmsNorm(const nlohmann::json& json) {
   RmsNormConfig c;
   SAMPLES_RETURN_IF_ERROR(ReadRowParams(params, c));
   SAMPLES_ASSIGN_OR_RETURN(c.eps, params.Number("eps", c.eps));
+  SAMPLES_ASSIGN_OR_RETURN(c.keep_dtype,
+                           params.Bool("keep_dtype", c.keep_dtype));
+  SAMPLES_ASSIGN_OR_RETURN(c.prefetch, params.Bool("prefetch", c.prefetch));
+  SAMPLES_ASSIGN_OR_RETURN(c.w_shared, params.Bool("w_shared", c.w_shared));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return RmsNormProgram(c);
 }
@@ -38,6 +42,11 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
   // A row that fits one chunk is loaded once and kept.
   const RowTile tile = PickRowTile(c.N, c.block_m, c.block_n, c.threads);
   const int bm = tile.block_m, bn = tile.block_n, chunks = tile.chunks;
+  if (c.prefetch && (c.grid <= 0 || chunks != 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rmsnorm: prefetch needs grid > 0 and a row in one chunk (block_n ", bn,
+        ", N ", c.N, ", grid ", c.grid, ")"));
+  }
   T::ProgramBuilder p("rmsnorm");
   auto X = p.tensor("X", {c.M, c.N}, c.dtype);
   std::optional<T::Buffer> R;
@@ -45,9 +54,10 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
   auto W = p.tensor("W", {c.N}, c.dtype);
   auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
   {
-    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = tile.threads});
+    T::Kernel kernel(RowBlocks(c.M, bm, c.grid), {.threads = tile.threads});
     auto [bx] = kernel.block_index();
-    auto x = T::alloc_fragment({bm, bn}, f32, "x");
+    const DataType x_dtype = c.keep_dtype ? c.dtype : f32;
+    auto x = T::alloc_fragment({bm, bn}, x_dtype, "x");
     auto sq = T::alloc_fragment({bm, bn}, f32, "sq");
     // W broadcasts over the rows: each thread loads the columns it holds,
     // kept in the input dtype (half the registers) and widened where used.
@@ -55,28 +65,62 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
     auto y = T::alloc_fragment({bm, bn}, c.dtype, "y");
     auto sum_sq = T::alloc_fragment({bm}, f32, "sum_sq");
     auto rstd = T::alloc_fragment({bm}, f32, "rstd");
-    T::clear(sum_sq);
-    for (auto j : T::Serial(chunks, {.name = "j"})) {
-      // Columns past N read as zeros and add nothing.
-      LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
-      // A row of one chunk loads W with X, so that W's latency hides under
-      // X's rather than following the reduction's barrier.
-      if (chunks == 1) T::copy(W(0), w);
-      for (auto [r, col] : T::Parallel(bm, bn))
-        sq(r, col) = x(r, col) * x(r, col);
-      T::reduce_sum(sq, sum_sq, {.dim = 1, .clear = false});
+    auto xf = [&](const T::Expr& r, const T::Expr& col) -> T::Expr {
+      return c.keep_dtype ? T::cast(x(r, col), f32) : T::Expr(x(r, col));
+    };
+    // A persistent block loads a one-chunk W once for all its rows: into
+    // the registers it keeps, or into shared memory read per row tile.
+    const bool w_once = chunks == 1 && c.grid > 0;
+    std::optional<T::Buffer> w_smem;
+    if (c.w_shared) {
+      w_smem = T::alloc_shared({bn}, c.dtype, "w_smem");
+      T::copy(W(0), *w_smem);
+    } else if (w_once) {
+      T::copy(W(0), w);
     }
-    for (auto r : T::Parallel(bm)) {
-      rstd(r) = T::rsqrt(sum_sq(r) / static_cast<float>(c.N) +
-                         static_cast<float>(c.eps));
-    }
-    for (auto j : T::Serial(chunks, {.name = "j"})) {
-      if (chunks > 1) LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
-      if (chunks > 1) T::copy(W(j * bn), w);
-      for (auto [r, col] : T::Parallel(bm, bn)) {
-        y(r, col) = x(r, col) * rstd(r) * T::cast(w(col), f32);
+    // The rows of tile row0 from x (chunk j): sum of squares, then the
+    // scaled store.
+    auto normalize = [&](const T::Expr& row0) {
+      T::clear(sum_sq);
+      for (auto j : T::Serial(chunks, {.name = "j"})) {
+        // Columns past N read as zeros and add nothing.
+        if (!c.prefetch) LoadRows(X, R, row0, j * bn, x, bm, bn);
+        // A row of one chunk loads W with X, so that W's latency hides
+        // under X's rather than following the reduction's barrier.
+        if (chunks == 1 && !w_once) T::copy(W(0), w);
+        if (w_smem) T::copy(*w_smem, w);
+        for (auto [r, col] : T::Parallel(bm, bn))
+          sq(r, col) = xf(r, col) * xf(r, col);
+        T::reduce_sum(sq, sum_sq, {.dim = 1, .clear = false});
       }
-      T::copy(y, Y(bx * bm, j * bn));
+      for (auto r : T::Parallel(bm)) {
+        rstd(r) = T::rsqrt(sum_sq(r) / static_cast<float>(c.N) +
+                           static_cast<float>(c.eps));
+      }
+      for (auto j : T::Serial(chunks, {.name = "j"})) {
+        if (chunks > 1) LoadRows(X, R, row0, j * bn, x, bm, bn);
+        if (chunks > 1) T::copy(W(j * bn), w);
+        for (auto [r, col] : T::Parallel(bm, bn)) {
+          y(r, col) = xf(r, col) * rstd(r) * T::cast(w(col), f32);
+        }
+        T::copy(y, Y(row0, j * bn));
+      }
+    };
+    if (!c.prefetch) {
+      ForEachRowTile(bx, c.M, bm, c.grid, normalize);
+    } else {
+      // The next tile's loads are in flight while this one reduces and
+      // stores; a tile past M reads zeros.
+      const int tiles = (c.M + bm - 1) / bm;
+      const int blocks = std::min(c.grid, tiles);
+      auto x_next = T::alloc_fragment({bm, bn}, x_dtype, "x_next");
+      LoadRows(X, R, bx * bm, 0, x, bm, bn);
+      for (auto t : T::Serial((tiles + blocks - 1) / blocks, {.name = "t"})) {
+        const T::Expr row0 = (t * blocks + bx) * bm;
+        LoadRows(X, R, row0 + blocks * bm, 0, x_next, bm, bn);
+        normalize(row0);
+        for (auto [r, col] : T::Parallel(bm, bn)) x(r, col) = x_next(r, col);
+      }
     }
   }
   return p.finish();

@@ -10,7 +10,7 @@
 //   // parameters: X [M, N], (R [M, N] with .residual), W [N], Y [M, N]
 //
 // Registered for tessel-warmup as "rmsnorm" (params M, N, dtype, eps,
-// residual, block_m, block_n, threads).
+// residual, block_m, block_n, threads, grid, keep_dtype, prefetch, w_shared).
 #ifndef TESSEL_SAMPLES_RMSNORM_H_
 #define TESSEL_SAMPLES_RMSNORM_H_
 
@@ -32,6 +32,19 @@ struct RmsNormConfig {
   int block_m = 0;
   int block_n = 0;
   int threads = 0;
+  // 0: one block per row tile; else this many blocks, each looping over
+  // row tiles (samples/row_params.h, ForEachRowTile).
+  int grid = 0;
+  // Keep the loaded rows in the input dtype (half the registers of f32),
+  // widened where used; with a residual, X + R is rounded to it.
+  bool keep_dtype = false;
+  // With grid > 0 and one chunk per row: load the block's next row tile
+  // while it reduces and stores this one (two row tiles in registers).
+  bool prefetch = false;
+  // With grid > 0 and one chunk per row: W goes to shared memory once per
+  // block and each row tile reads it from there (not W in registers for
+  // the whole loop, nor from L2 per row).
+  bool w_shared = false;
 };
 
 absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& config);

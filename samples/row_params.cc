@@ -1,5 +1,7 @@
 #include "samples/row_params.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "samples/sample_util.h"
@@ -57,6 +59,25 @@ void LoadRows(const Buffer& X, const std::optional<Buffer>& R, const Expr& row0,
   auto r = T::alloc_fragment({bm, bn}, X.dtype(), "r");
   T::copy((*R)(row0, col0), r);
   for (auto [i, j] : T::Parallel(bm, bn)) x(i, j) = x(i, j) + r(i, j);
+}
+
+Expr RowBlocks(int M, int bm, int grid) {
+  if (grid <= 0) return tessel::ceildiv(M, bm);
+  return Expr(std::min(grid, (M + bm - 1) / bm));
+}
+
+void ForEachRowTile(const Expr& bx, int M, int bm, int grid,
+                    const std::function<void(const Expr& row0)>& body) {
+  namespace T = tessel;
+  if (grid <= 0) {
+    body(bx * bm);
+    return;
+  }
+  const int tiles = (M + bm - 1) / bm;
+  const int blocks = std::min(grid, tiles);
+  for (auto t : T::Serial((tiles + blocks - 1) / blocks, {.name = "t"})) {
+    body((t * blocks + bx) * bm);
+  }
 }
 
 HostTensor AddResidual(const HostTensor& x, const HostTensor& r) {

@@ -9,6 +9,7 @@
 #define TESSEL_SAMPLES_ROW_PARAMS_H_
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -24,8 +25,8 @@
 
 namespace tessel::samples {
 
-// M, N, dtype (default f16), residual, block_m, block_n, threads of any row
-// config.
+// M, N, dtype (default f16), residual, block_m, block_n, threads, grid of
+// any row config.
 template <typename Config>
 absl::Status ReadRowParams(const KernelParams& params, Config& c) {
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
@@ -39,6 +40,8 @@ absl::Status ReadRowParams(const KernelParams& params, Config& c) {
                            params.IntInRange("block_n", 1, 8192, c.block_n));
   SAMPLES_ASSIGN_OR_RETURN(c.threads,
                            params.IntInRange("threads", 32, 1024, c.threads));
+  SAMPLES_ASSIGN_OR_RETURN(c.grid,
+                           params.IntInRange("grid", 0, 1 << 20, c.grid));
   return absl::OkStatus();
 }
 
@@ -57,8 +60,8 @@ absl::StatusOr<std::vector<std::pair<int, int>>> RowSizes(
 absl::Status ReadEpsFlag(const Flags& flags, double& eps);
 
 // The configs a row sample binary runs: base, with --dtype, --residual,
-// --block-m, --block-n, --threads, at each of RowSizes(--size); in the small
-// set the ragged rows run over 256-column chunks in bf16 with a residual
+// --block-m, --block-n, --threads, --grid, at each of RowSizes(--size); in the
+// small set the ragged rows run over 256-column chunks in bf16 with a residual
 // (unless the flags say).
 template <typename Config>
 absl::StatusOr<std::vector<Config>> RowConfigs(const SampleArgs& args,
@@ -68,7 +71,8 @@ absl::StatusOr<std::vector<Config>> RowConfigs(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(base.residual, flags.Bool("residual", false));
   SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &base.block_m},
                                       {"block-n", &base.block_n},
-                                      {"threads", &base.threads}}));
+                                      {"threads", &base.threads},
+                                      {"grid", &base.grid}}));
   SAMPLES_ASSIGN_OR_RETURN(auto sizes, RowSizes(args.size));
   std::vector<Config> configs;
   for (auto [m, n] : sizes) {
@@ -88,6 +92,18 @@ absl::StatusOr<std::vector<Config>> RowConfigs(const SampleArgs& args,
 // [bm, bn] f32 tile x at (row0, col0); columns past N read as zeros.
 void LoadRows(const Buffer& X, const std::optional<Buffer>& R, const Expr& row0,
               const Expr& col0, const Buffer& x, int bm, int bn);
+
+// The blocks of a row kernel over M rows in tiles of bm: one block per tile
+// (grid == 0), or min(grid, tiles) blocks (a persistent grid).
+Expr RowBlocks(int M, int bm, int grid);
+
+// Records body(row0) for each row tile block bx owns: its one tile
+// (grid == 0), or with a persistent grid the tiles bx, bx + blocks, ...,
+// so that what the block loads before (a weight row) serves all of them;
+// a block's last tile may lie past M (its copies then read zeros and store
+// nothing).
+void ForEachRowTile(const Expr& bx, int M, int bm, int grid,
+                    const std::function<void(const Expr& row0)>& body);
 
 // x + r as a float64 tensor (the references of the residual variants).
 HostTensor AddResidual(const HostTensor& x, const HostTensor& r);

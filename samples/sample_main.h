@@ -14,8 +14,10 @@
 // "M=4096,N=4096,K=4096"), --json=FILE (also write the JSON report there),
 // --arch=ARCH (alias --compile=ARCH; cpu backend: also compile each kernel for
 // ARCH, e.g. sm_90a, through the kernel cache), --seed=N, --tune (samples that
-// tune: pick the tile with tessel::autotune first, then bench it); plus the
-// sample's own flags.
+// tune: pick the tile with tessel::autotune first, then bench it),
+// --cuda-graph (with --bench: do_bench replays CUDA graphs of back-to-back
+// calls, so launch cost is not timed; L2 is flushed between replays only;
+// the records' variant gets "cuda_graph"); plus the sample's own flags.
 // Exit status: 0 all checks passed, 1 a check failed, 2 an error.
 #ifndef TESSEL_SAMPLES_SAMPLE_MAIN_H_
 #define TESSEL_SAMPLES_SAMPLE_MAIN_H_
@@ -117,6 +119,10 @@ struct ResultRow {
   std::optional<bool> check;  // nullopt: not checked
   BenchLabel label;
 };
+
+// The label variant of a CUDA-graph-timed record: "cuda_graph", or
+// "NN+cuda_graph" after a variant, so it pairs with peers timed alike.
+std::string WithCudaGraph(const std::string& variant);
 
 // A row of a workload and how it ran.
 ResultRow MakeRow(const Workload& w, const RunResult& run,

@@ -42,7 +42,7 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
   if (c.residual) R = p.tensor("R", {c.M, c.N}, c.dtype);
   auto Y = p.tensor("Y", {c.M, c.N}, c.dtype);
   {
-    T::Kernel kernel(T::ceildiv(c.M, bm), {.threads = tile.threads});
+    T::Kernel kernel(RowBlocks(c.M, bm, c.grid), {.threads = tile.threads});
     auto [bx] = kernel.block_index();
     auto x = T::alloc_fragment({bm, bn}, f32, "x");
     auto e = T::alloc_fragment({bm, bn}, f32, "e");
@@ -54,44 +54,47 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
     auto inv_sum = T::alloc_fragment({bm}, f32, "inv_sum");
     const T::Expr neg_inf = -T::infinity(f32);
     // Loads chunk j of the rows; columns past N become -inf (weight 0).
-    auto load = [&](const T::Expr& j) {
-      LoadRows(X, R, bx * bm, j * bn, x, bm, bn);
+    auto load = [&](const T::Expr& row0, const T::Expr& j) {
+      LoadRows(X, R, row0, j * bn, x, bm, bn);
       if (ragged) {
         for (auto [r, col] : T::Parallel(bm, bn)) {
           x(r, col) = T::select(j * bn + col < c.N, x(r, col), neg_inf);
         }
       }
     };
-    T::fill(row_max, neg_inf);
-    T::clear(row_sum);
-    for (auto j : T::Serial(chunks, {.name = "j"})) {
-      load(j);
-      T::copy(row_max, prev_max);
-      T::reduce_max(x, row_max, {.dim = 1, .clear = false});
-      for (auto [r, col] : T::Parallel(bm, bn)) {
-        e(r, col) = T::exp2((x(r, col) - row_max(r)) * kLog2e);
-      }
-      T::reduce_sum(e, chunk_sum, {.dim = 1});
-      // The sum so far was taken against the old max: rescale it.
-      for (auto r : T::Parallel(bm)) {
-        row_sum(r) = row_sum(r) * T::exp2((prev_max(r) - row_max(r)) * kLog2e) +
-                     chunk_sum(r);
-      }
-    }
-    // One division per row, not per element.
-    for (auto r : T::Parallel(bm)) inv_sum(r) = 1.0f / row_sum(r);
-    for (auto j : T::Serial(chunks, {.name = "j"})) {
-      if (chunks > 1) {
-        load(j);
+    ForEachRowTile(bx, c.M, bm, c.grid, [&](const T::Expr& row0) {
+      T::fill(row_max, neg_inf);
+      T::clear(row_sum);
+      for (auto j : T::Serial(chunks, {.name = "j"})) {
+        load(row0, j);
+        T::copy(row_max, prev_max);
+        T::reduce_max(x, row_max, {.dim = 1, .clear = false});
         for (auto [r, col] : T::Parallel(bm, bn)) {
           e(r, col) = T::exp2((x(r, col) - row_max(r)) * kLog2e);
         }
+        T::reduce_sum(e, chunk_sum, {.dim = 1});
+        // The sum so far was taken against the old max: rescale it.
+        for (auto r : T::Parallel(bm)) {
+          row_sum(r) =
+              row_sum(r) * T::exp2((prev_max(r) - row_max(r)) * kLog2e) +
+              chunk_sum(r);
+        }
       }
-      for (auto [r, col] : T::Parallel(bm, bn)) {
-        y(r, col) = e(r, col) * inv_sum(r);
+      // One division per row, not per element.
+      for (auto r : T::Parallel(bm)) inv_sum(r) = 1.0f / row_sum(r);
+      for (auto j : T::Serial(chunks, {.name = "j"})) {
+        if (chunks > 1) {
+          load(row0, j);
+          for (auto [r, col] : T::Parallel(bm, bn)) {
+            e(r, col) = T::exp2((x(r, col) - row_max(r)) * kLog2e);
+          }
+        }
+        for (auto [r, col] : T::Parallel(bm, bn)) {
+          y(r, col) = e(r, col) * inv_sum(r);
+        }
+        T::copy(y, Y(row0, j * bn));
       }
-      T::copy(y, Y(bx * bm, j * bn));
-    }
+    });
   }
   return p.finish();
 }

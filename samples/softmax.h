@@ -31,6 +31,9 @@ struct SoftmaxConfig {
   int block_m = 0;
   int block_n = 0;
   int threads = 0;
+  // 0: one block per row tile; else this many blocks, each looping over
+  // row tiles (samples/row_params.h, ForEachRowTile).
+  int grid = 0;
 };
 
 absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& config);

@@ -18,6 +18,8 @@ constexpr char kUsage[] =
     "  --dtype=f16|bf16|f32 (default f16)\n"
     ""
     "  --block-m, --block-n, --threads\n"
+    "  --grid=N             N blocks looping over the row tiles (default 0:\n"
+    "                       one block per tile)\n"
     "  dims: MxN\n";
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,

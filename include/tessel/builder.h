@@ -399,7 +399,7 @@ struct LoopOptions {
 struct PipelineOptions {
   int num_stages = 0;      // 0 = no software pipelining (sequential either way)
   std::vector<int> order;  // TileLang's order / stage lists, one entry per
-  std::vector<int> stage;  // statement of the loop body; empty = automatic
+  std::vector<int> stage;  // statement of the loop body (docs/scheduler.md)
   std::string name;
 };
 

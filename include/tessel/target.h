@@ -64,6 +64,12 @@ struct PassConfig {
   // sm_90a warp-specialized kernels: one block per tile instead of a
   // persistent grid (one block per SM looping over the output tiles).
   bool disable_persistent_grid = false;
+  // sm_90a persistent warp-specialized kernels of one consumer warpgroup
+  // (128 threads): two copies of it take alternate output tiles, each with
+  // its own accumulator, so one's epilogue overlaps the other's mainloop
+  // (CUTLASS's "ping-pong"). Ignored where it does not apply
+  // (src/passes/warp_specialize.h says where).
+  bool pingpong_consumers = false;
   // A folder: the IR after every pass is written there (also
   // $TESSEL_DUMP_IR).
   std::string dump_ir;

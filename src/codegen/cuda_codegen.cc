@@ -6,11 +6,13 @@
 #include <map>
 #include <sstream>
 #include <unordered_set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/codegen/cuda_printer.h"
 #include "src/codegen/prelude.h"
+#include "src/ir/substitute.h"
 #include "src/ir/visitor.h"
 #include "src/ir/walk.h"
 #include "src/passes/intrinsics.h"
@@ -50,6 +52,142 @@ const char* CudaType(DataType t) {
 }
 
 namespace {
+
+// $TESSEL_WGMMA_ASM_EACH=1: one asm statement per wgmma, as before runs of
+// them were one (Printer::Wgmmas); for A/B timings of the generated code
+// (tools/dev/s9_compile_device.sh).
+bool WgmmaAsmEach() {
+  static const bool each = [] {
+    const char* v = std::getenv("TESSEL_WGMMA_ASM_EACH");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return each;
+}
+
+// The intrinsic an Evaluate statement calls, if any.
+std::optional<passes::Intrinsic> EvaluatedIntrinsic(const ir::Stmt& s) {
+  const auto* e = s.As<ir::EvaluateNode>();
+  const auto* c = e ? e->value.As<ir::CallNode>() : nullptr;
+  if (c == nullptr) return std::nullopt;
+  return passes::IntrinsicOf(*c);
+}
+
+// $TESSEL_UNROLL_FRAGMENT_LOOPS=0: fragment loops printed as loops, as
+// before (UnrollsFragmentNests); for A/B timings of the generated code.
+bool FragmentLoopsKept() {
+  static const bool kept = [] {
+    const char* v = std::getenv("TESSEL_UNROLL_FRAGMENT_LOOPS");
+    return v != nullptr && std::string(v) == "0";
+  }();
+  return kept;
+}
+
+// The mma.sync and ldmatrix fragments a statement runs, its unrolled
+// loops of constant extent counted out; -1 where such a loop has another
+// extent or a loop is not unrolled around one.
+int64_t FragmentCount(const ir::Stmt& s) {
+  if (!s.defined()) return 0;
+  switch (s->kind) {
+    case ir::StmtKind::kSeq: {
+      int64_t n = 0;
+      for (const ir::Stmt& c : s.As<ir::SeqNode>()->stmts) {
+        int64_t m = FragmentCount(c);
+        if (m < 0) return -1;
+        n += m;
+      }
+      return n;
+    }
+    case ir::StmtKind::kFor: {
+      const auto* f = s.As<ir::ForNode>();
+      const int64_t body = FragmentCount(f->body);
+      if (body <= 0) return body;
+      std::optional<int64_t> extent = ir::AsConstInt(f->extent);
+      if (f->for_kind != ir::ForKind::kUnrolled || !extent) return -1;
+      return *extent * body;
+    }
+    case ir::StmtKind::kIfThenElse: {
+      const auto* i = s.As<ir::IfThenElseNode>();
+      const int64_t a = FragmentCount(i->then_case);
+      const int64_t b = FragmentCount(i->else_case);
+      return a < 0 || b < 0 ? -1 : a + b;
+    }
+    case ir::StmtKind::kAllocate:
+      return FragmentCount(s.As<ir::AllocateNode>()->body);
+    case ir::StmtKind::kEvaluate: {
+      std::optional<passes::Intrinsic> id = EvaluatedIntrinsic(s);
+      return id == passes::Intrinsic::kMma || id == passes::Intrinsic::kLdmatrix
+                 ? 1
+                 : 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+// The fragment counts (FragmentCount) of the outermost unrolled loops
+// around mma.sync / ldmatrix fragments in s.
+void FragmentNests(const ir::Stmt& s, std::vector<int64_t>* nests) {
+  if (!s.defined()) return;
+  switch (s->kind) {
+    case ir::StmtKind::kSeq:
+      for (const ir::Stmt& c : s.As<ir::SeqNode>()->stmts) {
+        FragmentNests(c, nests);
+      }
+      return;
+    case ir::StmtKind::kFor: {
+      const auto* f = s.As<ir::ForNode>();
+      const int64_t n = FragmentCount(s);
+      if (f->for_kind == ir::ForKind::kUnrolled && n != 0) {
+        nests->push_back(ir::AsConstInt(f->min) ? n : -1);
+      } else {
+        FragmentNests(f->body, nests);
+      }
+      return;
+    }
+    case ir::StmtKind::kIfThenElse:
+      FragmentNests(s.As<ir::IfThenElseNode>()->then_case, nests);
+      FragmentNests(s.As<ir::IfThenElseNode>()->else_case, nests);
+      return;
+    case ir::StmtKind::kAllocate:
+      FragmentNests(s.As<ir::AllocateNode>()->body, nests);
+      return;
+    case ir::StmtKind::kKernel:
+      FragmentNests(s.As<ir::KernelNode>()->body, nests);
+      return;
+    default:
+      return;
+  }
+}
+
+// Whether the printer unrolls the kernel's loop nests around mma.sync /
+// ldmatrix fragments itself: where there are at least 32 such nests and
+// each is an unrolled one of at most 16 fragments. NVVM's time unrolling
+// grows faster than the number of nests: a linear-attention backward has
+// 204 (loops of 1-4 iterations) and NVVM spends more time unrolling them
+// than on the code they make; printed out, their fragment arrays' indices
+// are constants from the start (NVRTC CPU -10 to -33 % on the kernels with
+// 40 nests or more; with fewer, no gain, and some kernels took longer). A
+// kernel with a bigger nest (a gemm's 4 x 8 mma) keeps its loops.
+// docs/benchmarks.md, "Compile latency".
+bool UnrollsFragmentNests(const ir::Stmt& body) {
+  if (FragmentLoopsKept()) return false;
+  std::vector<int64_t> nests;
+  FragmentNests(body, &nests);
+  if (nests.size() < 32) return false;
+  for (int64_t n : nests) {
+    if (n < 1 || n > 16) return false;
+  }
+  return true;
+}
+
+// The wgmma call of an Evaluate statement, or null.
+const ir::CallNode* WgmmaCall(const ir::Stmt& s) {
+  const auto* e = s.As<ir::EvaluateNode>();
+  const auto* c = e ? e->value.As<ir::CallNode>() : nullptr;
+  if (c == nullptr) return nullptr;
+  std::optional<passes::Intrinsic> id = passes::IntrinsicOf(*c);
+  return id == passes::Intrinsic::kWgmma ? c : nullptr;
+}
 
 std::string Sanitize(const std::string& name) {
   std::string out;
@@ -126,9 +264,25 @@ void Printer::Line(const std::string& s) {
 void Printer::Stmt(const ir::Stmt& s) {
   if (!s.defined()) return;
   switch (s->kind) {
-    case ir::StmtKind::kSeq:
-      for (const ir::Stmt& c : s.As<ir::SeqNode>()->stmts) Stmt(c);
+    case ir::StmtKind::kSeq: {
+      const std::vector<ir::Stmt>& stmts = s.As<ir::SeqNode>()->stmts;
+      for (size_t i = 0; i < stmts.size();) {
+        std::vector<const ir::CallNode*> wgmmas;
+        while (i + wgmmas.size() < stmts.size() &&
+               (wgmmas.empty() || !WgmmaAsmEach())) {
+          const ir::CallNode* c = WgmmaCall(stmts[i + wgmmas.size()]);
+          if (c == nullptr) break;
+          wgmmas.push_back(c);
+        }
+        if (wgmmas.empty()) {
+          Stmt(stmts[i++]);
+        } else {
+          Wgmmas(wgmmas);
+          i += wgmmas.size();
+        }
+      }
       return;
+    }
     case ir::StmtKind::kKernel:
       Kernel(*s.As<ir::KernelNode>());
       return;
@@ -155,6 +309,18 @@ void Printer::Stmt(const ir::Stmt& s) {
     case ir::StmtKind::kFor: {
       const auto* f = s.As<ir::ForNode>();
       std::string v = VarName(f->var.get());
+      if (unroll_fragment_nests_ && FragmentCount(s) > 0 &&
+          ir::AsConstInt(f->min)) {
+        const int64_t min = *ir::AsConstInt(f->min);
+        const int64_t end = min + *ir::AsConstInt(f->extent);
+        for (int64_t k = min; k < end; ++k) {
+          Line(absl::StrCat("{  // ", v, " = ", k));
+          Block(ir::Substitute(
+              f->body, {{f->var.get(), ir::IntImm(f->var.dtype(), k)}}));
+          Line("}");
+        }
+        return;
+      }
       if (f->for_kind == ir::ForKind::kUnrolled) Line("#pragma unroll");
       std::string end = ir::IsConstInt(f->min, 0) ? Expr(f->extent)
                                                   : Expr(f->min + f->extent);
@@ -212,6 +378,7 @@ void Printer::Kernel(const ir::KernelNode& k) {
 std::string Printer::Emit(std::string* entry) {
   const ir::Program& p = st_.program;
   *entry = Name(&st_, Sanitize(p.name.empty() ? "kernel" : p.name));
+  unroll_fragment_nests_ = UnrollsFragmentNests(p.body);
   // Written params are non-const.
   std::unordered_set<const ir::BufferNode*> written;
   ir::ForEachStmt(p.body, [&](const ir::Stmt& s) {
@@ -283,7 +450,7 @@ std::string Printer::Emit(std::string* entry) {
   std::ostringstream src;
   src << "// Generated by tessel from program \"" << p.name << "\" for "
       << st_.target.arch() << ".\n";
-  const int threads = st_.threads + st_.producer_threads;
+  const int threads = st_.threads * st_.consumer_groups + st_.producer_threads;
   src << "// " << threads << " threads per block";
   if (st_.producer_threads > 0)
     src << " (" << st_.producer_threads << " of them TMA producers)";
@@ -315,7 +482,7 @@ absl::StatusOr<GeneratedKernel> EmitCuda(const passes::LoweringState& state) {
     k.signature.push_back(jit::ArgSpec::I32());
   for (size_t i = 0; i < state.tensor_maps.size(); ++i)
     k.signature.push_back(jit::ArgSpec::Bytes(128));  // a CUtensorMap
-  k.threads = state.threads + state.producer_threads;
+  k.threads = state.threads * state.consumer_groups + state.producer_threads;
   k.dynamic_smem_bytes = state.smem.total_bytes;
   if (const char* dir = std::getenv("TESSEL_DUMP_SOURCE"); dir && *dir) {
     std::error_code ec;

@@ -1,5 +1,7 @@
 // The statement intrinsics (passes/intrinsics.h), one case each: what the
 // lowering's calls look like in CUDA C++.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -32,46 +34,82 @@ const char* Printer::VecType(int64_t bytes) {
 // from n8 tile n0 on, n0, A's [4] registers or descriptor, B's
 // descriptor). The type is "f16" / "bf16" for A and B, or fp8 "e4m3.e5m2"
 // (A's, B's), which reads K-major only: no transpose immediates.
-void Printer::Wgmma(const ir::CallNode& c) {
-  const std::string& type = c.args[0].As<ir::CallNode>()->name;
-  const bool fp8 = type.find('.') != std::string::npos;
-  const std::string types = fp8 ? type : absl::StrCat(type, ".", type);
-  const int n = static_cast<int>(*ir::AsConstInt(c.args[1]));
-  const int64_t trans_a = *ir::AsConstInt(c.args[2]);
-  const int64_t trans_b = *ir::AsConstInt(c.args[3]);
-  const int64_t n0 = *ir::AsConstInt(c.args[5]);
-  const bool a_in_registers = trans_a < 0;
-  const int nd = n / 2;  // accumulator registers
-  std::vector<std::string> d_ops, outs, ins;
-  for (int i = 0; i < nd; ++i) {
-    d_ops.push_back(absl::StrCat("%", i));
-    outs.push_back(
-        absl::StrCat("\"+f\"(", Element(c.args[4], {n0 + i / 4, i % 4}), ")"));
+//
+// A run of wgmmas with nothing between them (a k step's m64 blocks and k16
+// slices) is one asm statement: each instruction in its own { } scope as
+// before, the accumulators named once however many instructions write them,
+// equal inputs once. NVVM's time grows faster than linearly with the number
+// of asm operands in a kernel (an sm_90a gemm's eight wgmmas of 64 "+f"
+// each were 512 operands, now 128 and 8 descriptors); the PTX instructions
+// and their order are the same (docs/benchmarks.md, "Compile latency").
+void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
+  std::vector<std::string> outs, ins;
+  // The operand index of `op` in `list`, appending it if new; inputs come
+  // after every output, so their indices are offset once all are known.
+  auto index_of = [](std::vector<std::string>& list, std::string op) {
+    auto it = std::find(list.begin(), list.end(), op);
+    if (it != list.end()) return static_cast<int>(it - list.begin());
+    list.push_back(std::move(op));
+    return static_cast<int>(list.size()) - 1;
+  };
+  struct Instruction {
+    std::string shape;  // "m64n128k16.f32.f16.f16"
+    std::vector<int> d, a;
+    int b = 0, scale_d = 0;
+    std::string imms;
+  };
+  std::vector<Instruction> instructions;
+  for (const ir::CallNode* c : calls) {
+    const std::string& type = c->args[0].As<ir::CallNode>()->name;
+    const bool fp8 = type.find('.') != std::string::npos;
+    const int n = static_cast<int>(*ir::AsConstInt(c->args[1]));
+    const int64_t trans_a = *ir::AsConstInt(c->args[2]);
+    const int64_t trans_b = *ir::AsConstInt(c->args[3]);
+    const int64_t n0 = *ir::AsConstInt(c->args[5]);
+    const bool a_in_registers = trans_a < 0;
+    Instruction in;
+    in.shape = absl::StrCat("m64n", n, "k", fp8 ? 32 : 16, ".f32.",
+                            fp8 ? type : absl::StrCat(type, ".", type));
+    for (int i = 0; i < n / 2; ++i) {
+      in.d.push_back(index_of(
+          outs, absl::StrCat("\"+f\"(",
+                             Element(c->args[4], {n0 + i / 4, i % 4}), ")")));
+    }
+    if (a_in_registers) {
+      for (int r = 0; r < 4; ++r) {
+        in.a.push_back(index_of(
+            ins, absl::StrCat("\"r\"(", Element(c->args[6], {r}), ")")));
+      }
+    } else {
+      in.a.push_back(
+          index_of(ins, absl::StrCat("\"l\"(", Expr(c->args[6]), ")")));
+    }
+    in.b = index_of(ins, absl::StrCat("\"l\"(", Expr(c->args[7]), ")"));
+    in.scale_d = index_of(ins, "\"r\"(1)");
+    in.imms = fp8              ? std::string("1, 1")
+              : a_in_registers ? absl::StrCat("1, 1, ", trans_b)
+                               : absl::StrCat("1, 1, ", trans_a, ", ", trans_b);
+    instructions.push_back(std::move(in));
   }
-  std::string a_op;
-  if (a_in_registers) {
-    a_op = absl::StrCat("{%", nd, ", %", nd + 1, ", %", nd + 2, ", %", nd + 3,
-                        "}");
-    for (int r = 0; r < 4; ++r)
-      ins.push_back(absl::StrCat("\"r\"(", Element(c.args[6], {r}), ")"));
-  } else {
-    a_op = absl::StrCat("%", nd);
-    ins.push_back(absl::StrCat("\"l\"(", Expr(c.args[6]), ")"));
-  }
-  const int b_at = nd + static_cast<int>(ins.size());
-  ins.push_back(absl::StrCat("\"l\"(", Expr(c.args[7]), ")"));
-  ins.push_back("\"r\"(1)");
-  std::string imms = fp8 ? std::string("1, 1")
-                     : a_in_registers
-                         ? absl::StrCat("1, 1, ", trans_b)
-                         : absl::StrCat("1, 1, ", trans_a, ", ", trans_b);
+  const int first_in = static_cast<int>(outs.size());
+  auto ops = [](const std::vector<int>& indices, int offset) {
+    std::vector<std::string> names;
+    for (int i : indices) names.push_back(absl::StrCat("%", i + offset));
+    return absl::StrJoin(names, ", ");
+  };
   Line("asm volatile(");
-  Line("    \"{\\n.reg .pred p;\\n\"");
-  Line(absl::StrCat("    \"setp.ne.b32 p, %", b_at + 1, ", 0;\\n\""));
-  Line(absl::StrCat("    \"wgmma.mma_async.sync.aligned.m64n", n, "k",
-                    fp8 ? 32 : 16, ".f32.", types, " \""));
-  Line(absl::StrCat("    \"{", absl::StrJoin(d_ops, ", "), "}, \""));
-  Line(absl::StrCat("    \"", a_op, ", %", b_at, ", p, ", imms, ";\\n}\\n\""));
+  for (const Instruction& in : instructions) {
+    Line("    \"{\\n.reg .pred p;\\n\"");
+    Line(absl::StrCat("    \"setp.ne.b32 p, %", in.scale_d + first_in,
+                      ", 0;\\n\""));
+    Line(absl::StrCat("    \"wgmma.mma_async.sync.aligned.", in.shape, " \""));
+    Line(absl::StrCat("    \"{", ops(in.d, 0), "}, \""));
+    const std::string a = in.a.size() == 1
+                              ? ops(in.a, first_in)
+                              : absl::StrCat("{", ops(in.a, first_in), "}");
+    Line(absl::StrCat("    \"", a, ", %", in.b + first_in, ", p, ", in.imms,
+                      ";\\n}\\n\""));
+  }
   Line(absl::StrCat("    : ", absl::StrJoin(outs, ", ")));
   Line(absl::StrCat("    : ", absl::StrJoin(ins, ", "), ");"));
 }
@@ -135,7 +173,7 @@ void Printer::Intrinsic(const ir::CallNode& c) {
                         "(", arg(1), ", ", arg(2), ", ", arg(3), ");"));
       return;
     case I::kWgmma:
-      Wgmma(c);
+      Wgmmas({&c});
       return;
     case I::kFenceOperand:
       FenceOperand(c);

@@ -57,7 +57,8 @@ class Printer {
   // cuda_intrinsics.cc
   std::string Addr(const ir::Expr& load);
   static const char* VecType(int64_t bytes);
-  void Wgmma(const ir::CallNode& c);
+  // One asm statement for a run of consecutive wgmmas (cuda_intrinsics.cc).
+  void Wgmmas(const std::vector<const ir::CallNode*>& calls);
   void FenceOperand(const ir::CallNode& c);
   void Intrinsic(const ir::CallNode& c);
   void StorePair(const ir::CallNode& c);
@@ -76,6 +77,8 @@ class Printer {
   int indent_ = 0;
   std::unordered_map<const void*, std::string> names_;
   std::unordered_set<std::string> used_;
+  // Loop nests around mma.sync / ldmatrix printed unrolled (cuda_codegen.cc).
+  bool unroll_fragment_nests_ = false;
 };
 
 }  // namespace tessel::codegen

@@ -452,8 +452,14 @@ class Printer {
       }
       case StmtKind::kWarpSpecialize: {
         const auto* w = s.As<WarpSpecializeNode>();
+        std::string groups;
+        if (w->consumer_groups > 1) {
+          groups = absl::StrCat(", consumer_groups=", w->consumer_groups,
+                                ") as ", VarName(w->group));
+        }
         Line(absl::StrCat("with T.warp_specialize(producer_threads=",
-                          w->producer_threads, "):"),
+                          w->producer_threads, groups.empty() ? "):" : groups,
+                          groups.empty() ? "" : ":"),
              node);
         ++depth_;
         Line("producer:", nullptr);

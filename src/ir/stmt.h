@@ -402,19 +402,26 @@ class PrintNode : public StmtNode {
 // A warp-specialized block (made by warp_specialize): `producer_threads`
 // more threads than the kernel's run `producer` (one of them issues it),
 // while the kernel's own threads run `consumer`. They meet only through
-// mbarriers; a barrier inside `consumer` syncs the consumers alone.
+// mbarriers; a barrier inside `consumer` syncs the consumers alone. With
+// consumer_groups > 1 (ping-pong), that many copies of the kernel's
+// threads run `consumer`, each with its own thread indices, `group` (0, 1,
+// ...) telling them apart; a barrier syncs one group.
 class WarpSpecializeNode : public StmtNode {
  public:
   TESSEL_IR_STMT_KIND(kWarpSpecialize);
   WarpSpecializeNode(int producer_threads, Stmt producer, Stmt consumer,
-                     SourceLoc loc)
+                     SourceLoc loc, int consumer_groups = 1, Var group = Var())
       : StmtNode(kKind, loc),
         producer_threads(producer_threads),
         producer(std::move(producer)),
-        consumer(std::move(consumer)) {}
+        consumer(std::move(consumer)),
+        consumer_groups(consumer_groups),
+        group(std::move(group)) {}
   const int producer_threads;
   const Stmt producer;
   const Stmt consumer;
+  const int consumer_groups;
+  const Var group;  // defined when consumer_groups > 1
 };
 
 // Evaluates an expression for its effect: the statement form of an intrinsic

@@ -312,6 +312,10 @@ class Serializer {
       case StmtKind::kWarpSpecialize: {
         const auto* w = s.As<WarpSpecializeNode>();
         Put(static_cast<uint64_t>(w->producer_threads));
+        if (w->consumer_groups > 1) {
+          Put(static_cast<uint64_t>(w->consumer_groups));
+          VarRef(w->group.get());
+        }
         Stmt(w->producer);
         Stmt(w->consumer);
         return;

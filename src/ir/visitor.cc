@@ -302,7 +302,7 @@ Stmt IRMutator::Visit(const WarpSpecializeNode* op) {
   if (producer.same_as(op->producer) && consumer.same_as(op->consumer))
     return Self(op);
   return MakeStmt<WarpSpecializeNode>(op->producer_threads, producer, consumer,
-                                      op->loc);
+                                      op->loc, op->consumer_groups, op->group);
 }
 Stmt IRMutator::Visit(const GemmNode* op) {
   Region a = MutateRegion(op->a), b = MutateRegion(op->b),

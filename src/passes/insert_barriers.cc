@@ -289,7 +289,8 @@ class Planner {
     Result c = Scan(op.consumer);
     Accesses producer = Leaf(op.producer);
     Result out{ir::MakeStmt<ir::WarpSpecializeNode>(
-                   op.producer_threads, op.producer, c.stmt, op.loc),
+                   op.producer_threads, op.producer, c.stmt, op.loc,
+                   op.consumer_groups, op.group),
                producer, producer, false};
     Append(out.head, c.head);
     Append(out.head, c.tail);

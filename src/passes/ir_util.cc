@@ -7,25 +7,6 @@
 namespace tessel::passes {
 namespace {
 
-class VarSubst : public ir::IRMutator {
- public:
-  explicit VarSubst(const VarMap& map) : map_(map) {}
-  ir::Expr Visit(const ir::VarNode* op) override {
-    auto it = map_.find(op);
-    return it == map_.end() ? Self(op) : it->second;
-  }
-  // Rebuild derived nodes through the folding constructors, so that
-  // substituted constants simplify ((k + 1) % 3 with k = 2 -> 0).
-  ir::Expr Visit(const ir::BinaryNode* op) override {
-    ir::Expr a = MutateExpr(op->a), b = MutateExpr(op->b);
-    if (a.same_as(op->a) && b.same_as(op->b)) return Self(op);
-    return ir::Binary(op->op, a, b);
-  }
-
- private:
-  const VarMap& map_;
-};
-
 class BufferSubst : public ir::IRMutator {
  public:
   explicit BufferSubst(const BufferMap& map) : map_(map) {}
@@ -46,15 +27,6 @@ class BufferSubst : public ir::IRMutator {
 };
 
 }  // namespace
-
-ir::Expr Substitute(const ir::Expr& e, const VarMap& map) {
-  if (map.empty() || !e.defined()) return e;
-  return VarSubst(map).MutateExpr(e);
-}
-ir::Stmt Substitute(const ir::Stmt& s, const VarMap& map) {
-  if (map.empty() || !s.defined()) return s;
-  return VarSubst(map).MutateStmt(s);
-}
 
 ir::Stmt ReplaceBuffers(const ir::Stmt& s, const BufferMap& map) {
   if (map.empty()) return s;

@@ -19,14 +19,14 @@
 #include "src/ir/expr.h"
 #include "src/ir/op.h"
 #include "src/ir/stmt.h"
+#include "src/ir/substitute.h"
 #include "src/ir/walk.h"
 
 namespace tessel::passes {
 
-using VarMap = std::unordered_map<const ir::VarNode*, ir::Expr>;
-
-ir::Expr Substitute(const ir::Expr& e, const VarMap& map);
-ir::Stmt Substitute(const ir::Stmt& s, const VarMap& map);
+// Moved to src/ir (the codegen substitutes too); the passes keep the names.
+using ir::Substitute;
+using ir::VarMap;
 
 // Replaces every use of a buffer (loads, stores, regions, tile ops,
 // allocations) by another buffer.

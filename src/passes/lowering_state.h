@@ -133,6 +133,9 @@ struct LoweringState {
   int threads = 0;  // the kernel's threads: the consumers when specialized
   // warp_specialize: the producer warpgroup launched after them.
   int producer_threads = 0;
+  // warp_specialize with PassConfig::pingpong_consumers: copies of the
+  // kernel's threads that run the consumer code, each on its own tiles.
+  int consumer_groups = 1;
   // A persistent grid (warp_specialize): launch() runs at most one block
   // per SM; each block loops over output tiles, binding these block
   // indices per tile (to [0, extent), as the grid's did).
@@ -141,6 +144,10 @@ struct LoweringState {
   // The full / empty barriers warp_specialize made: arrivals on them order
   // no generic-proxy writes for the TMA (fence_proxy_async skips them).
   std::unordered_set<const ir::BufferNode*> tma_barriers;
+  // The variables of consumer loops warp_specialize scheduled under order /
+  // stage lists: the lowering keeps their wgmma in flight across the body's
+  // statements until one needs a result (lower/wgmma_overlap.cc).
+  std::unordered_set<const ir::VarNode*> wgmma_overlap_loops;
   // Lowering sets these for the codegen.
   ir::Var thread_var;
 };

@@ -36,20 +36,34 @@ std::optional<TmaCopyPlan> PlanTmaCopy(const ir::CopyNode& c,
   if (!state.InnerContiguous(g.get()))
     return Refuse(why, "a strided view whose innermost stride is not 1");
 
-  // The destination: a whole tile, or one stage of a staged tile.
+  // The destination: a whole tile, one stage of a staged tile, or one row
+  // (a 1-d tile, a stage of a staged 1-d tile: the rows of an unswizzled
+  // tile are contiguous, so a one-row box lands at any row).
   auto shape = ConstShape(s->shape);
-  if (!shape || s->rank() < 2) return Refuse(why, "not a 2-d shared tile");
+  if (!shape || s->rank() < 1) return Refuse(why, "not a shared tile");
   const int r = s->rank();
-  const int64_t rows = (*shape)[r - 2], cols = (*shape)[r - 1];
-  for (int d = 0; d < r; ++d) {
-    auto start = ir::AsConstInt(dst.start[d]);
-    auto extent = ir::AsConstInt(dst.extent[d]);
-    const bool lead = d < r - 2;
-    if (!extent || *extent != (lead ? 1 : (*shape)[d]) ||
-        (!lead && (!start || *start != 0))) {
+  const int64_t cols = (*shape)[r - 1];
+  auto is_const = [](const ir::Expr& e, int64_t v) {
+    auto c = ir::AsConstInt(e);
+    return c && *c == v;
+  };
+  if (!is_const(dst.extent[r - 1], cols) || !is_const(dst.start[r - 1], 0))
+    return Refuse(why, "writes part of its tile");
+  const bool whole_rows = r >= 2 &&
+                          is_const(dst.extent[r - 2], (*shape)[r - 2]) &&
+                          is_const(dst.start[r - 2], 0);
+  for (int d = 0; d < r - (whole_rows ? 2 : 1); ++d)
+    if (!is_const(dst.extent[d], 1))
       return Refuse(why, "writes part of its tile");
-    }
+  if (!whole_rows) {
+    if (s->layout.kind == ir::Layout::Kind::kSwizzled)
+      return Refuse(why, "writes part of its tile");
+    // The TMA writes shared memory from 128-byte-aligned addresses: each
+    // row (each stage of a staged 1-d tile) must start on one.
+    if (cols * eb % 128 != 0)
+      return Refuse(why, "one row not of whole 128-byte lines");
   }
+  const int64_t rows = whole_rows ? (*shape)[r - 2] : 1;
 
   // The source box: constant extents whose non-unit ones are the tile's
   // rows and columns, the innermost one its columns.

@@ -8,6 +8,7 @@
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/lower/rasterize_blocks.h"
+#include "src/passes/pipeline_schedule.h"
 #include "src/passes/tma_copy.h"
 
 namespace tessel::passes {
@@ -48,12 +49,18 @@ bool KernelAllows(const Stmt& body) {
   return ok && pipelined == 1;
 }
 
-// Whether s touches `tile` other than as an operand a gemm reads.
-bool UsedBesidesGemmReads(const Stmt& s, const ir::BufferNode* tile) {
-  struct DropGemmReads : ir::IRMutator {
-    explicit DropGemmReads(const ir::BufferNode* tile) : tile(tile) {}
+// Whether s writes `tile` or reads it other than as a gemm operand or
+// element by element (a softmax reading one row of LSE): both stay inside
+// the iteration whose stage holds it.
+bool UsedBesidesReads(const Stmt& s, const ir::BufferNode* tile) {
+  struct DropReads : ir::IRMutator {
+    explicit DropReads(const ir::BufferNode* tile) : tile(tile) {}
     Stmt Visit(const ir::GemmNode* op) override {
       return op->c.buffer.get() == tile ? Self(op) : ir::Seq({});
+    }
+    Expr Visit(const ir::LoadNode* op) override {
+      if (op->buffer.get() != tile) return IRMutator::Visit(op);
+      return ir::Zero(op->dtype);
     }
     const ir::BufferNode* tile;
   } drop(tile);
@@ -75,13 +82,14 @@ bool LoadsSharedFromGlobal(const Stmt& s) {
 // The loop's body as the producer's copies and the consumers' statements,
 // in order; nullopt when it does not split. The producer takes the
 // global -> shared copies, all of which the TMA must be able to make, whose
-// tiles the body reads only through gemms, after the copy (an earlier read
-// would want the previous iteration's tile). The consumers take the rest:
-// gemms, and whatever else the body does in registers (a softmax between
-// two gemms).
+// tiles the body only reads (gemm operands, element loads), after the copy
+// (an earlier read would want the previous iteration's tile). The consumers
+// take the rest: gemms, and whatever else the body does in registers (a
+// softmax between two gemms).
 struct Split {
   std::vector<const ir::CopyNode*> copies;
   std::vector<Stmt> consumers;
+  std::vector<size_t> consumer_index;  // each consumer's place in the body
   int64_t bytes = 0;
 };
 
@@ -91,13 +99,15 @@ std::optional<Split> SplitBody(const ir::ForNode& loop,
   if (const auto* seq = loop.body.As<ir::SeqNode>()) stmts = seq->stmts;
   Split split;
   std::unordered_set<const ir::BufferNode*> tiles;
-  for (const Stmt& s : stmts) {
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    const Stmt& s = stmts[i];
     const auto* c = s.As<ir::CopyNode>();
     std::optional<TmaCopyPlan> plan;
     if (c != nullptr) plan = PlanTmaCopy(*c, state, nullptr);
     if (!plan && LoadsSharedFromGlobal(s)) return std::nullopt;
     if (!plan) {
       split.consumers.push_back(s);
+      split.consumer_index.push_back(i);
       continue;
     }
     const ir::BufferNode* tile = c->dst.buffer.get();
@@ -112,7 +122,7 @@ std::optional<Split> SplitBody(const ir::ForNode& loop,
     ForEachStmt(
         s, [&](const Stmt& n) { gemm |= n.As<ir::GemmNode>() != nullptr; });
     for (const ir::BufferNode* tile : tiles)
-      if (UsedBesidesGemmReads(s, tile)) return std::nullopt;
+      if (UsedBesidesReads(s, tile)) return std::nullopt;
   }
   if (split.copies.empty() || !gemm) return std::nullopt;
   return split;
@@ -129,6 +139,13 @@ class Stage : public ir::IRMutator {
     out.start.insert(out.start.end(), r.start.begin(), r.start.end());
     out.extent.insert(out.extent.end(), r.extent.begin(), r.extent.end());
     return out;
+  }
+  Expr Visit(const ir::LoadNode* op) override {
+    auto it = staged_.find(op->buffer.get());
+    if (it == staged_.end()) return IRMutator::Visit(op);
+    std::vector<Expr> idx{stage_};
+    for (const Expr& i : op->indices) idx.push_back(MutateExpr(i));
+    return ir::Load(it->second, idx);
   }
 
  private:
@@ -221,21 +238,49 @@ class Specializer {
     return n;
   }
 
+  // Ping-pong (PassConfig::pingpong_consumers): a consumer warpgroup of
+  // its own per output tile. The groups share only the stage ring: another
+  // shared buffer, or a reduction's scratch, would be one for both.
+  bool PingpongFits() const {
+    if (!state_.config.pingpong_consumers || state_.threads != 128)
+      return false;
+    bool ok = true;
+    ForEachStmt(kernel_->body, [&](const Stmt& s) {
+      const auto* a = s.As<ir::AllocateNode>();
+      ok &= a == nullptr || a->buffer->scope != ir::Scope::kShared ||
+            staged_.count(a->buffer.get()) > 0;
+      ok &= s.As<ir::ReduceNode>() == nullptr &&
+            s.As<ir::CumsumNode>() == nullptr;
+    });
+    return ok;
+  }
+
   // for t in serial(ceildiv(tiles - first_tile, grid_dim_x())):
   //   <bind the block indices to tile first_tile + t * grid_dim_x()>; body
-  Stmt PerTile(const ir::Var& t, Stmt body) {
+  // With `group` (ping-pong), group g of two takes the block's tiles
+  // t = 2 * turn + g:
+  //   for turn in serial(ceildiv(ceildiv(...) - g, 2)): t = 2 * turn + g; ...
+  Stmt PerTile(const ir::Var& t, Stmt body, const ir::Var& group = {},
+               const ir::Var& turn = {}) {
     Expr tile = Expr(first_tile_) + Expr(t) * GridDimX();
     const auto& vars = kernel_->block_vars;
     std::vector<Stmt> s;
+    if (group.defined()) s.push_back(Let(t, Expr(turn) * 2 + group));
     if (vars.size() == 1) {
       s.push_back(Let(vars[0], tile));
     } else {
-      s = BindRasterizedBlock(tile, vars[0], vars[1], kernel_->grid[0],
-                              kernel_->grid[1], panel_, column_major_);
+      for (Stmt& let :
+           BindRasterizedBlock(tile, vars[0], vars[1], kernel_->grid[0],
+                               kernel_->grid[1], panel_, column_major_))
+        s.push_back(std::move(let));
     }
     s.push_back(std::move(body));
-    return MakeFor(t, Expr(0), ir::CeilDiv(Tiles() - first_tile_, GridDimX()),
-                   ir::ForKind::kSerial, ir::Seq(s));
+    Expr tiles = ir::CeilDiv(Tiles() - first_tile_, GridDimX());
+    if (group.defined()) {
+      return MakeFor(turn, Expr(0), ir::CeilDiv(tiles - group, Expr(2)),
+                     ir::ForKind::kSerial, ir::Seq(s));
+    }
+    return MakeFor(t, Expr(0), tiles, ir::ForKind::kSerial, ir::Seq(s));
   }
 
   Stmt Specialize(const ir::ForNode& loop, const Split& split,
@@ -262,6 +307,22 @@ class Specializer {
     ir::Buffer empty = ir::MakeBuffer("tma_empty", DataType::kI64, {stages},
                                       ir::Scope::kBarrier);
     state_.tma_barriers = {full.get(), empty.get()};
+    // Ping-pong: the groups' mainloops take turns, group g waiting on
+    // order[g] before its k loop and arriving on the other's after it. The
+    // turns also keep the full barriers' parity waits exact: a group's
+    // first wait on a stage comes after the other group's waits on its
+    // earlier fills (without them, a group could pass a wait on a fill two
+    // phases ahead of the barrier's).
+    const bool pingpong = persistent && PingpongFits();
+    ir::Var group, turn;
+    ir::Buffer order;
+    if (pingpong) {
+      group = ir::Var("group");
+      turn = ir::Var("turn");
+      order = ir::MakeBuffer("math_order", DataType::kI64, {2},
+                             ir::Scope::kBarrier);
+      state_.tma_barriers.insert(order.get());
+    }
 
     // Iteration i of either loop (counted on across tiles), its stage and
     // phase.
@@ -287,13 +348,19 @@ class Specializer {
                             ir::Seq(produce));
 
     Expr ci = iteration(loop.var, consumer_tile), cs = ci % stages;
-    std::vector<Stmt> consume{ir::MakeStmt<ir::MbarrierWaitParityNode>(
-        full, cs, ci / stages % 2, loop.loc)};
+    Stmt wait_full = ir::MakeStmt<ir::MbarrierWaitParityNode>(
+        full, cs, ci / stages % 2, loop.loc);
+    Stmt release = ir::MakeStmt<ir::MbarrierArriveNode>(empty, cs, loop.loc);
     Stage stage(staged_, cs);
+    std::vector<Stmt> consume;
     for (const Stmt& s : split.consumers)
       consume.push_back(stage.MutateStmt(s));
-    consume.push_back(
-        ir::MakeStmt<ir::MbarrierArriveNode>(empty, cs, loop.loc));
+    // Under order / stage lists the lowering keeps the steady loop's wgmma
+    // in flight until a statement needs them.
+    if (HasStatementSchedule(loop))
+      state_.wgmma_overlap_loops.insert(loop.var.get());
+    Stmt consumer_loop = ScheduledConsumerLoop(
+        loop, consume, split.consumer_index, wait_full, release);
 
     // Annotations stay kernel-wide (a persistent grid rasterizes its tiles
     // itself); the consumers run the rest.
@@ -309,13 +376,21 @@ class Specializer {
         consumer.push_back(s);
       }
     }
-    consumer.push_back(MakeFor(loop.var, loop.min, loop.extent,
-                               ir::ForKind::kSerial, ir::Seq(consume)));
+    if (pingpong) {
+      // Group 0's first turn passes a fresh barrier (parity 1).
+      consumer.push_back(ir::MakeStmt<ir::MbarrierWaitParityNode>(
+          order, group, (Expr(turn) + 1 - group) % 2, loop.loc));
+    }
+    consumer.push_back(consumer_loop);
+    if (pingpong) {
+      consumer.push_back(
+          ir::MakeStmt<ir::MbarrierArriveNode>(order, 1 - group, loop.loc));
+    }
     consumer.insert(consumer.end(), after.begin(), after.end());
     Stmt consumer_body = ir::Seq(consumer);
     if (persistent) {
       producer = PerTile(producer_tile, producer);
-      consumer_body = PerTile(consumer_tile, consumer_body);
+      consumer_body = PerTile(consumer_tile, consumer_body, group, turn);
     }
     std::vector<Expr> ones(stages, Expr(1)),
         consumers(stages, Expr(state_.threads));
@@ -323,9 +398,18 @@ class Specializer {
                {ir::MakeStmt<ir::MbarrierInitNode>(full, ones, loop.loc),
                 ir::MakeStmt<ir::MbarrierInitNode>(empty, consumers, loop.loc),
                 ir::MakeStmt<ir::SyncThreadsNode>(loop.loc)});
+    if (pingpong) {
+      top.insert(
+          top.begin() + 2,
+          ir::MakeStmt<ir::MbarrierInitNode>(
+              order, std::vector<Expr>(2, Expr(state_.threads)), loop.loc));
+      state_.consumer_groups = 2;
+    }
     top.push_back(ir::MakeStmt<ir::WarpSpecializeNode>(
-        kProducerThreads, producer, consumer_body, loop.loc));
+        kProducerThreads, producer, consumer_body, loop.loc, pingpong ? 2 : 1,
+        group));
     Stmt body = ir::Seq(top);
+    if (pingpong) body = ir::MakeStmt<ir::AllocateNode>(order, body, loop.loc);
     body = ir::MakeStmt<ir::AllocateNode>(empty, body, loop.loc);
     return ir::MakeStmt<ir::AllocateNode>(full, body, loop.loc);
   }
@@ -342,6 +426,13 @@ class Specializer {
 }  // namespace
 
 absl::Status WarpSpecialize(LoweringState& state) {
+  // Order / stage lists are checked on every path, specialized or not.
+  absl::Status checked = absl::OkStatus();
+  ForEachStmt(state.program.body, [&](const Stmt& s) {
+    if (const auto* f = s.As<ir::ForNode>(); f && checked.ok())
+      checked = CheckPipelineSchedule(*f);
+  });
+  if (!checked.ok()) return checked;
   if (!Applies(state) || !KernelAllows(state.program.body))
     return absl::OkStatus();
   struct Kernels : ir::IRMutator {

@@ -37,6 +37,19 @@
 // wgmma group in flight in the consumer loop and releases a stage when its
 // reads retire (lower/wgmma_pipeline.cc).
 //
+// Ping-pong (PassConfig::pingpong_consumers; persistent grid, 128 threads,
+// no shared memory besides the copied tiles, no reductions): two copies of
+// the kernel's threads consume, as CUTLASS's ping-pong warpgroups. Group g
+// (of the node's consumer_groups = 2) takes the block's tiles
+// t = 2 * turn + g, with its own accumulator, so its epilogue runs while
+// the other's mainloop does; the producer fills one ring in tile order.
+// A pair of mbarriers makes the mainloops take turns:
+//   T.mbarrier_wait_parity(math_order[group], (turn + 1 - group) % 2)
+//   for k: ...                      # the consumer loop above
+//   T.mbarrier_arrive(math_order[1 - group])
+// which also keeps the full barriers' parity waits exact (a group never
+// waits on a stage whose earlier fill the other group has not waited on).
+//
 // Applies to the kernel's one Pipelined loop (num_stages >= 2, 128, 256 or
 // 384 threads) whose global -> shared copies the TMA can all make
 // (tma_copy.h) and whose body reads their tiles only through gemms, after

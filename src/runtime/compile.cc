@@ -54,6 +54,11 @@ std::vector<std::string> Schedule(const passes::LoweringState& st) {
     out.push_back(absl::StrCat("warp-specialized: ", st.producer_threads,
                                " TMA producer threads, ", st.threads,
                                " consumer threads; tensor maps ", maps));
+    if (st.consumer_groups > 1) {
+      out.push_back(absl::StrCat("ping-pong: ", st.consumer_groups,
+                                 " consumer groups of ", st.threads,
+                                 " threads take alternate output tiles"));
+    }
   }
   if (st.persistent)
     out.push_back(

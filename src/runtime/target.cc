@@ -128,7 +128,10 @@ std::string PassConfig::ToString() const {
                       " async_copy=", !disable_async_copy,
                       " thread_sync=", !disable_thread_sync,
                       " wgmma=", !disable_wgmma,
-                      " persistent_grid=", !disable_persistent_grid);
+                      " persistent_grid=", !disable_persistent_grid,
+                      // Only when set: the default's text (part of every
+                      // generated source and cache key) stays as it was.
+                      pingpong_consumers ? " pingpong_consumers=1" : "");
 }
 
 }  // namespace tessel

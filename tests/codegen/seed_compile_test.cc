@@ -46,6 +46,42 @@ TEST_P(SeedCompile, CompilesWithNvrtc) {
   EXPECT_GT(k->cubin_bytes(), 0u);
 }
 
+// A kernel with 32 or more loop nests around mma.sync / ldmatrix, none of
+// more than 16 fragments, has them printed out: one { } scope per
+// iteration, the fragment offsets constants (NVVM unrolls hundreds of small
+// nests slowly). A kernel with a bigger nest (the tiled gemm's warp tile)
+// keeps its loops. Both compile: SeedCompile.
+TEST(SeedCodegen, ManySmallFragmentNestsArePrintedUnrolled) {
+  absl::StatusOr<Program> bwd =
+      seed::LinearAttentionBackward(2, 256, 2, 64, 64);
+  ASSERT_TRUE(bwd.ok()) << bwd.status();
+  absl::StatusOr<CompiledKernel> k = compile(*bwd, {.target = Target::sm80()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  const std::string& s = k->source();
+  EXPECT_THAT(s, ::testing::HasSubstr("{  // mi"));
+  const std::string mma = "tl::mma_m16n8k16_f16_f32((*reinterpret_cast<";
+  size_t mmas = 0;
+  for (size_t p = s.find(mma); p != std::string::npos;
+       p = s.find(mma, p + 1), ++mmas) {
+    // float(*)[4]>(&acc[12])): a constant offset, no loop variable.
+    const size_t open = s.find("[", s.find(">(&", p));
+    const size_t close = s.find("]", open);
+    EXPECT_EQ(
+        s.substr(open + 1, close - open - 1).find_first_not_of("0123456789"),
+        std::string::npos)
+        << s.substr(p, 120);
+  }
+  EXPECT_GT(mmas, 32u);
+  EXPECT_EQ(s.find("#pragma unroll\n  for (int mi"), std::string::npos);
+
+  absl::StatusOr<Program> gemm = seed::TiledGemm(512, 512, 256);
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  k = compile(*gemm, {.target = Target::sm80()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(), ::testing::HasSubstr("#pragma unroll"));
+  EXPECT_THAT(k->source(), ::testing::Not(::testing::HasSubstr("{  // ")));
+}
+
 // The source (the cache key) must not depend on where the IR nodes happen to
 // live in memory: lowering the same program again, with fresh nodes, gives
 // the same text. (Buffers sharing a shared-memory offset were once named in

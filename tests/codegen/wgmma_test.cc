@@ -69,7 +69,7 @@ TEST(Wgmma, WideTilesTakeWgmma) {
        ", 8192, 1024))"},
       {"64x384 NT", testing::WgmmaSplitNGemm(true), "m64n192k16", 8, nullptr},
       {"128x128x128 NN", testing::WgmmaWideKGemm(false), "m64n128k16", 16,
-       ", 16384, 1024))"},
+       ", 16384, 1024))", 8},
       {"128x128x128 NT", testing::WgmmaWideKGemm(true), "m64n128k16", 16,
        nullptr},
       {"128x128x64 TN", testing::WgmmaMMajorAGemm(), "m64n128k16", 4,

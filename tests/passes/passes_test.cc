@@ -231,22 +231,6 @@ TEST(WarpSpecialized, PersistentGridLoopsOverTiles) {
 
 // ---------------------------------------------------------------- golden
 
-void ExpectGolden(const std::string& name, const std::string& text) {
-  const char* root = std::getenv("TESSEL_SOURCE_DIR");
-  std::string dir = std::string(root ? root : ".") + "/tests/passes/golden/";
-  std::string path = dir + name + ".txt";
-  if (std::getenv("TESSEL_UPDATE_GOLDEN")) {
-    std::ofstream(path) << text;
-    return;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "missing golden " << path
-                         << " (run with TESSEL_UPDATE_GOLDEN=1)";
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(text, want.str()) << "golden " << path;
-}
-
 TEST(Golden, GemmAfterPipelining) {
   ExpectGolden(
       "gemm.inject_pipeline",
@@ -266,6 +250,16 @@ TEST(Golden, WarpSpecializedGemmAfterEveryPass) {
     ExpectGolden(
         absl::StrFormat("gemm_warp_specialized.%02d_%s", i + 1, names[i]),
         DumpState(RunTo(p, names[i])));
+  }
+}
+// The same GEMM (one consumer warpgroup) on the ping-pong schedule: two
+// consumer groups take alternate tiles, their mainloops in turn.
+TEST(Golden, PingpongGemmAfterEveryPass) {
+  ir::Program p = testing::Gemm(testing::WgmmaGemm(false));
+  std::vector<std::string> names = PassNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    ExpectGolden(absl::StrFormat("gemm_pingpong.%02d_%s", i + 1, names[i]),
+                 DumpState(RunTo(p, names[i], {.pingpong_consumers = true})));
   }
 }
 TEST(Golden, LinearAttentionBackwardAfterPipelining) {

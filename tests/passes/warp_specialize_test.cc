@@ -151,6 +151,68 @@ TEST(WarpSpecialize, OriginsFromATensorTheKernelWritesStaySynchronous) {
   EXPECT_TRUE(Staged(st, "B_shared"));
 }
 
+// A pipelined gemm whose step also loads a row vector (a bias, as flash
+// attention's backward loads LSE) of `cols` f32 and reads it element by
+// element on the accumulator; `write` makes the step write it too.
+ir::Program GemmWithRowVector(int cols, bool write) {
+  namespace T = tessel;
+  T::ProgramBuilder p("gemm_row_vector");
+  auto A = p.tensor("A", {128, 128}, f16);
+  auto B = p.tensor("B", {128, 256}, f16);
+  auto bias = p.tensor("bias", {2, 256}, f32);
+  auto C = p.tensor("C", {128, 128}, f32);
+  {
+    T::Kernel kernel(1, {.threads = 256});
+    auto As = T::alloc_shared({128, 64}, f16, "A_shared");
+    auto Bs = T::alloc_shared({64, 128}, f16, "B_shared");
+    auto row = T::alloc_shared({cols}, f32, "row");
+    auto acc = T::alloc_fragment({128, 128}, f32, "acc");
+    auto sum = T::alloc_fragment({128, 128}, f32, "sum");
+    T::clear(sum);
+    for (auto k : T::Pipelined(2, {.num_stages = 2})) {
+      T::copy(A(0, k * 64), As);
+      T::copy(B(k * 64, 0), Bs);
+      T::copy(bias(k, T::slice(0, cols)), row);
+      T::gemm(As, Bs, acc, {.clear_accum = true});
+      for (auto [i, j] : T::Parallel(128, 128))
+        sum(i, j) += acc(i, j) * row(j % cols);
+      if (write) row(0) = 1.0f;
+    }
+    T::copy(sum, C);
+  }
+  absl::StatusOr<T::Program> program = p.finish();
+  EXPECT_TRUE(program.ok()) << program.status();
+  return program->ir();
+}
+
+// The row vector is a one-row TMA box whose stage the consumers read by
+// element; one they write, or whose rows are not whole 128-byte lines (the
+// TMA's shared alignment), keeps the loop on cp.async.
+TEST(WarpSpecialize, ConsumersReadAStagedRowVectorByElement) {
+  LoweringState st =
+      RunPasses(GemmWithRowVector(128, false), "warp_specialize");
+  ASSERT_TRUE(Specialized(st)) << ir::ToString(st.program);
+  const std::string ir = ir::ToString(st.program);
+  // The stage index in front (the grid is persistent: tiles x 2 steps).
+  EXPECT_NE(ir.find("* row[(tile * 2 + i) % 2, k % 128]"), std::string::npos)
+      << ir;
+  std::vector<const ir::CopyNode*> copies = GlobalToShared(st.program.body);
+  ASSERT_EQ(copies.size(), 3u);
+  std::string why;
+  std::optional<TmaCopyPlan> plan = PlanTmaCopy(*copies[2], st, &why);
+  ASSERT_TRUE(plan) << why;
+  EXPECT_EQ(plan->box, (std::vector<int64_t>{1, 128}));
+  EXPECT_EQ(plan->bytes, 512);
+  EXPECT_FALSE(
+      Specialized(RunPasses(GemmWithRowVector(128, true), "warp_specialize")));
+  st = RunPasses(GemmWithRowVector(16, false), "warp_specialize");
+  EXPECT_FALSE(Specialized(st));
+  copies = GlobalToShared(st.program.body);
+  ASSERT_EQ(copies.size(), 3u);
+  EXPECT_FALSE(PlanTmaCopy(*copies[2], st, &why).has_value());
+  EXPECT_EQ(why, "one row not of whole 128-byte lines");
+}
+
 // The sample tile (256x128x64 f16, NN): A one [256, 64] box under the
 // 128-byte swizzle; B [64, 128] in two 128-byte atoms, two [64, 64] boxes.
 TEST(TmaCopy, BoxesFollowTheTileLayout) {

@@ -253,6 +253,28 @@ std::vector<SampleCase> SmallCases() {
                                  .block_m = 192,
                                  .block_n = 128,
                                  .threads = 384});
+  // FlashAttention-3's overlap (Pipelined order / stage: P V one key block
+  // late, under the next block's softmax) in both warp-specialized shapes,
+  // ragged S; two K / V stages at D128 (three, the bench tile, exceed
+  // sm_80's shared memory: BenchShapes compiles those for sm_90a).
+  fa("d128_bm128_bn128_8warps_overlap", {.B = 1,
+                                         .S = 300,
+                                         .H = 2,
+                                         .D = 128,
+                                         .block_m = 128,
+                                         .block_n = 128,
+                                         .num_stages = 2,
+                                         .threads = 256,
+                                         .overlap = true});
+  fa("d64_bm192_bn128_12warps_overlap", {.B = 1,
+                                         .S = 333,
+                                         .H = 2,
+                                         .D = 64,
+                                         .block_m = 192,
+                                         .block_n = 128,
+                                         .num_stages = 3,
+                                         .threads = 384,
+                                         .overlap = true});
   fa("d64_bm128_bn64_8warps", {.B = 1,
                                .S = 333,
                                .H = 3,
@@ -302,6 +324,16 @@ std::vector<SampleCase> SmallCases() {
              .block_m = 128,
              .block_n = 128,
              .threads = 256},
+            {1, 130, 17, 200}, /*full=*/false);
+  // The forward's order / stage lists under the varlen guard (causal only).
+  fa_varlen("d128_bm128_bn128_8warps_overlap",
+            {.H = 2,
+             .D = 128,
+             .block_m = 128,
+             .block_n = 128,
+             .num_stages = 2,
+             .threads = 256,
+             .overlap = true},
             {1, 130, 17, 200}, /*full=*/false);
   // The backward: ragged S (not a multiple of the key or query tiles), D 64
   // and 128, grouped-query heads (dK, dV summed over the group).
@@ -366,6 +398,45 @@ std::vector<SampleCase> SmallCases() {
   cases.push_back({"layernorm_f16_residual_ragged_row", [] {
                      return LayerNormWorkload(
                          {.M = 37, .N = 1000, .residual = true}, 21);
+                   }});
+  // Persistent grids (--grid): 10 row tiles of 4 over 3 blocks, so a
+  // block's last tile lies past M (masked); W once per block, in registers,
+  // in shared memory, and with the next tile prefetched.
+  cases.push_back({"rmsnorm_bf16_residual_grid_w_shared_prefetch", [] {
+                     return RmsNormWorkload({.M = 37,
+                                             .N = 1000,
+                                             .dtype = bf16,
+                                             .residual = true,
+                                             .block_m = 4,
+                                             .grid = 3,
+                                             .prefetch = true,
+                                             .w_shared = true},
+                                            23);
+                   }});
+  cases.push_back(
+      {"rmsnorm_f16_grid_keep_dtype", [] {
+         return RmsNormWorkload(
+             {.M = 37, .N = 1000, .block_m = 4, .grid = 3, .keep_dtype = true},
+             24);
+       }});
+  cases.push_back({"rmsnorm_f16_grid_ragged_chunks", [] {
+                     return RmsNormWorkload(
+                         {.M = 37, .N = 1000, .block_n = 256, .grid = 2}, 25);
+                   }});
+  cases.push_back(
+      {"softmax_f16_residual_grid", [] {
+         return SoftmaxWorkload(
+             {.M = 37, .N = 1000, .residual = true, .block_m = 4, .grid = 3},
+             26);
+       }});
+  cases.push_back(
+      {"layernorm_bf16_grid", [] {
+         return LayerNormWorkload(
+             {.M = 37, .N = 1000, .dtype = bf16, .block_m = 4, .grid = 3}, 27);
+       }});
+  cases.push_back({"layernorm_f16_grid_ragged_chunks", [] {
+                     return LayerNormWorkload(
+                         {.M = 37, .N = 1000, .block_n = 256, .grid = 2}, 28);
                    }});
   return cases;
 }

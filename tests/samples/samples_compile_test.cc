@@ -132,6 +132,14 @@ TEST(BenchShapes, CompileForSm90a) {
   for (bool causal : {false, true}) {
     programs.push_back(FlashAttentionProgram(
         {.B = 8, .S = 4096, .H = 16, .D = 128, .causal = causal}));
+    // The overlapped forward's device tile: three K / V stages (224 KiB).
+    programs.push_back(FlashAttentionProgram(WithDeviceTile({.B = 8,
+                                                             .S = 4096,
+                                                             .H = 16,
+                                                             .D = 128,
+                                                             .causal = causal,
+                                                             .overlap = true},
+                                                            90)));
   }
   programs.push_back(RmsNormProgram({.M = 4096, .N = 8192}));
   programs.push_back(SoftmaxProgram({.M = 4096, .N = 8192}));
@@ -139,6 +147,11 @@ TEST(BenchShapes, CompileForSm90a) {
   programs.push_back(LayerNormProgram({.M = 4096, .N = 8192}));
   programs.push_back(
       LayerNormProgram({.M = 16384, .N = 4096, .residual = true}));
+  // The variants tools/dev/s9_rows_device.sh times.
+  programs.push_back(RmsNormProgram(
+      {.M = 4096, .N = 8192, .grid = 264, .prefetch = true, .w_shared = true}));
+  programs.push_back(SoftmaxProgram({.M = 4096, .N = 8192, .grid = 528}));
+  programs.push_back(LayerNormProgram({.M = 4096, .N = 8192, .grid = 264}));
   for (const absl::StatusOr<Program>& p : programs) {
     ASSERT_TRUE(p.ok()) << p.status();
     absl::StatusOr<CompiledKernel> k =

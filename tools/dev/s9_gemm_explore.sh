@@ -22,12 +22,12 @@ run() {  # name, flags...
   timeout 40 "$g" --bench "$@" >"$OUT/$n.log" 2>&1
   echo "$n rc=$? $(grep -h ' gpu ' "$OUT/$n.log" | tr -s ' ')" >>"$OUT/table.txt"
 }
-timeout 60 "$g" --check --size=1000x1000x1000 >"$OUT/check.log" 2>&1
-echo "check 1000^3 rc=$?" >>"$OUT/table.txt"
-timeout 60 "$g" --check --size=333x517x200 --layout=NT >>"$OUT/check.log" 2>&1
-echo "check 333x517x200 NT rc=$?" >>"$OUT/table.txt"
+: # checks: in s9_pingpong_device.sh
+
+
+
 cublas 1
-for i in 1 2 3; do run "nn4096_$i" --size=4096x4096x4096; done
+for i in 1 2; do run "nn4096_$i" --size=4096x4096x4096; done
 run nt4096 --size=4096x4096x4096 --layout=NT
 for s in 1000x1000x1000 4096x4096x1024 2048x2048x2048; do
   run "nn_$s" --size=$s

@@ -105,7 +105,7 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
     }
   }
   body.push_back(Intrin(Intrinsic::kWgmmaCommit, {}));
-  if (m.wgmma_a && defer_wgmma_) {
+  if (defer_wgmma_ && (m.wgmma_a || overlap_wgmma_)) {
     deferred_wgmma_.push_back(g.c.buffer);
   } else {
     body.push_back(WaitWgmma({g.c.buffer}));
@@ -125,6 +125,25 @@ bool Lowerer::JoinsDeferredWgmma(const Stmt& s) {
     return false;
   for (const ir::Buffer& acc : deferred_wgmma_)
     if (acc.get() == g->c.buffer.get() && g->clear_accum) return false;
+  return true;
+}
+
+// Whether statement s is a wgmma gemm with A in registers that may issue
+// while the deferred wgmma run: it waits right away (its A registers must
+// stay until then), which retires them too. Its fragments are neither their
+// accumulators nor cleared over them.
+bool Lowerer::EndsDeferredWgmma(const Stmt& s) {
+  const auto* g = s.As<ir::GemmNode>();
+  if (g == nullptr) return false;
+  const GemmPlan& p = PlanOf(*g);
+  if (p.instruction != GemmInstruction::kWgmma ||
+      p.a.path != OperandPath::kRegisters) {
+    return false;
+  }
+  for (const ir::Buffer& acc : deferred_wgmma_) {
+    if (acc.get() == g->c.buffer.get() || acc.get() == g->a.buffer.get())
+      return false;
+  }
   return true;
 }
 

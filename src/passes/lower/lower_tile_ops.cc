@@ -55,6 +55,13 @@ Stmt Lowerer::Visit(const ir::SeqNode* op) {
   std::vector<ir::Buffer> outer_deferred;
   std::swap(outer_deferred, deferred_wgmma_);
   for (const Stmt& s : op->stmts) {
+    if (!deferred_wgmma_.empty() && EndsDeferredWgmma(s)) {
+      // It issues while they run and waits for all of them.
+      out.push_back(MutateStmt(s));
+      out.push_back(WaitWgmma(deferred_wgmma_));
+      deferred_wgmma_.clear();
+      continue;
+    }
     if (!deferred_wgmma_.empty() && !JoinsDeferredWgmma(s)) {
       out.push_back(WaitWgmma(deferred_wgmma_));
       deferred_wgmma_.clear();
@@ -81,7 +88,10 @@ Stmt Lowerer::Visit(const ir::ForNode* op) {
   if (std::optional<Stmt> s = LowerPipelinedGemm(op)) return *s;
   auto mn = ir::AsConstInt(op->min), ex = ir::AsConstInt(op->extent);
   if (mn && ex) ranges_[op->var.get()] = {*mn, *mn + *ex - 1};
-  Stmt body = MutateStmt(op->body);
+  const auto* seq = op->body.As<ir::SeqNode>();
+  Stmt body = seq != nullptr && st_.wgmma_overlap_loops.count(op->var.get())
+                  ? LowerOverlappedWgmma(seq)
+                  : MutateStmt(op->body);
   ir::ForKind kind = op->for_kind == ir::ForKind::kPipelined
                          ? ir::ForKind::kSerial
                          : op->for_kind;

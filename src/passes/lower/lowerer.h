@@ -17,6 +17,7 @@
 //   tma_copy.cc           T.copy on the TMA (warp-specialized producers)
 //   warp_specialized.cc   the producer / consumer split
 //   wgmma_pipeline.cc     the consumer loop with a wgmma group in flight
+//   wgmma_overlap.cc      wgmma in flight across an order / stage body
 //   mbarrier.cc, print.cc mbarriers, T.print
 //
 // The per-thread facts (thread index, variable ranges, bounds, offsets)
@@ -149,8 +150,11 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Stmt WaitWgmma(const std::vector<ir::Buffer>& accumulators, int pending = 0);
   Stmt LowerWgmma(const ir::GemmNode& g, const MmaGemm& m);
   bool JoinsDeferredWgmma(const Stmt& s);
+  bool EndsDeferredWgmma(const Stmt& s);
   // wgmma_pipeline.cc
   std::optional<Stmt> LowerWgmmaConsumerLoop(const ir::ForNode* op);
+  // wgmma_overlap.cc: a scheduled consumer loop's body.
+  Stmt LowerOverlappedWgmma(const ir::SeqNode* op);
   // tma_copy.cc
   int TensorMapOf(const TmaCopyPlan& plan);
   Stmt LowerTmaCopy(const ir::CopyNode& c);
@@ -188,6 +192,13 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   // the accumulators of the list's committed, unwaited wgmma.
   bool defer_wgmma_ = false;
   std::vector<ir::Buffer> deferred_wgmma_;
+  // In a scheduled loop's body: gemms with A in registers stay in flight too.
+  bool overlap_wgmma_ = false;
+  // Ping-pong: the arrive on the mainloop order barrier that follows a
+  // consumer loop, issued right after the loop's last wgmma instead (before
+  // the wait for it), and the arrives so moved (warp_specialized.cc).
+  std::unordered_map<const ir::ForNode*, Stmt> arrive_after_issue_;
+  std::unordered_set<const ir::StmtNode*> arrived_early_;
   // Per gemm, its A and B kept in registers: (array, filled by this gemm).
   std::unordered_map<const ir::GemmNode*,
                      std::array<std::optional<std::pair<ir::Buffer, bool>>, 2>>

@@ -2,6 +2,8 @@
 // runs after the kernel's threads, gives registers back and lets one
 // thread issue its copies; the consumers take the registers, and their
 // barriers count them alone (named barrier 1: the producers never arrive).
+// Ping-pong consumer groups each run the consumer code with their own
+// thread index and barrier.
 #include "src/passes/lower/lowerer.h"
 
 #include "src/passes/intrinsics.h"
@@ -20,21 +22,51 @@ RegisterSplit RegistersFor(int consumers) {
   return consumers == 384 ? RegisterSplit{24, 160} : RegisterSplit{40, 232};
 }
 
+// Named barrier 1 (+ the group of a ping-pong consumer): 0 is
+// __syncthreads'.
 struct ConsumerBarriers : ir::IRMutator {
-  explicit ConsumerBarriers(int threads) : threads(threads) {}
+  ConsumerBarriers(int threads, Expr id) : threads(threads), id(id) {}
   Stmt Visit(const ir::SyncThreadsNode*) override {
-    return Intrin(Intrinsic::kNamedBarrierSync, {Expr(1), Expr(threads)});
+    return Intrin(Intrinsic::kNamedBarrierSync, {id, Expr(threads)});
   }
   int threads;
+  Expr id;
 };
 
 }  // namespace
 
 Stmt Lowerer::Visit(const ir::WarpSpecializeNode* op) {
-  const int consumers = st_.threads;
+  const int groups = op->consumer_groups;
+  const int consumers = st_.threads * groups;
   Stmt producer = MutateStmt(op->producer);
-  Stmt consumer =
-      ConsumerBarriers(consumers).MutateStmt(MutateStmt(op->consumer));
+  // A ping-pong group's code sees its own thread index, 0 .. threads - 1.
+  const ir::Var block_tx = tx_;
+  if (groups > 1) {
+    tx_ = ir::Var("group_tx");
+    ranges_[tx_.get()] = {0, st_.threads - 1};
+    ranges_[op->group.get()] = {0, groups - 1};
+    // The order barrier's arrive right after a consumer loop.
+    ForEachStmt(op->consumer, [&](const Stmt& s) {
+      const auto* seq = s.As<ir::SeqNode>();
+      for (size_t i = 0; seq != nullptr && i + 1 < seq->stmts.size(); ++i) {
+        const auto* loop = seq->stmts[i].As<ir::ForNode>();
+        const auto* arrive = seq->stmts[i + 1].As<ir::MbarrierArriveNode>();
+        if (loop != nullptr && arrive != nullptr &&
+            st_.tma_barriers.count(arrive->barriers.get())) {
+          arrive_after_issue_[loop] = seq->stmts[i + 1];
+        }
+      }
+    });
+  }
+  Stmt consumer = MutateStmt(op->consumer);
+  const ir::Var group_tx = tx_;
+  tx_ = block_tx;
+  Expr barrier_id = groups > 1 ? Expr(1) + op->group : Expr(1);
+  consumer = ConsumerBarriers(st_.threads, barrier_id).MutateStmt(consumer);
+  if (groups > 1) {
+    consumer = ir::Seq({Let(op->group, Expr(tx_) / st_.threads),
+                        Let(group_tx, Expr(tx_) % st_.threads), consumer});
+  }
   std::vector<Stmt> p, c;
   // With one consumer warpgroup every role has registers to spare.
   if (consumers > 128) {

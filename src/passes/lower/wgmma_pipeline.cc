@@ -9,9 +9,14 @@
 //     gemm(As[s(k)], Bs[s(k)], C)    =>     issue + commit gemm(k)
 //     arrive(empty[s(k)])                   wgmma_wait<1>   # k - 1 retired
 //                                           if k > min: arrive(empty[s(k-1)])
+//                                         [arrive(math_order[..])]
 //                                         wgmma_wait<0>
 //                                         arrive(empty[s(last)])
 // clang-format on
+//
+// A ping-pong group's arrive on the other group's order barrier, which
+// follows the loop, moves up before the wait<0>: the other group's first
+// wgmma queues behind this group's last (as CUTLASS's ping-pong does).
 //
 // Legal because the gemms accumulate into registers no other statement of
 // the loop touches (no clear_accum: a clear would race the wgmma still
@@ -71,6 +76,10 @@ std::optional<Stmt> Lowerer::LowerWgmmaConsumerLoop(const ir::ForNode* op) {
   std::vector<Stmt> out{ir::MakeStmt<ir::ForNode>(
       op->var, op->min, op->extent, ir::ForKind::kSerial, 0, std::vector<int>{},
       std::vector<int>{}, ir::Seq(body), op->loc)};
+  if (auto it = arrive_after_issue_.find(op); it != arrive_after_issue_.end()) {
+    out.push_back(MutateStmt(it->second));
+    arrived_early_.insert(it->second.get());
+  }
   out.push_back(WaitWgmma(accumulators));
   Stmt last = MutateStmt(
       Substitute(release, {{op->var.get(), op->min + op->extent - 1}}));

@@ -1,0 +1,133 @@
+// The flash backward with the sm_90a tile (WithDeviceTile(c, 90): 128 keys,
+// two consumer warpgroups): on the interpreter against the float64
+// gradients, and through the sm_90a lowering, where it must take the TMA +
+// warp-specialized path with all five gemms on wgmma, and NVRTC. Ragged S
+// (333: not a multiple of the tiles nor of 4), D64 and D128, causal and full,
+// grouped-query heads. sm_80 and the cp.async path keep the default tile
+// (samples_test / samples_compile_test).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "samples/execute.h"
+#include "samples/flash_attention_bwd.h"
+#include "src/runtime/lower.h"
+
+namespace tessel::samples {
+namespace {
+
+FlashAttentionBackwardConfig Sm90(FlashAttentionBackwardConfig c) {
+  return WithDeviceTile(c, 90);
+}
+
+std::string Name(const FlashAttentionBackwardConfig& c) {
+  return absl::StrCat("B", c.B, " S", c.S, " H", c.H, " Hkv", c.heads_kv, " D",
+                      c.D, c.causal ? " causal" : " full");
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(FlashAttentionBackwardSm90Tile, MatchesFloat64Reference) {
+  for (FlashAttentionBackwardConfig c : {
+           FlashAttentionBackwardConfig{.B = 1, .S = 333, .H = 2, .D = 128},
+           {.B = 1, .S = 200, .H = 2, .D = 128, .dq_first = true},
+           {.B = 1, .S = 200, .H = 4, .D = 128, .heads_kv = 2, .causal = true},
+           {.B = 1, .S = 333, .H = 1, .D = 64, .causal = true},
+       }) {
+    c = Sm90(c);
+    absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c, 31);
+    ASSERT_TRUE(w.ok()) << w.status();
+    ASSERT_TRUE(Execute(*w, {.backend = Backend::kCpu}).ok()) << Name(c);
+    absl::StatusOr<CheckResult> check = CheckOutputs(*w);
+    ASSERT_TRUE(check.ok()) << check.status();
+    EXPECT_TRUE(check->ok) << Name(c) << "\n" << check->report;
+  }
+}
+
+TEST(FlashAttentionBackwardSm90Tile, IsWarpSpecializedOnWgmmaAndCompiles) {
+  for (FlashAttentionBackwardConfig c : {
+           FlashAttentionBackwardConfig{.B = 1, .S = 333, .H = 2, .D = 128},
+           {.B = 1, .S = 333, .H = 4, .D = 128, .heads_kv = 2, .causal = true},
+           {.B = 1, .S = 333, .H = 2, .D = 64, .causal = true},
+           {.B = 2, .S = 200, .H = 4, .D = 64, .heads_kv = 1},
+       }) {
+    c = Sm90(c);
+    absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<runtime::Lowered> l =
+        runtime::Lower(p->ir(), {.target = Target::sm90a()});
+    ASSERT_TRUE(l.ok()) << l.status();
+    const std::string& src = l->generated.source.text;
+    // Q, dO (one box per 64 columns), LSE2 and Delta through the TMA.
+    EXPECT_EQ(Count(src, "tl::tma_load("), 2 * (c.D / 64) + 2) << Name(c);
+    EXPECT_GT(Count(src, "setmaxnreg_inc"), 0) << Name(c);
+    EXPECT_EQ(Count(src, "cp_async_commit"), 0) << Name(c);
+    EXPECT_EQ(Count(src, "tl::mma_m16n8k16"), 0) << Name(c);
+    EXPECT_EQ(Count(src, "tl::wgmma_commit()"), 5) << Name(c);
+    absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c, 32);
+    ASSERT_TRUE(w.ok()) << w.status();
+    absl::StatusOr<std::string> cache = CompileSteps(*w, Target::sm90a());
+    EXPECT_TRUE(cache.ok()) << Name(c) << ": " << cache.status();
+  }
+}
+
+// Commits of wgmma groups that the next statement does not wait for.
+int UnwaitedCommits(const std::string& src) {
+  const std::string commit = "tl::wgmma_commit();";
+  int n = 0;
+  for (size_t at = src.find(commit); at != std::string::npos;
+       at = src.find(commit, at + 1)) {
+    size_t next = src.find_first_not_of(" \n", at + commit.size());
+    n += src.compare(next, 14, "tl::wgmma_wait") != 0;
+  }
+  return n;
+}
+
+// dQ's gemm first: it runs beside dV's (A in registers), whose wait retires
+// both; else only S^T's gemm runs beside another (dP^T's).
+TEST(FlashAttentionBackwardSm90Tile, DqFirstRunsBesideDv) {
+  for (bool dq_first : {false, true}) {
+    FlashAttentionBackwardConfig c = Sm90({.B = 1,
+                                           .S = 256,
+                                           .H = 2,
+                                           .D = 128,
+                                           .causal = true,
+                                           .dq_first = dq_first});
+    absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<runtime::Lowered> l =
+        runtime::Lower(p->ir(), {.target = Target::sm90a()});
+    ASSERT_TRUE(l.ok()) << l.status();
+    EXPECT_EQ(UnwaitedCommits(l->generated.source.text), dq_first ? 2 : 1);
+  }
+}
+
+// --tma=false keeps the sm_90a tile on the cp.async path.
+TEST(FlashAttentionBackwardSm90Tile, CompilesWithoutTheTma) {
+  FlashAttentionBackwardConfig c =
+      Sm90({.B = 1, .S = 333, .H = 2, .D = 128, .causal = true});
+  absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<runtime::Lowered> l = runtime::Lower(
+      p->ir(),
+      {.target = Target::sm90a(), .pass_config = {.disable_tma_lower = true}});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Count(l->generated.source.text, "tl::tma_load("), 0);
+  EXPECT_GT(Count(l->generated.source.text, "cp_async_commit"), 0);
+  absl::StatusOr<CompiledKernel> k = compile(
+      p->ir(),
+      {.target = Target::sm90a(), .pass_config = {.disable_tma_lower = true}});
+  EXPECT_TRUE(k.ok()) << k.status();
+}
+
+}  // namespace
+}  // namespace tessel::samples

@@ -15,10 +15,11 @@
 #                    tile's loads in flight while this one reduces and stores
 #      pf            rmsnorm --grid --prefetch (W in registers)
 #      t512_wsh_pf   the same at 512 threads (16 elements a thread)
+#      wbsh          layernorm --grid --wb-shared: W and B in shared memory
 #    G = SMs x the blocks that fit an SM by registers at 4096x8192 (sm_90a,
 #    ptxas of CUDA 13: grid 80 regs -> 3, wsh 62 -> 4, wsh_pf 102 -> 2,
 #    pf 120 -> 2, t512_wsh_pf 64 at 512 threads -> 2, layernorm grid 120
-#    -> 2, softmax grid 56 -> 4), so the grid is one wave.
+#    -> 2, layernorm wbsh 80 -> 3, softmax grid 56 -> 4), so the grid is one wave.
 # 2. the defaults, and each kernel's fastest variant at 4096x8192, again
 #    with --cuda-graph (graph replays of back-to-back calls: no launch cost;
 #    L2 flushed between replays only).
@@ -68,6 +69,7 @@ run rmsnorm t512_wsh_pf "${B[@]}" --grid=$((SMS * 2)) --threads=512 --w-shared -
 run rmsnorm grid "${B[@]}" --grid=$((SMS * 3))
 run softmax grid "${B[@]}" --grid=$((SMS * 4))
 run layernorm grid "${B[@]}" --grid=$((SMS * 2))
+run layernorm wbsh "${B[@]}" --grid=$((SMS * 3)) --wb-shared
 run rmsnorm pf "${B[@]}" --grid=$((SMS * 2)) --prefetch
 # The fastest checked variant at 4096x8192 of each kernel, graph-timed.
 python3 tools/dev/s9_rows_table.py --best "$O" >"$O/best.txt" 2>&1

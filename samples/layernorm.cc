@@ -23,6 +23,7 @@ absl::StatusOr<Program> MakeLayerNorm(const nlohmann::json& json) {
   LayerNormConfig c;
   SAMPLES_RETURN_IF_ERROR(ReadRowParams(params, c));
   SAMPLES_ASSIGN_OR_RETURN(c.eps, params.Number("eps", c.eps));
+  SAMPLES_ASSIGN_OR_RETURN(c.wb_shared, params.Bool("wb_shared", c.wb_shared));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return LayerNormProgram(c);
 }
@@ -37,6 +38,11 @@ absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& c) {
   }
   const RowTile tile = PickRowTile(c.N, c.block_m, c.block_n, c.threads);
   const int bm = tile.block_m, bn = tile.block_n, chunks = tile.chunks;
+  if (c.wb_shared && (c.grid <= 0 || chunks != 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "layernorm: wb_shared needs grid > 0 and a row in one chunk (block_n ",
+        bn, ", N ", c.N, ", grid ", c.grid, ")"));
+  }
   const float inv_n = 1.0f / static_cast<float>(c.N);
   T::ProgramBuilder p("layernorm");
   auto X = p.tensor("X", {c.M, c.N}, c.dtype);
@@ -63,9 +69,16 @@ absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& c) {
     auto load = [&](const T::Expr& row0, const T::Expr& j) {
       LoadRows(X, R, row0, j * bn, x, bm, bn);
     };
-    // A persistent block loads a one-chunk W and B once for all its rows.
+    // A persistent block loads a one-chunk W and B once for all its rows:
+    // into the registers it keeps, or into shared memory read per row tile.
     const bool wb_once = chunks == 1 && c.grid > 0;
-    if (wb_once) {
+    std::optional<T::Buffer> w_smem, b_smem;
+    if (c.wb_shared) {
+      w_smem = T::alloc_shared({bn}, c.dtype, "w_smem");
+      b_smem = T::alloc_shared({bn}, c.dtype, "b_smem");
+      T::copy(W(0), *w_smem);
+      T::copy(B(0), *b_smem);
+    } else if (wb_once) {
       T::copy(W(0), w);
       T::copy(B(0), b);
     }
@@ -77,6 +90,10 @@ absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& c) {
         if (!wb_once) {
           T::copy(W(0), w);
           T::copy(B(0), b);
+        }
+        if (c.wb_shared) {
+          T::copy(*w_smem, w);
+          T::copy(*b_smem, b);
         }
         T::reduce_sum(x, sum, {.dim = 1});
         for (auto i : T::Parallel(bm)) mean(i) = sum(i) * inv_n;

@@ -11,7 +11,7 @@
 //   // parameters: X [M, N], (R [M, N] with .residual), W [N], B [N], Y [M, N]
 //
 // Registered for tessel-warmup as "layernorm" (params M, N, dtype, eps,
-// residual, block_m, block_n, threads).
+// residual, block_m, block_n, threads, grid, wb_shared).
 #ifndef TESSEL_SAMPLES_LAYERNORM_H_
 #define TESSEL_SAMPLES_LAYERNORM_H_
 
@@ -36,6 +36,10 @@ struct LayerNormConfig {
   // 0: one block per row tile; else this many blocks, each looping over
   // row tiles (samples/row_params.h, ForEachRowTile).
   int grid = 0;
+  // With grid > 0 and one chunk per row: W and B go to shared memory once
+  // per block and each row tile reads them from there (not in registers
+  // for the whole loop, nor from L2 per row).
+  bool wb_shared = false;
 };
 
 absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& config);

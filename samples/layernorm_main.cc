@@ -20,12 +20,15 @@ constexpr char kUsage[] =
     "  --block-m, --block-n, --threads\n"
     "  --grid=N             N blocks looping over the row tiles (default 0:\n"
     "                       one block per tile)\n"
+    "  --wb-shared          with --grid: W and B in shared memory, read per\n"
+    "                       row tile\n"
     "  dims: MxN\n";
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
   LayerNormConfig base;
   SAMPLES_RETURN_IF_ERROR(ReadEpsFlag(flags, base.eps));
+  SAMPLES_ASSIGN_OR_RETURN(base.wb_shared, flags.Bool("wb-shared", false));
   SAMPLES_ASSIGN_OR_RETURN(std::vector<LayerNormConfig> configs,
                            RowConfigs(args, flags, base));
   return WorkloadsFor(configs, LayerNormWorkload, args.seed);

@@ -10,7 +10,7 @@
 //   // Y [M, N]
 //
 // Registered for tessel-warmup as "softmax" (params M, N, dtype, residual,
-// block_m, block_n, threads).
+// block_m, block_n, threads, grid).
 #ifndef TESSEL_SAMPLES_SOFTMAX_H_
 #define TESSEL_SAMPLES_SOFTMAX_H_
 

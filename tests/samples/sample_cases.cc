@@ -434,6 +434,15 @@ std::vector<SampleCase> SmallCases() {
          return LayerNormWorkload(
              {.M = 37, .N = 1000, .dtype = bf16, .block_m = 4, .grid = 3}, 27);
        }});
+  cases.push_back({"layernorm_f16_residual_grid_wb_shared", [] {
+                     return LayerNormWorkload({.M = 37,
+                                               .N = 1000,
+                                               .residual = true,
+                                               .block_m = 4,
+                                               .grid = 3,
+                                               .wb_shared = true},
+                                              29);
+                   }});
   cases.push_back({"layernorm_f16_grid_ragged_chunks", [] {
                      return LayerNormWorkload(
                          {.M = 37, .N = 1000, .block_n = 256, .grid = 2}, 28);

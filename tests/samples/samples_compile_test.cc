@@ -152,6 +152,8 @@ TEST(BenchShapes, CompileForSm90a) {
       {.M = 4096, .N = 8192, .grid = 264, .prefetch = true, .w_shared = true}));
   programs.push_back(SoftmaxProgram({.M = 4096, .N = 8192, .grid = 528}));
   programs.push_back(LayerNormProgram({.M = 4096, .N = 8192, .grid = 264}));
+  programs.push_back(
+      LayerNormProgram({.M = 4096, .N = 8192, .grid = 528, .wb_shared = true}));
   for (const absl::StatusOr<Program>& p : programs) {
     ASSERT_TRUE(p.ok()) << p.status();
     absl::StatusOr<CompiledKernel> k =

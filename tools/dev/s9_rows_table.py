@@ -2,9 +2,9 @@
 """The table of tools/dev/s9_rows_device.sh, from its output folder.
 
   python3 tools/dev/s9_rows_table.py DIR          # the table
-  python3 tools/dev/s9_rows_table.py --best DIR   # "kernel tag flags" of the
-                                                  # fastest non-default variant
-                                                  # at 4096x8192, checked
+  python3 tools/dev/s9_rows_table.py --best DIR [KERNEL]
+      # "kernel tag flags" of the fastest checked non-default variant at
+      # 4096x8192 (of each kernel, or of KERNEL)
 
 DIR holds KERNEL__TAG.json (the samples' --json), variants.txt ("kernel tag
 flags" per run) and peers_norms.json (bench/peers.py --norm-timing
@@ -59,10 +59,10 @@ def tessel(d):
     return out
 
 
-def best(d):
+def best(d, kernels):
     flags = {(k, tag): f for k, tag, f in variants(d)}
     runs = tessel(d)
-    for k in KERNELS:
+    for k in kernels:
         ok = [(r["ms"], tag) for tag, r in runs.get((k, SIZES[0], "events"), [])
               if r.get("check") == "pass" and tag != "default"]
         if ok:
@@ -126,7 +126,8 @@ def table(d):
 def main():
     args = sys.argv[1:]
     if args and args[0] == "--best":
-        best(args[1] if len(args) > 1 else ".")
+        best(args[1] if len(args) > 1 else ".",
+             args[2:] if len(args) > 2 else KERNELS)
     else:
         table(args[0] if args else ".")
 

@@ -48,8 +48,8 @@ step check-flash-d128 40 "$fa" --backend=gpu --check --pass=fwd+bwd \
 old=(env TESSEL_WGMMA_ASM_EACH=1 TESSEL_UNROLL_FRAGMENT_LOOPS=0)
 ab() {  # name, flags...: new, then old
   local n=$1; shift
-  step "$n-new" 40 "$@"
-  step "$n-old" 40 "${old[@]}" "$@"
+  step "$n-new" 60 "$@"
+  step "$n-old" 60 "${old[@]}" "$@"
 }
 ab la-d128 "$la" --backend=gpu --bench --check=false --size=8x4096x16x128
 ab la-d64 "$la" --backend=gpu --bench --check=false --size=8x4096x32x64

@@ -39,8 +39,6 @@ constexpr char kUsage[] =
     "                       block with Q K^T, under the softmax (Pipelined\n"
     "                       order / stage; FlashAttention-3's overlap;\n"
     "                       default: on for the sm_90 tile at D128)\n"
-    "  --longest-first=true|false  causal: every head's longest query\n"
-    "                       tile before any shorter one (default false)\n"
     "  --varlen=S1,S2,...|bench  variable-length forward: sequences of\n"
     "                       these lengths packed along one token axis\n"
     "                       (bench: 8 lengths summing to 32768); dims are\n"
@@ -137,8 +135,6 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(base.p_in_registers,
                            flags.Bool("p-in-registers", base.p_in_registers));
   SAMPLES_ASSIGN_OR_RETURN(base.overlap, flags.Bool("overlap", base.overlap));
-  SAMPLES_ASSIGN_OR_RETURN(base.longest_first,
-                           flags.Bool("longest-first", base.longest_first));
   // Without tile flags, the device's tile.
   const bool tile_flags = flags.Has("block-m") || flags.Has("block-n") ||
                           flags.Has("stages") || flags.Has("threads");

@@ -275,17 +275,6 @@ std::vector<SampleCase> SmallCases() {
                                          .num_stages = 3,
                                          .threads = 384,
                                          .overlap = true});
-  // Causal with the query tile as the grid's slowest dimension (every
-  // head's longest tile first), grouped heads, ragged S.
-  fa("d64_bm192_bn128_12warps_longest_first", {.B = 2,
-                                               .S = 333,
-                                               .H = 4,
-                                               .D = 64,
-                                               .heads_kv = 2,
-                                               .block_m = 192,
-                                               .block_n = 128,
-                                               .threads = 384,
-                                               .longest_first = true});
   fa("d64_bm128_bn64_8warps", {.B = 1,
                                .S = 333,
                                .H = 3,

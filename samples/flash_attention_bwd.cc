@@ -73,6 +73,8 @@ absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
     SAMPLES_ASSIGN_OR_RETURN(c.threads,
                              params.IntInRange("threads", 32, 1024, c.threads));
     SAMPLES_ASSIGN_OR_RETURN(c.dq_first, params.Bool("dq_first", c.dq_first));
+    SAMPLES_ASSIGN_OR_RETURN(c.dq_registers,
+                             params.Bool("dq_registers", c.dq_registers));
   }
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
@@ -165,6 +167,12 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
   // dQ's gemm has bn rows, dQ^T's D: take the one whose rows split over the
   // warpgroups (wgmma gives each 64 rows of the accumulator).
   const bool dq_transposed = bn % (64 * std::max(1, c.threads / 128)) != 0;
+  if (c.dq_registers && dq_transposed) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "flash_attention_bwd: dq_registers needs block_n (", bn,
+        ") a multiple of 64 per consumer warpgroup (threads=", c.threads,
+        "): dQ^T's registers do not map onto dQ's rows"));
+  }
   T::ProgramBuilder p(absl::StrCat("flash_attention_bwd",
                                    group > 1 ? "_gqa" : "",
                                    c.causal ? "_causal" : ""));
@@ -196,7 +204,9 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
     auto dv = T::alloc_fragment({bm, D}, f32, "dv");
     auto dq = dq_transposed ? T::alloc_fragment({D, bn}, f32, "dqT")
                             : T::alloc_fragment({bn, D}, f32, "dq");
-    auto dq_shared = T::alloc_shared({bn, D}, f32, "dq_shared");
+    auto dq_shared = c.dq_registers
+                         ? T::Buffer()
+                         : T::alloc_shared({bn, D}, f32, "dq_shared");
     auto keys = T::slice(bx * bm, (bx + 1) * bm);
     T::copy(K(bz, keys, by, T::all), K_shared);
     T::copy(V(bz, keys, by, T::all), V_shared);
@@ -263,12 +273,15 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
       T::gemm(qkT_cast, d_o, dv, {.policy = T::GemmWarpPolicy::kFullRow});
       T::gemm(dsT_cast, q, dk, {.policy = T::GemmWarpPolicy::kFullRow});
       if (!c.dq_first) dq_gemm();
-      if (dq_transposed) {
+      if (c.dq_registers) {
+        T::atomic_add(dQ(bz, queries, head, T::all), dq);
+      } else if (dq_transposed) {
         for (auto [i, j] : T::Parallel(D, bn)) dq_shared(j, i) = dq(i, j);
       } else {
         T::copy(dq, dq_shared);
       }
-      T::atomic_add(dQ(bz, queries, head, T::all), dq_shared);
+      if (!c.dq_registers)
+        T::atomic_add(dQ(bz, queries, head, T::all), dq_shared);
     }
     T::copy(dk, dK(bz, keys, by, T::all));
     T::copy(dv, dV(bz, keys, by, T::all));

@@ -51,6 +51,11 @@ struct FlashAttentionBackwardConfig {
   // dQ's gemm before dV's and dK's (beside them on the tensor cores, with
   // more registers live) instead of after.
   bool dq_first = false;
+  // dQ added to dQ_acc by atomics straight from its gemm's registers (as
+  // FlashAttention 2) instead of through shared memory (vector atomics
+  // after a barrier). Needs dQ untransposed: block_n a multiple of 64 per
+  // consumer warpgroup (the D64 tile).
+  bool dq_registers = false;
 };
 
 // The backward of a forward config's sizes (heads, causal), default tiles.

@@ -33,6 +33,8 @@ constexpr char kUsage[] =
     "  --bwd-block-m, --bwd-block-n, --bwd-stages, --bwd-threads  the\n"
     "                       backward's tile (default: the device's)\n"
     "  --bwd-dq-first=true|false  the backward's dQ gemm before dV's and dK's\n"
+    "  --bwd-dq-registers=true|false  the backward adds dQ by atomics from\n"
+    "                       registers, not through shared memory (D64 tile)\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
     "  --overlap=true|false  the forward issues P V of the previous key\n"
@@ -224,11 +226,14 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       flags.Has("bwd-stages") || flags.Has("bwd-threads");
   SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dq_first,
                            flags.Bool("bwd-dq-first", bwd_tile.dq_first));
+  SAMPLES_ASSIGN_OR_RETURN(
+      bwd_tile.dq_registers,
+      flags.Bool("bwd-dq-registers", bwd_tile.dq_registers));
   auto backward = [&](const FlashAttentionConfig& c) {
     FlashAttentionBackwardConfig b = BackwardOf(c);
     b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
     b.num_stages = bwd_tile.num_stages, b.threads = bwd_tile.threads;
-    b.dq_first = bwd_tile.dq_first;
+    b.dq_first = bwd_tile.dq_first, b.dq_registers = bwd_tile.dq_registers;
     if (args.backend == Backend::kGpu && !bwd_tile_flags)
       b = WithDeviceTile(b, Target::detect().sm());
     return b;

@@ -75,6 +75,9 @@ absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
     SAMPLES_ASSIGN_OR_RETURN(c.dq_first, params.Bool("dq_first", c.dq_first));
     SAMPLES_ASSIGN_OR_RETURN(c.dq_registers,
                              params.Bool("dq_registers", c.dq_registers));
+    SAMPLES_ASSIGN_OR_RETURN(
+        c.mask_diagonal_only,
+        params.Bool("mask_diagonal_only", c.mask_diagonal_only));
   }
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
@@ -242,10 +245,21 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
                .clear_accum = true,
                .policy = T::GemmWarpPolicy::kFullRow});
       // P^T = exp(S^T / sqrt(D) - LSE), zero above the diagonal.
-      for (auto [i, j] : T::Parallel(bm, bn)) {
-        T::Expr p_ij = T::exp2(qkT(i, j) * scale - lse(j));
-        qkT(i, j) =
-            c.causal ? T::select(bx * bm + i <= k * bn + j, p_ij, 0.0f) : p_ij;
+      auto probabilities = [&](bool masked) {
+        for (auto [i, j] : T::Parallel(bm, bn)) {
+          T::Expr p_ij = T::exp2(qkT(i, j) * scale - lse(j));
+          qkT(i, j) =
+              masked ? T::select(bx * bm + i <= k * bn + j, p_ij, 0.0f) : p_ij;
+        }
+      };
+      if (c.causal && c.mask_diagonal_only) {
+        // A step whose first query is at or past the block's last key sees
+        // every key.
+        T::If(k * bn < (bx + 1) * bm - 1, [&] {
+          probabilities(true);
+        }).Else([&] { probabilities(false); });
+      } else {
+        probabilities(c.causal);
       }
       // dS^T = P^T (dP^T - Delta) / sqrt(D).
       for (auto [i, j] : T::Parallel(bm, bn)) {

@@ -56,6 +56,9 @@ struct FlashAttentionBackwardConfig {
   // after a barrier). Needs dQ untransposed: block_n a multiple of 64 per
   // consumer warpgroup (the D64 tile).
   bool dq_registers = false;
+  // Causal: the mask only on the steps that cross the diagonal (a uniform
+  // branch per step); the others compute P^T unmasked.
+  bool mask_diagonal_only = false;
 };
 
 // The backward of a forward config's sizes (heads, causal), default tiles.

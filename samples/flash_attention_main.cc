@@ -35,6 +35,8 @@ constexpr char kUsage[] =
     "  --bwd-dq-first=true|false  the backward's dQ gemm before dV's and dK's\n"
     "  --bwd-dq-registers=true|false  the backward adds dQ by atomics from\n"
     "                       registers, not through shared memory (D64 tile)\n"
+    "  --bwd-mask-diagonal=true|false  the causal backward masks only the\n"
+    "                       steps that cross the diagonal\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
     "  --overlap=true|false  the forward issues P V of the previous key\n"
@@ -229,11 +231,15 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(
       bwd_tile.dq_registers,
       flags.Bool("bwd-dq-registers", bwd_tile.dq_registers));
+  SAMPLES_ASSIGN_OR_RETURN(
+      bwd_tile.mask_diagonal_only,
+      flags.Bool("bwd-mask-diagonal", bwd_tile.mask_diagonal_only));
   auto backward = [&](const FlashAttentionConfig& c) {
     FlashAttentionBackwardConfig b = BackwardOf(c);
     b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
     b.num_stages = bwd_tile.num_stages, b.threads = bwd_tile.threads;
     b.dq_first = bwd_tile.dq_first, b.dq_registers = bwd_tile.dq_registers;
+    b.mask_diagonal_only = bwd_tile.mask_diagonal_only;
     if (args.backend == Backend::kGpu && !bwd_tile_flags)
       b = WithDeviceTile(b, Target::detect().sm());
     return b;

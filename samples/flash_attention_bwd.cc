@@ -38,10 +38,12 @@ absl::Status CheckConfig(const FlashAttentionBackwardConfig& c) {
         absl::StrCat("flash_attention_bwd: heads_kv=", c.heads_kv,
                      " must divide H=", c.H, " (0 means H)"));
   }
-  if (c.block_m <= 0 || c.block_n < 0 || c.threads <= 0 || c.num_stages < 0) {
+  if (c.block_m <= 0 || c.block_n < 0 || c.threads <= 0 || c.num_stages < 0 ||
+      c.dq_pad < 0 || c.dq_pad % 4 != 0) {
     return absl::InvalidArgumentError(
         "flash_attention_bwd: block_m and threads must be positive, "
-        "block_n and num_stages not negative");
+        "block_n and num_stages not negative, dq_pad a multiple of 4 (its "
+        "rows stay 16-byte aligned for the vector atomics)");
   }
   if (c.H > 65535 || c.B > 65535) {
     return absl::InvalidArgumentError(
@@ -78,6 +80,8 @@ absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
     SAMPLES_ASSIGN_OR_RETURN(
         c.mask_diagonal_only,
         params.Bool("mask_diagonal_only", c.mask_diagonal_only));
+    SAMPLES_ASSIGN_OR_RETURN(c.dq_pad,
+                             params.IntInRange("dq_pad", 0, 64, c.dq_pad));
   }
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
@@ -207,9 +211,10 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
     auto dv = T::alloc_fragment({bm, D}, f32, "dv");
     auto dq = dq_transposed ? T::alloc_fragment({D, bn}, f32, "dqT")
                             : T::alloc_fragment({bn, D}, f32, "dq");
-    auto dq_shared = c.dq_registers
-                         ? T::Buffer()
-                         : T::alloc_shared({bn, D}, f32, "dq_shared");
+    auto dq_shared =
+        c.dq_registers ? T::Buffer()
+                       : T::alloc_shared({bn, D + c.dq_pad}, f32, "dq_shared");
+    auto dq_tile = [&] { return dq_shared(T::all, T::slice(0, D)); };
     auto keys = T::slice(bx * bm, (bx + 1) * bm);
     T::copy(K(bz, keys, by, T::all), K_shared);
     T::copy(V(bz, keys, by, T::all), V_shared);
@@ -292,10 +297,10 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
       } else if (dq_transposed) {
         for (auto [i, j] : T::Parallel(D, bn)) dq_shared(j, i) = dq(i, j);
       } else {
-        T::copy(dq, dq_shared);
+        T::copy(dq, dq_tile());
       }
       if (!c.dq_registers)
-        T::atomic_add(dQ(bz, queries, head, T::all), dq_shared);
+        T::atomic_add(dQ(bz, queries, head, T::all), dq_tile());
     }
     T::copy(dk, dK(bz, keys, by, T::all));
     T::copy(dv, dV(bz, keys, by, T::all));

@@ -59,6 +59,10 @@ struct FlashAttentionBackwardConfig {
   // Causal: the mask only on the steps that cross the diagonal (a uniform
   // branch per step); the others compute P^T unmasked.
   bool mask_diagonal_only = false;
+  // f32 columns of padding per row of dQ's shared tile: its stores from
+  // the gemm's registers (dQ^T's transposed ones at D128) hit 4-8 rows of
+  // one bank at a time without (4 at D128, 8 at D64 take every bank).
+  int dq_pad = 0;
 };
 
 // The backward of a forward config's sizes (heads, causal), default tiles.

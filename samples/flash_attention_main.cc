@@ -37,6 +37,8 @@ constexpr char kUsage[] =
     "                       registers, not through shared memory (D64 tile)\n"
     "  --bwd-mask-diagonal=true|false  the causal backward masks only the\n"
     "                       steps that cross the diagonal\n"
+    "  --bwd-dq-pad=N       f32 columns of padding per row of the backward's\n"
+    "                       dQ tile in shared memory (fewer bank conflicts)\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
     "  --overlap=true|false  the forward issues P V of the previous key\n"
@@ -219,7 +221,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     SAMPLES_RETURN_IF_ERROR(TuneTiles(configs, tune, args.seed, flags));
   }
   FlashAttentionBackwardConfig bwd_tile;
-  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"bwd-block-m", &bwd_tile.block_m},
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"bwd-dq-pad", &bwd_tile.dq_pad},
+                                      {"bwd-block-m", &bwd_tile.block_m},
                                       {"bwd-block-n", &bwd_tile.block_n},
                                       {"bwd-stages", &bwd_tile.num_stages},
                                       {"bwd-threads", &bwd_tile.threads}}));
@@ -240,6 +243,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     b.num_stages = bwd_tile.num_stages, b.threads = bwd_tile.threads;
     b.dq_first = bwd_tile.dq_first, b.dq_registers = bwd_tile.dq_registers;
     b.mask_diagonal_only = bwd_tile.mask_diagonal_only;
+    b.dq_pad = bwd_tile.dq_pad;
     if (args.backend == Backend::kGpu && !bwd_tile_flags)
       b = WithDeviceTile(b, Target::detect().sm());
     return b;

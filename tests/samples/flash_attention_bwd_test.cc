@@ -43,6 +43,8 @@ TEST(FlashAttentionBackwardSm90Tile, MatchesFloat64Reference) {
            {.B = 1, .S = 200, .H = 4, .D = 128, .heads_kv = 2, .causal = true},
            {.B = 1, .S = 333, .H = 1, .D = 64, .causal = true},
            {.B = 1, .S = 333, .H = 2, .D = 64, .dq_registers = true},
+           {.B = 1, .S = 333, .H = 2, .D = 128, .dq_pad = 4},
+           {.B = 1, .S = 200, .H = 2, .D = 64, .causal = true, .dq_pad = 8},
            {.B = 1,
            .S = 333,
            .H = 2,
@@ -81,6 +83,8 @@ TEST(FlashAttentionBackwardSm90Tile, IsWarpSpecializedOnWgmmaAndCompiles) {
            .causal = true,
            .dq_registers = true,
            .mask_diagonal_only = true},
+           {.B = 1, .S = 333, .H = 2, .D = 128, .dq_pad = 4},
+           {.B = 1, .S = 333, .H = 2, .D = 64, .dq_pad = 8},
        }) {
     c = Sm90(c);
     absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);

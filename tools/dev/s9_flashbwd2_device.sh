@@ -27,7 +27,8 @@
 # 2. backward-alone benches (--pass=bwd --check=false, "kernel" column: the
 #    main kernel), full mask at B8 S4096 H16 D128 and H32 D64, most telling
 #    first, ~30 s each (host inputs); DEADLINE (default 200 s) stops starting
-#    steps past it, the table still comes.
+#    steps past it, the table still comes. DEADLINE=270 gets the first six
+#    (new / old at D128 and D64 full, pad D128, dqreg D64), DEADLINE=450 all.
 # Logs go to $OUT/flashbwd2/; the table is printed last.
 set -u
 S=${1:?staged build folder (.probe/stage/build)}
@@ -88,12 +89,12 @@ bench="$fa --backend=gpu --bench --check=false --pass=bwd"
 d128="--size=8x4096x16x128" d64="--size=8x4096x32x64"
 step bwd-new-d128-full 75 $bench $d128 --causal=false
 step bwd-old-d128-full 75 "${OLD[@]}" $bench $d128 --causal=false
-step bwd-pad-d128-full 75 $bench $d128 --causal=false --bwd-dq-pad=4
 step bwd-new-d64-full 75 $bench $d64 --causal=false
 step bwd-old-d64-full 75 "${OLD[@]}" $bench $d64 --causal=false
+step bwd-pad-d128-full 75 $bench $d128 --causal=false --bwd-dq-pad=4
 step bwd-dqreg-d64-full 75 $bench $d64 --causal=false $T64 \
   --bwd-dq-registers=true
-# Past the default DEADLINE (DEADLINE=400 runs them all). Causal (not
+# Past DEADLINE=270 (DEADLINE=450 runs them all). Causal (not
 # serialized before): today's default measured 4.125 ms (D128) alone.
 step bwd-diagpad-d128-causal 75 $bench $d128 --causal=true \
   --bwd-mask-diagonal=true --bwd-dq-pad=4

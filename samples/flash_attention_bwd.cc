@@ -82,6 +82,7 @@ absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
         params.Bool("mask_diagonal_only", c.mask_diagonal_only));
     SAMPLES_ASSIGN_OR_RETURN(c.dq_pad,
                              params.IntInRange("dq_pad", 0, 64, c.dq_pad));
+    SAMPLES_ASSIGN_OR_RETURN(c.overlap, params.Bool("overlap", c.overlap));
   }
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
@@ -164,9 +165,34 @@ absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
   return p.finish();
 }
 
+// The step's order / stage lists with c.overlap: the four loads are the
+// producer's (-1); the compute statements keep their order but for dS^T's
+// copy to shared memory, which moves before dV's and dK's gemms (then the
+// barrier in front of dQ's gemm retires both with one wait).
+T::PipelineOptions StepPipeline(const FlashAttentionBackwardConfig& c) {
+  T::PipelineOptions o{.num_stages = c.num_stages, .name = "it"};
+  if (!c.overlap) return o;
+  // S^T, dP^T, P^T, dS^T, P^T's cast, dV, dK, dS^T's copy, dQ, [dQ's
+  // store to shared,] atomic add.
+  const int compute = c.dq_registers ? 10 : 11;
+  o.order = {-1, -1, -1, -1};
+  o.stage = {-1, -1, -1, -1};
+  for (int i = 0; i < compute; ++i) {
+    // dV (5) and dK (6) after the copy (7).
+    o.order.push_back(i == 5 || i == 6 ? i + 1 : i == 7 ? 5 : i);
+    o.stage.push_back(0);
+  }
+  return o;
+}
+
 absl::StatusOr<Program> FlashAttentionBackwardProgram(
     const FlashAttentionBackwardConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  if (c.overlap && c.dq_first) {
+    return absl::InvalidArgumentError(
+        "flash_attention_bwd: overlap orders the step for dQ's gemm after "
+        "dV's and dK's; it does not take dq_first");
+  }
   const int bm = c.block_m, bn = BlockN(c), D = c.D, Hkv = KvHeads(c);
   const int group = c.H / Hkv;
   const double sm_scale = 1.0 / std::sqrt(static_cast<double>(D));
@@ -228,8 +254,7 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
     // so dK and dV of the shared key / value head stay in registers.
     const T::Expr steps = group == 1 ? q_tiles : group * (q_tiles - first);
     const T::Expr start = group == 1 ? first : T::Expr(0);
-    for (auto it : T::Pipelined(start, steps,
-                                {.num_stages = c.num_stages, .name = "it"})) {
+    for (auto it : T::Pipelined(start, steps, StepPipeline(c))) {
       const T::Expr head =
           group == 1 ? T::Expr(by) : by * group + it / (q_tiles - first);
       const T::Expr k =

@@ -63,6 +63,11 @@ struct FlashAttentionBackwardConfig {
   // the gemm's registers (dQ^T's transposed ones at D128) hit 4-8 rows of
   // one bank at a time without (4 at D128, 8 at D64 take every bank).
   int dq_pad = 0;
+  // An order / stage list for the step (stage 0 all; not with dq_first):
+  // each wgmma stays in flight until a statement needs it, so P^T's exp
+  // runs under dP^T's gemm, dV's and dK's gemms share one wait, and dS^T's
+  // copy to shared memory moves before them.
+  bool overlap = false;
 };
 
 // The backward of a forward config's sizes (heads, causal), default tiles.

@@ -39,6 +39,8 @@ constexpr char kUsage[] =
     "                       steps that cross the diagonal\n"
     "  --bwd-dq-pad=N       f32 columns of padding per row of the backward's\n"
     "                       dQ tile in shared memory (fewer bank conflicts)\n"
+    "  --bwd-overlap=true|false  the backward's step as order / stage lists:\n"
+    "                       each wgmma waited for only where needed\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
     "  --overlap=true|false  the forward issues P V of the previous key\n"
@@ -237,13 +239,15 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(
       bwd_tile.mask_diagonal_only,
       flags.Bool("bwd-mask-diagonal", bwd_tile.mask_diagonal_only));
+  SAMPLES_ASSIGN_OR_RETURN(bwd_tile.overlap,
+                           flags.Bool("bwd-overlap", bwd_tile.overlap));
   auto backward = [&](const FlashAttentionConfig& c) {
     FlashAttentionBackwardConfig b = BackwardOf(c);
     b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
     b.num_stages = bwd_tile.num_stages, b.threads = bwd_tile.threads;
     b.dq_first = bwd_tile.dq_first, b.dq_registers = bwd_tile.dq_registers;
     b.mask_diagonal_only = bwd_tile.mask_diagonal_only;
-    b.dq_pad = bwd_tile.dq_pad;
+    b.dq_pad = bwd_tile.dq_pad, b.overlap = bwd_tile.overlap;
     if (args.backend == Backend::kGpu && !bwd_tile_flags)
       b = WithDeviceTile(b, Target::detect().sm());
     return b;

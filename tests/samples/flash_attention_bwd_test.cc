@@ -50,6 +50,18 @@ TEST(FlashAttentionBackwardSm90Tile, MatchesFloat64Reference) {
            .H = 2,
            .D = 128,
            .causal = true,
+           .overlap = true},
+           {.B = 1,
+           .S = 333,
+           .H = 2,
+           .D = 64,
+           .dq_registers = true,
+           .overlap = true},
+           {.B = 1,
+           .S = 333,
+           .H = 2,
+           .D = 128,
+           .causal = true,
            .mask_diagonal_only = true},
            {.B = 1,
            .S = 333,
@@ -85,6 +97,13 @@ TEST(FlashAttentionBackwardSm90Tile, IsWarpSpecializedOnWgmmaAndCompiles) {
            .mask_diagonal_only = true},
            {.B = 1, .S = 333, .H = 2, .D = 128, .dq_pad = 4},
            {.B = 1, .S = 333, .H = 2, .D = 64, .dq_pad = 8},
+           {.B = 1,
+           .S = 333,
+           .H = 4,
+           .D = 128,
+           .heads_kv = 2,
+           .dq_pad = 4,
+           .overlap = true},
        }) {
     c = Sm90(c);
     absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
@@ -173,6 +192,29 @@ TEST(FlashAttentionBackwardSm90Tile, DqRegistersSkipSharedMemory) {
   absl::StatusOr<Program> transposed = FlashAttentionBackwardProgram(c);
   EXPECT_THAT(transposed.status().message(),
               testing::HasSubstr("dq_registers needs block_n"));
+}
+
+// overlap: dV's and dK's gemms (A in registers) issue back to back and
+// retire with one wait, before the barrier in front of dQ's gemm; S^T's
+// gemm retires alone (wait<1>) before P^T's exp.
+TEST(FlashAttentionBackwardSm90Tile, OverlapSharesDvAndDkWait) {
+  FlashAttentionBackwardConfig c =
+      Sm90({.B = 1, .S = 256, .H = 2, .D = 128, .overlap = true});
+  absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<runtime::Lowered> l =
+      runtime::Lower(p->ir(), {.target = Target::sm90a()});
+  ASSERT_TRUE(l.ok()) << l.status();
+  const std::string& src = l->generated.source.text;
+  EXPECT_EQ(Count(src, "tl::wgmma_wait<1>()"), 1);
+  const size_t dv = src.find("\"+f\"(dv[0])");
+  const size_t dk = src.find("\"+f\"(dk[0])");
+  ASSERT_NE(dv, std::string::npos);
+  ASSERT_NE(dk, std::string::npos);
+  EXPECT_EQ(src.find("tl::wgmma_wait", dv), src.find("tl::wgmma_wait", dk))
+      << "no wait between dV's gemm and dK's";
+  c.dq_first = true;
+  EXPECT_FALSE(FlashAttentionBackwardProgram(c).ok());
 }
 
 // --tma=false keeps the sm_90a tile on the cp.async path.

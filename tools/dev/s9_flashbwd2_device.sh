@@ -16,6 +16,9 @@
 #   pad   --bwd-dq-pad=4 (D128) / 8 (D64): dQ's shared rows padded, so its
 #         stores from registers stop hitting one bank from 4 (D128) or up to
 #         8 (D64) rows at a time.
+#   ovl   --bwd-overlap=true: the step as order / stage lists (stage 0):
+#         dV's and dK's gemms issue back to back and share one wait (one
+#         wgmma wait less per step), S^T retires alone before P^T's exp.
 #   diag  --bwd-mask-diagonal=true: causal masks only the steps crossing the
 #         diagonal (D64 causal spills 32 bytes instead of 76).
 #
@@ -28,7 +31,8 @@
 #    main kernel), full mask at B8 S4096 H16 D128 and H32 D64, most telling
 #    first, ~30 s each (host inputs); DEADLINE (default 200 s) stops starting
 #    steps past it, the table still comes. DEADLINE=270 gets the first six
-#    (new / old at D128 and D64 full, pad D128, dqreg D64), DEADLINE=450 all.
+#    (new / old at D128 and D64 full, the static wins together at D128 and
+#    D64 full), DEADLINE=480 all.
 # Logs go to $OUT/flashbwd2/; the table is printed last.
 set -u
 S=${1:?staged build folder (.probe/stage/build)}
@@ -76,6 +80,11 @@ par chk-diag-dqreg-d64 $chk --size=1x333x2x64 --causal=true $T64 \
   --bwd-mask-diagonal=true --bwd-dq-registers=true
 par chk-pad-d128 $chk --size=2x333x2x128 --bwd-dq-pad=4
 par chk-pad-d64 $chk --size=1x333x2x64 --bwd-dq-pad=8
+par chk-ovl-d128 $chk --size=2x333x2x128 --bwd-overlap=true --bwd-dq-pad=4
+par chk-ovl-d64 $chk --size=1x333x2x64 $T64 --bwd-overlap=true \
+  --bwd-dq-registers=true
+par chk-ovl-gqa-d128 $chk --size=1x333x4x128 --heads-kv=2 --bwd-overlap=true \
+  --bwd-mask-diagonal=true --bwd-dq-pad=4
 par chk-la-d64 $la --backend=gpu --check --size=1x512x2x64
 par chk-la-d128 $la --backend=gpu --check --size=1x512x2x128
 wait
@@ -91,18 +100,22 @@ step bwd-new-d128-full 75 $bench $d128 --causal=false
 step bwd-old-d128-full 75 "${OLD[@]}" $bench $d128 --causal=false
 step bwd-new-d64-full 75 $bench $d64 --causal=false
 step bwd-old-d64-full 75 "${OLD[@]}" $bench $d64 --causal=false
+# The static wins together (each alone further down).
+step bwd-padovl-d128-full 75 $bench $d128 --causal=false --bwd-dq-pad=4 \
+  --bwd-overlap=true
+step bwd-dqovl-d64-full 75 $bench $d64 --causal=false $T64 \
+  --bwd-dq-registers=true --bwd-overlap=true
+# Past DEADLINE=270 (DEADLINE=480 runs them all). Causal (not serialized
+# before): today's default measured 4.125 ms (D128) alone.
+step bwd-all-d128-causal 75 $bench $d128 --causal=true --bwd-dq-pad=4 \
+  --bwd-overlap=true --bwd-mask-diagonal=true
+step bwd-new-d128-causal 75 $bench $d128 --causal=true
 step bwd-pad-d128-full 75 $bench $d128 --causal=false --bwd-dq-pad=4
+step bwd-ovl-d128-full 75 $bench $d128 --causal=false --bwd-overlap=true
 step bwd-dqreg-d64-full 75 $bench $d64 --causal=false $T64 \
   --bwd-dq-registers=true
-# Past DEADLINE=270 (DEADLINE=450 runs them all). Causal (not
-# serialized before): today's default measured 4.125 ms (D128) alone.
-step bwd-diagpad-d128-causal 75 $bench $d128 --causal=true \
-  --bwd-mask-diagonal=true --bwd-dq-pad=4
-step bwd-new-d128-causal 75 $bench $d128 --causal=true
-step bwd-pad-d64-full 75 $bench $d64 --causal=false --bwd-dq-pad=8
-step bwd-s3-d128-full 75 $bench $d128 --causal=false $T128 --bwd-stages=3
-step bwd-diagdq-d64-causal 75 $bench $d64 --causal=true $T64 \
-  --bwd-mask-diagonal=true --bwd-dq-registers=true
+step bwd-alldq-d64-causal 75 $bench $d64 --causal=true $T64 \
+  --bwd-mask-diagonal=true --bwd-dq-registers=true --bwd-overlap=true
 step bwd-new-d64-causal 75 $bench $d64 --causal=true
 
 printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"

@@ -38,10 +38,12 @@ absl::Status CheckConfig(const FlashAttentionBackwardConfig& c) {
         absl::StrCat("flash_attention_bwd: heads_kv=", c.heads_kv,
                      " must divide H=", c.H, " (0 means H)"));
   }
-  if (c.block_m <= 0 || c.block_n < 0 || c.threads <= 0 || c.num_stages < 0) {
+  if (c.block_m <= 0 || c.block_n < 0 || c.threads <= 0 || c.num_stages < 0 ||
+      c.dq_pad < 0 || c.dq_pad % 4 != 0) {
     return absl::InvalidArgumentError(
         "flash_attention_bwd: block_m and threads must be positive, "
-        "block_n and num_stages not negative");
+        "block_n and num_stages not negative, dq_pad a multiple of 4 (its "
+        "rows stay 16-byte aligned for the vector atomics)");
   }
   if (c.H > 65535 || c.B > 65535) {
     return absl::InvalidArgumentError(
@@ -73,6 +75,14 @@ absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
     SAMPLES_ASSIGN_OR_RETURN(c.threads,
                              params.IntInRange("threads", 32, 1024, c.threads));
     SAMPLES_ASSIGN_OR_RETURN(c.dq_first, params.Bool("dq_first", c.dq_first));
+    SAMPLES_ASSIGN_OR_RETURN(c.dq_registers,
+                             params.Bool("dq_registers", c.dq_registers));
+    SAMPLES_ASSIGN_OR_RETURN(
+        c.mask_diagonal_only,
+        params.Bool("mask_diagonal_only", c.mask_diagonal_only));
+    SAMPLES_ASSIGN_OR_RETURN(c.dq_pad,
+                             params.IntInRange("dq_pad", 0, 64, c.dq_pad));
+    SAMPLES_ASSIGN_OR_RETURN(c.overlap, params.Bool("overlap", c.overlap));
   }
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
@@ -155,9 +165,34 @@ absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
   return p.finish();
 }
 
+// The step's order / stage lists with c.overlap: the four loads are the
+// producer's (-1); the compute statements keep their order but for dS^T's
+// copy to shared memory, which moves before dV's and dK's gemms (then the
+// barrier in front of dQ's gemm retires both with one wait).
+T::PipelineOptions StepPipeline(const FlashAttentionBackwardConfig& c) {
+  T::PipelineOptions o{.num_stages = c.num_stages, .name = "it"};
+  if (!c.overlap) return o;
+  // S^T, dP^T, P^T, dS^T, P^T's cast, dV, dK, dS^T's copy, dQ, [dQ's
+  // store to shared,] atomic add.
+  const int compute = c.dq_registers ? 10 : 11;
+  o.order = {-1, -1, -1, -1};
+  o.stage = {-1, -1, -1, -1};
+  for (int i = 0; i < compute; ++i) {
+    // dV (5) and dK (6) after the copy (7).
+    o.order.push_back(i == 5 || i == 6 ? i + 1 : i == 7 ? 5 : i);
+    o.stage.push_back(0);
+  }
+  return o;
+}
+
 absl::StatusOr<Program> FlashAttentionBackwardProgram(
     const FlashAttentionBackwardConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  if (c.overlap && c.dq_first) {
+    return absl::InvalidArgumentError(
+        "flash_attention_bwd: overlap orders the step for dQ's gemm after "
+        "dV's and dK's; it does not take dq_first");
+  }
   const int bm = c.block_m, bn = BlockN(c), D = c.D, Hkv = KvHeads(c);
   const int group = c.H / Hkv;
   const double sm_scale = 1.0 / std::sqrt(static_cast<double>(D));
@@ -165,6 +200,12 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
   // dQ's gemm has bn rows, dQ^T's D: take the one whose rows split over the
   // warpgroups (wgmma gives each 64 rows of the accumulator).
   const bool dq_transposed = bn % (64 * std::max(1, c.threads / 128)) != 0;
+  if (c.dq_registers && dq_transposed) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "flash_attention_bwd: dq_registers needs block_n (", bn,
+        ") a multiple of 64 per consumer warpgroup (threads=", c.threads,
+        "): dQ^T's registers do not map onto dQ's rows"));
+  }
   T::ProgramBuilder p(absl::StrCat("flash_attention_bwd",
                                    group > 1 ? "_gqa" : "",
                                    c.causal ? "_causal" : ""));
@@ -196,7 +237,10 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
     auto dv = T::alloc_fragment({bm, D}, f32, "dv");
     auto dq = dq_transposed ? T::alloc_fragment({D, bn}, f32, "dqT")
                             : T::alloc_fragment({bn, D}, f32, "dq");
-    auto dq_shared = T::alloc_shared({bn, D}, f32, "dq_shared");
+    auto dq_shared =
+        c.dq_registers ? T::Buffer()
+                       : T::alloc_shared({bn, D + c.dq_pad}, f32, "dq_shared");
+    auto dq_tile = [&] { return dq_shared(T::all, T::slice(0, D)); };
     auto keys = T::slice(bx * bm, (bx + 1) * bm);
     T::copy(K(bz, keys, by, T::all), K_shared);
     T::copy(V(bz, keys, by, T::all), V_shared);
@@ -210,8 +254,7 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
     // so dK and dV of the shared key / value head stay in registers.
     const T::Expr steps = group == 1 ? q_tiles : group * (q_tiles - first);
     const T::Expr start = group == 1 ? first : T::Expr(0);
-    for (auto it : T::Pipelined(start, steps,
-                                {.num_stages = c.num_stages, .name = "it"})) {
+    for (auto it : T::Pipelined(start, steps, StepPipeline(c))) {
       const T::Expr head =
           group == 1 ? T::Expr(by) : by * group + it / (q_tiles - first);
       const T::Expr k =
@@ -232,10 +275,21 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
                .clear_accum = true,
                .policy = T::GemmWarpPolicy::kFullRow});
       // P^T = exp(S^T / sqrt(D) - LSE), zero above the diagonal.
-      for (auto [i, j] : T::Parallel(bm, bn)) {
-        T::Expr p_ij = T::exp2(qkT(i, j) * scale - lse(j));
-        qkT(i, j) =
-            c.causal ? T::select(bx * bm + i <= k * bn + j, p_ij, 0.0f) : p_ij;
+      auto probabilities = [&](bool masked) {
+        for (auto [i, j] : T::Parallel(bm, bn)) {
+          T::Expr p_ij = T::exp2(qkT(i, j) * scale - lse(j));
+          qkT(i, j) =
+              masked ? T::select(bx * bm + i <= k * bn + j, p_ij, 0.0f) : p_ij;
+        }
+      };
+      if (c.causal && c.mask_diagonal_only) {
+        // A step whose first query is at or past the block's last key sees
+        // every key.
+        T::If(k * bn < (bx + 1) * bm - 1, [&] {
+          probabilities(true);
+        }).Else([&] { probabilities(false); });
+      } else {
+        probabilities(c.causal);
       }
       // dS^T = P^T (dP^T - Delta) / sqrt(D).
       for (auto [i, j] : T::Parallel(bm, bn)) {
@@ -263,12 +317,15 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
       T::gemm(qkT_cast, d_o, dv, {.policy = T::GemmWarpPolicy::kFullRow});
       T::gemm(dsT_cast, q, dk, {.policy = T::GemmWarpPolicy::kFullRow});
       if (!c.dq_first) dq_gemm();
-      if (dq_transposed) {
+      if (c.dq_registers) {
+        T::atomic_add(dQ(bz, queries, head, T::all), dq);
+      } else if (dq_transposed) {
         for (auto [i, j] : T::Parallel(D, bn)) dq_shared(j, i) = dq(i, j);
       } else {
-        T::copy(dq, dq_shared);
+        T::copy(dq, dq_tile());
       }
-      T::atomic_add(dQ(bz, queries, head, T::all), dq_shared);
+      if (!c.dq_registers)
+        T::atomic_add(dQ(bz, queries, head, T::all), dq_tile());
     }
     T::copy(dk, dK(bz, keys, by, T::all));
     T::copy(dv, dV(bz, keys, by, T::all));

@@ -51,6 +51,23 @@ struct FlashAttentionBackwardConfig {
   // dQ's gemm before dV's and dK's (beside them on the tensor cores, with
   // more registers live) instead of after.
   bool dq_first = false;
+  // dQ added to dQ_acc by atomics straight from its gemm's registers (as
+  // FlashAttention 2) instead of through shared memory (vector atomics
+  // after a barrier). Needs dQ untransposed: block_n a multiple of 64 per
+  // consumer warpgroup (the D64 tile).
+  bool dq_registers = false;
+  // Causal: the mask only on the steps that cross the diagonal (a uniform
+  // branch per step); the others compute P^T unmasked.
+  bool mask_diagonal_only = false;
+  // f32 columns of padding per row of dQ's shared tile: its stores from
+  // the gemm's registers (dQ^T's transposed ones at D128) hit 4-8 rows of
+  // one bank at a time without (4 at D128, 8 at D64 take every bank).
+  int dq_pad = 0;
+  // An order / stage list for the step (stage 0 all; not with dq_first):
+  // each wgmma stays in flight until a statement needs it, so P^T's exp
+  // runs under dP^T's gemm, dV's and dK's gemms share one wait, and dS^T's
+  // copy to shared memory moves before them.
+  bool overlap = false;
 };
 
 // The backward of a forward config's sizes (heads, causal), default tiles.

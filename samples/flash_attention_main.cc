@@ -33,6 +33,14 @@ constexpr char kUsage[] =
     "  --bwd-block-m, --bwd-block-n, --bwd-stages, --bwd-threads  the\n"
     "                       backward's tile (default: the device's)\n"
     "  --bwd-dq-first=true|false  the backward's dQ gemm before dV's and dK's\n"
+    "  --bwd-dq-registers=true|false  the backward adds dQ by atomics from\n"
+    "                       registers, not through shared memory (D64 tile)\n"
+    "  --bwd-mask-diagonal=true|false  the causal backward masks only the\n"
+    "                       steps that cross the diagonal\n"
+    "  --bwd-dq-pad=N       f32 columns of padding per row of the backward's\n"
+    "                       dQ tile in shared memory (fewer bank conflicts)\n"
+    "  --bwd-overlap=true|false  the backward's step as order / stage lists:\n"
+    "                       each wgmma waited for only where needed\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
     "  --overlap=true|false  the forward issues P V of the previous key\n"
@@ -219,7 +227,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     SAMPLES_RETURN_IF_ERROR(TuneTiles(configs, tune, args.seed, flags));
   }
   FlashAttentionBackwardConfig bwd_tile;
-  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"bwd-block-m", &bwd_tile.block_m},
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"bwd-dq-pad", &bwd_tile.dq_pad},
+                                      {"bwd-block-m", &bwd_tile.block_m},
                                       {"bwd-block-n", &bwd_tile.block_n},
                                       {"bwd-stages", &bwd_tile.num_stages},
                                       {"bwd-threads", &bwd_tile.threads}}));
@@ -228,11 +237,21 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       flags.Has("bwd-stages") || flags.Has("bwd-threads");
   SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dq_first,
                            flags.Bool("bwd-dq-first", bwd_tile.dq_first));
+  SAMPLES_ASSIGN_OR_RETURN(
+      bwd_tile.dq_registers,
+      flags.Bool("bwd-dq-registers", bwd_tile.dq_registers));
+  SAMPLES_ASSIGN_OR_RETURN(
+      bwd_tile.mask_diagonal_only,
+      flags.Bool("bwd-mask-diagonal", bwd_tile.mask_diagonal_only));
+  SAMPLES_ASSIGN_OR_RETURN(bwd_tile.overlap,
+                           flags.Bool("bwd-overlap", bwd_tile.overlap));
   auto backward = [&](const FlashAttentionConfig& c) {
     FlashAttentionBackwardConfig b = BackwardOf(c);
     b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
     b.num_stages = bwd_tile.num_stages, b.threads = bwd_tile.threads;
-    b.dq_first = bwd_tile.dq_first;
+    b.dq_first = bwd_tile.dq_first, b.dq_registers = bwd_tile.dq_registers;
+    b.mask_diagonal_only = bwd_tile.mask_diagonal_only;
+    b.dq_pad = bwd_tile.dq_pad, b.overlap = bwd_tile.overlap;
     if (args.backend == Backend::kGpu && !bwd_tile_flags)
       b = WithDeviceTile(b, Target::detect().sm());
     return b;

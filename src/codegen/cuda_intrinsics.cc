@@ -32,8 +32,11 @@ const char* Printer::VecType(int64_t bytes) {
 // wgmma.mma_async m64nNk16 (m64nNk32 for fp8), f32 += A * B: args (type,
 // N, A M-major or -1 for A in registers, B N-major, accumulator [..][4]
 // from n8 tile n0 on, n0, A's [4] registers or descriptor, B's
-// descriptor). The type is "f16" / "bf16" for A and B, or fp8 "e4m3.e5m2"
-// (A's, B's), which reads K-major only: no transpose immediates.
+// descriptor[, accumulate]). The type is "f16" / "bf16" for A and B, or fp8
+// "e4m3.e5m2" (A's, B's), which reads K-major only: no transpose
+// immediates. accumulate 0 (scale-d 0): D = A B; an accumulator register
+// the statement's first write to overwrites so is an output only ("=&f":
+// its old value is dead, and no input shares its register).
 //
 // A run of wgmmas with nothing between them (a k step's m64 blocks and k16
 // slices) is one asm statement: each instruction in its own { } scope as
@@ -44,6 +47,8 @@ const char* Printer::VecType(int64_t bytes) {
 // and their order are the same (docs/benchmarks.md, "Compile latency").
 void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
   std::vector<std::string> outs, ins;
+  // Per output: whether the first instruction writing it overwrites it.
+  std::vector<bool> overwritten;
   // The operand index of `op` in `list`, appending it if new; inputs come
   // after every output, so their indices are offset once all are known.
   auto index_of = [](std::vector<std::string>& list, std::string op) {
@@ -67,13 +72,14 @@ void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
     const int64_t trans_b = *ir::AsConstInt(c->args[3]);
     const int64_t n0 = *ir::AsConstInt(c->args[5]);
     const bool a_in_registers = trans_a < 0;
+    const bool accumulate =
+        c->args.size() < 9 || !ir::IsConstInt(c->args[8], 0);
     Instruction in;
     in.shape = absl::StrCat("m64n", n, "k", fp8 ? 32 : 16, ".f32.",
                             fp8 ? type : absl::StrCat(type, ".", type));
     for (int i = 0; i < n / 2; ++i) {
-      in.d.push_back(index_of(
-          outs, absl::StrCat("\"+f\"(",
-                             Element(c->args[4], {n0 + i / 4, i % 4}), ")")));
+      in.d.push_back(index_of(outs, Element(c->args[4], {n0 + i / 4, i % 4})));
+      if (overwritten.size() < outs.size()) overwritten.push_back(!accumulate);
     }
     if (a_in_registers) {
       for (int r = 0; r < 4; ++r) {
@@ -85,7 +91,7 @@ void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
           index_of(ins, absl::StrCat("\"l\"(", Expr(c->args[6]), ")")));
     }
     in.b = index_of(ins, absl::StrCat("\"l\"(", Expr(c->args[7]), ")"));
-    in.scale_d = index_of(ins, "\"r\"(1)");
+    in.scale_d = index_of(ins, accumulate ? "\"r\"(1)" : "\"r\"(0)");
     in.imms = fp8              ? std::string("1, 1")
               : a_in_registers ? absl::StrCat("1, 1, ", trans_b)
                                : absl::StrCat("1, 1, ", trans_a, ", ", trans_b);
@@ -110,6 +116,9 @@ void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
     Line(absl::StrCat("    \"", a, ", %", in.b + first_in, ", p, ", in.imms,
                       ";\\n}\\n\""));
   }
+  for (size_t i = 0; i < outs.size(); ++i)
+    outs[i] =
+        absl::StrCat(overwritten[i] ? "\"=&f\"(" : "\"+f\"(", outs[i], ")");
   Line(absl::StrCat("    : ", absl::StrJoin(outs, ", ")));
   Line(absl::StrCat("    : ", absl::StrJoin(ins, ", "), ");"));
 }

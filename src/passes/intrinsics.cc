@@ -19,7 +19,7 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kCpAsyncWait, "cp_async_wait", 1, 1, {}, kWaitsAsyncCopies},
       {I::kLdmatrix, "ldmatrix", 4, 4, {2}, kW},
       {I::kMma, "mma", 4, 4, {1}, kW},
-      {I::kWgmma, "wgmma", 8, 8, {4}, kW | kAsyncProxyReadsShared},
+      {I::kWgmma, "wgmma", 9, 8, {4}, kW | kAsyncProxyReadsShared},
       {I::kWgmmaFence, "wgmma_fence", 0, 0, {}, kFence},
       {I::kWgmmaCommit, "wgmma_commit", 0, 0, {}, 0},
       {I::kWgmmaWait, "wgmma_wait", 1, 1, {}, 0},

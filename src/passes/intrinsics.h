@@ -17,9 +17,11 @@
 //   ldmatrix(count, trans, dst_ref, addr) tl::ldmatrix_x{count}[_trans]
 //   mma(kind tag, d_ref, a_ref, b_ref)   tl::mma_m16n8k16_<kind>
 //   wgmma(type tag, n, a_mn_major, b_mn_major, acc_ref, n8_tile0, a,
-//         b_desc)                        one wgmma.mma_async on acc_ref's
+//         b_desc[, accumulate])          one wgmma.mma_async on acc_ref's
 //                                        [n8_tile0 ..][4] (a_mn_major -1:
-//                                        A in registers, a its ref)
+//                                        A in registers, a its ref);
+//                                        accumulate 0: D = A B (scale-d 0,
+//                                        D's old value unread), else D +=
 //   wgmma_fence(), wgmma_commit(), wgmma_wait(n)
 //   fence_operand(acc_ref, n)            the n accumulator registers change
 //   fence_proxy_async()                  generic -> async proxy fence

@@ -42,6 +42,35 @@ TEST(FlashAttentionBackwardSm90Tile, MatchesFloat64Reference) {
            {.B = 1, .S = 200, .H = 2, .D = 128, .dq_first = true},
            {.B = 1, .S = 200, .H = 4, .D = 128, .heads_kv = 2, .causal = true},
            {.B = 1, .S = 333, .H = 1, .D = 64, .causal = true},
+           {.B = 1, .S = 333, .H = 2, .D = 64, .dq_registers = true},
+           {.B = 1, .S = 333, .H = 2, .D = 128, .dq_pad = 4},
+           {.B = 1, .S = 200, .H = 2, .D = 64, .causal = true, .dq_pad = 8},
+           {.B = 1,
+           .S = 333,
+           .H = 2,
+           .D = 128,
+           .causal = true,
+           .overlap = true},
+           {.B = 1,
+           .S = 333,
+           .H = 2,
+           .D = 64,
+           .dq_registers = true,
+           .overlap = true},
+           {.B = 1,
+           .S = 333,
+           .H = 2,
+           .D = 128,
+           .causal = true,
+           .mask_diagonal_only = true},
+           {.B = 1,
+           .S = 333,
+           .H = 4,
+           .D = 64,
+           .heads_kv = 1,
+           .causal = true,
+           .dq_registers = true,
+           .mask_diagonal_only = true},
        }) {
     c = Sm90(c);
     absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c, 31);
@@ -59,6 +88,22 @@ TEST(FlashAttentionBackwardSm90Tile, IsWarpSpecializedOnWgmmaAndCompiles) {
            {.B = 1, .S = 333, .H = 4, .D = 128, .heads_kv = 2, .causal = true},
            {.B = 1, .S = 333, .H = 2, .D = 64, .causal = true},
            {.B = 2, .S = 200, .H = 4, .D = 64, .heads_kv = 1},
+           {.B = 1,
+           .S = 333,
+           .H = 2,
+           .D = 64,
+           .causal = true,
+           .dq_registers = true,
+           .mask_diagonal_only = true},
+           {.B = 1, .S = 333, .H = 2, .D = 128, .dq_pad = 4},
+           {.B = 1, .S = 333, .H = 2, .D = 64, .dq_pad = 8},
+           {.B = 1,
+           .S = 333,
+           .H = 4,
+           .D = 128,
+           .heads_kv = 2,
+           .dq_pad = 4,
+           .overlap = true},
        }) {
     c = Sm90(c);
     absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
@@ -109,6 +154,67 @@ TEST(FlashAttentionBackwardSm90Tile, DqFirstRunsBesideDv) {
     ASSERT_TRUE(l.ok()) << l.status();
     EXPECT_EQ(UnwaitedCommits(l->generated.source.text), dq_first ? 2 : 1);
   }
+}
+
+// S^T's and dP^T's gemms (clear_accum) overwrite their accumulators in
+// their first k step (scale-d 0, early-clobber outputs) instead of adding
+// to zeroed registers, which made ptxas serialize every wgmma.
+TEST(FlashAttentionBackwardSm90Tile, ClearedGemmsOverwriteInTheirFirstStep) {
+  FlashAttentionBackwardConfig c = Sm90({.B = 1, .S = 256, .H = 2, .D = 128});
+  absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<runtime::Lowered> l =
+      runtime::Lower(p->ir(), {.target = Target::sm90a()});
+  ASSERT_TRUE(l.ok()) << l.status();
+  const std::string& src = l->generated.source.text;
+  EXPECT_EQ(Count(src, "\"=&f\"(qkT[0])"), 1);
+  EXPECT_EQ(Count(src, "\"=&f\"(dsT[0])"), 1);
+  EXPECT_EQ(Count(src, "\"=&f\"(dqT[0])"), 1);
+  // dK and dV add up over the steps.
+  EXPECT_EQ(Count(src, "\"=&f\"(dk[0])"), 0);
+  EXPECT_EQ(Count(src, "\"+f\"(dk[0])"), 2) << "its gemm and wait";
+  EXPECT_EQ(Count(src, "e_qkT)] = 0.0f;"), 0) << "qkT is not zeroed";
+}
+
+// dq_registers: atomics from dQ's registers, no dq_shared; a clear error
+// where dQ is transposed (the D128 tile).
+TEST(FlashAttentionBackwardSm90Tile, DqRegistersSkipSharedMemory) {
+  FlashAttentionBackwardConfig c =
+      Sm90({.B = 1, .S = 256, .H = 2, .D = 64, .dq_registers = true});
+  absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<runtime::Lowered> l =
+      runtime::Lower(p->ir(), {.target = Target::sm90a()});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(Count(l->generated.source.text, "dq_shared"), 0);
+  EXPECT_GT(Count(l->generated.source.text, "atomic"), 0);
+  c = Sm90({.B = 1, .S = 256, .H = 2, .D = 128, .dq_registers = true});
+  absl::StatusOr<Program> transposed = FlashAttentionBackwardProgram(c);
+  EXPECT_THAT(transposed.status().message(),
+              testing::HasSubstr("dq_registers needs block_n"));
+}
+
+// overlap: dV's and dK's gemms (A in registers) issue back to back and
+// retire with one wait, before the barrier in front of dQ's gemm; S^T's
+// gemm retires alone (wait<1>) before P^T's exp.
+TEST(FlashAttentionBackwardSm90Tile, OverlapSharesDvAndDkWait) {
+  FlashAttentionBackwardConfig c =
+      Sm90({.B = 1, .S = 256, .H = 2, .D = 128, .overlap = true});
+  absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<runtime::Lowered> l =
+      runtime::Lower(p->ir(), {.target = Target::sm90a()});
+  ASSERT_TRUE(l.ok()) << l.status();
+  const std::string& src = l->generated.source.text;
+  EXPECT_EQ(Count(src, "tl::wgmma_wait<1>()"), 1);
+  const size_t dv = src.find("\"+f\"(dv[0])");
+  const size_t dk = src.find("\"+f\"(dk[0])");
+  ASSERT_NE(dv, std::string::npos);
+  ASSERT_NE(dk, std::string::npos);
+  EXPECT_EQ(src.find("tl::wgmma_wait", dv), src.find("tl::wgmma_wait", dk))
+      << "no wait between dV's gemm and dK's";
+  c.dq_first = true;
+  EXPECT_FALSE(FlashAttentionBackwardProgram(c).ok());
 }
 
 // --tma=false keeps the sm_90a tile on the cp.async path.

@@ -1,6 +1,8 @@
 // T.gemm on sm_90a through wgmma.mma_async: B (and A when it fits) read by
 // the tensor cores from shared memory through SWIZZLE_128B descriptors.
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "src/passes/lower/lowerer.h"
 
@@ -46,7 +48,7 @@ std::string WgmmaTypes(const ir::GemmNode& g) {
 // registers), B N-major, accumulator row block, its first n8 tile, A's
 // registers or descriptor, B's descriptor).
 Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
-                        int n0, int n) {
+                        int n0, int n, bool accumulate) {
   Expr b = WgmmaDescriptor(g.b, *m.wgmma, kk * m.k_step, Expr(n0));
   Expr a, a_mn_major = Expr(-1);
   if (m.wgmma_a) {
@@ -59,11 +61,32 @@ Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
     a = m.a_keep.defined() ? Ref(m.a_keep, {Expr(kk), Expr(mi)})
                            : Ref(m.af, {Expr(kk), Expr(mi)});
   }
-  return Intrin(
-      Intrinsic::kWgmma,
-      {Tag(WgmmaTypes(g)), Expr(n), a_mn_major, Expr(m.wgmma->k_major ? 0 : 1),
-       Ref(m.acc, {Expr(mi)}), Expr(n0 / 8), a, b});
+  std::vector<Expr> args{Tag(WgmmaTypes(g)),
+                         Expr(n),
+                         a_mn_major,
+                         Expr(m.wgmma->k_major ? 0 : 1),
+                         Ref(m.acc, {Expr(mi)}),
+                         Expr(n0 / 8),
+                         a,
+                         b};
+  if (!accumulate) args.push_back(Expr(0));
+  return Intrin(Intrinsic::kWgmma, args);
 }
+
+namespace {
+
+// $TESSEL_WGMMA_CLEAR_BY_MOVS=1: a clear_accum gemm zeroes its accumulator
+// registers and adds, as before its first k step overwrote them (scale-d
+// 0); for A/B timings of the generated code.
+bool ClearByMovs() {
+  static const bool movs = [] {
+    const char* v = std::getenv("TESSEL_WGMMA_CLEAR_BY_MOVS");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return movs;
+}
+
+}  // namespace
 
 // Waits until at most `pending` committed wgmma groups run, then tells the
 // compiler their accumulators changed here (it must not read them before the
@@ -89,7 +112,13 @@ Stmt Lowerer::WaitWgmma(const std::vector<ir::Buffer>& accumulators,
 // tensor cores' shared reads) and the next barrier.
 Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
   std::vector<Stmt> body;
-  if (g.clear_accum) body.push_back(ClearAccumulator(g, m));
+  // A clear_accum gemm's first k step overwrites the accumulator (scale-d
+  // 0) instead of zeroed registers: ptxas then sees no register defined
+  // before the run, keeps fewer live across it and does not serialize the
+  // wgmmas (the flash backward's five gemms did: "insufficient register
+  // resources", a wait after every k step).
+  const bool overwrite_first = g.clear_accum && !ClearByMovs();
+  if (g.clear_accum && !overwrite_first) body.push_back(ClearAccumulator(g, m));
   if (!m.wgmma_a) {
     for (int kk = 0; kk < m.KK; ++kk)
       body.push_back(LoadFragments(m, g, Expr(kk), kk));
@@ -99,8 +128,9 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
   for (int kk = 0; kk < m.KK; ++kk) {
     for (int mi = 0; mi < m.MI; ++mi) {
       for (int n0 = 0; n0 < n_total; n0 += m.wgmma_n) {
-        body.push_back(
-            WgmmaStep(m, g, kk, mi, n0, std::min(m.wgmma_n, n_total - n0)));
+        body.push_back(WgmmaStep(m, g, kk, mi, n0,
+                                 std::min(m.wgmma_n, n_total - n0),
+                                 /*accumulate=*/kk > 0 || !overwrite_first));
       }
     }
   }

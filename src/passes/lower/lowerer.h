@@ -146,7 +146,7 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Expr WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o, int k0,
                        Expr mn0);
   Stmt WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
-                 int n0, int n);
+                 int n0, int n, bool accumulate);
   Stmt WaitWgmma(const std::vector<ir::Buffer>& accumulators, int pending = 0);
   Stmt LowerWgmma(const ir::GemmNode& g, const MmaGemm& m);
   bool JoinsDeferredWgmma(const Stmt& s);

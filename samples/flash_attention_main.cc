@@ -249,11 +249,15 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     FlashAttentionBackwardConfig b = BackwardOf(c);
     b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
     b.num_stages = bwd_tile.num_stages, b.threads = bwd_tile.threads;
-    b.dq_first = bwd_tile.dq_first, b.dq_registers = bwd_tile.dq_registers;
-    b.mask_diagonal_only = bwd_tile.mask_diagonal_only;
-    b.dq_pad = bwd_tile.dq_pad, b.overlap = bwd_tile.overlap;
+    b.dq_first = bwd_tile.dq_first;
+    // The device's tile comes with its schedule; flags given override it.
     if (args.backend == Backend::kGpu && !bwd_tile_flags)
       b = WithDeviceTile(b, Target::detect().sm());
+    if (flags.Has("bwd-dq-registers")) b.dq_registers = bwd_tile.dq_registers;
+    if (flags.Has("bwd-mask-diagonal"))
+      b.mask_diagonal_only = bwd_tile.mask_diagonal_only;
+    if (flags.Has("bwd-dq-pad")) b.dq_pad = bwd_tile.dq_pad;
+    if (flags.Has("bwd-overlap")) b.overlap = bwd_tile.overlap;
     return b;
   };
   std::vector<Workload> out;

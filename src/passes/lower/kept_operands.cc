@@ -82,4 +82,17 @@ std::vector<ir::Buffer> Lowerer::PlanKeptOperands(
   return buffers;
 }
 
+Stmt Lowerer::AllocateKeptOperands(const ir::SeqNode* op,
+                                   const std::vector<Stmt>& lowered,
+                                   const std::vector<ir::Buffer>& kept) {
+  // The kept arrays exist only around this list: a gemm node met again
+  // elsewhere loads its own fragments.
+  for (const Stmt& s : op->stmts)
+    if (const auto* g = s.As<ir::GemmNode>()) kept_.erase(g);
+  Stmt seq = ir::Seq(lowered, op->loc);
+  for (const ir::Buffer& b : kept)
+    seq = ir::MakeStmt<ir::AllocateNode>(b, seq, op->loc);
+  return seq;
+}
+
 }  // namespace tessel::passes::lower

@@ -72,14 +72,7 @@ Stmt Lowerer::Visit(const ir::SeqNode* op) {
   }
   if (!deferred_wgmma_.empty()) out.push_back(WaitWgmma(deferred_wgmma_));
   deferred_wgmma_ = std::move(outer_deferred);
-  // The kept arrays exist only around this list: a gemm node met again
-  // elsewhere loads its own fragments.
-  for (const Stmt& s : op->stmts)
-    if (const auto* g = s.As<ir::GemmNode>()) kept_.erase(g);
-  Stmt seq = ir::Seq(out, op->loc);
-  for (const ir::Buffer& b : kept)
-    seq = ir::MakeStmt<ir::AllocateNode>(b, seq, op->loc);
-  return seq;
+  return AllocateKeptOperands(op, out, kept);
 }
 
 Stmt Lowerer::Visit(const ir::ForNode* op) {

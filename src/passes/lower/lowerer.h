@@ -142,6 +142,10 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   std::optional<OperandKey> KeyOf(const ir::GemmNode& g, GemmOperand which);
   int FragmentRegisters() const;
   std::vector<ir::Buffer> PlanKeptOperands(const std::vector<Stmt>& stmts);
+  // The lowered list `op` with its kept arrays allocated around it.
+  Stmt AllocateKeptOperands(const ir::SeqNode* op,
+                            const std::vector<Stmt>& lowered,
+                            const std::vector<ir::Buffer>& kept);
   // gemm_wgmma.cc
   Expr WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o, int k0,
                        Expr mn0);

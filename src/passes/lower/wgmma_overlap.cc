@@ -94,12 +94,7 @@ Stmt Lowerer::LowerOverlappedWgmma(const ir::SeqNode* op) {
   }
   if (!groups.empty()) retire(groups.size(), out);
   deferred_wgmma_ = std::move(outer);
-  for (const Stmt& s : op->stmts)
-    if (const auto* g = s.As<ir::GemmNode>()) kept_.erase(g);
-  Stmt seq = ir::Seq(out, op->loc);
-  for (const ir::Buffer& b : kept)
-    seq = ir::MakeStmt<ir::AllocateNode>(b, seq, op->loc);
-  return seq;
+  return AllocateKeptOperands(op, out, kept);
 }
 
 }  // namespace tessel::passes::lower

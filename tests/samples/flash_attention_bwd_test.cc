@@ -18,8 +18,30 @@
 namespace tessel::samples {
 namespace {
 
+// The sm_90 tile with the case's own schedule (WithDeviceTile gives D128
+// its measured one: DeviceScheduleIsTheMeasuredOne checks that).
 FlashAttentionBackwardConfig Sm90(FlashAttentionBackwardConfig c) {
-  return WithDeviceTile(c, 90);
+  FlashAttentionBackwardConfig t = WithDeviceTile(c, 90);
+  t.dq_pad = c.dq_pad, t.overlap = c.overlap;
+  t.mask_diagonal_only = c.mask_diagonal_only;
+  return t;
+}
+
+TEST(FlashAttentionBackwardSm90Tile, DeviceScheduleIsTheMeasuredOne) {
+  const FlashAttentionBackwardConfig d128 = WithDeviceTile(
+      FlashAttentionBackwardConfig{.B = 1, .S = 333, .H = 2, .D = 128}, 90);
+  EXPECT_EQ(d128.dq_pad, 4);
+  EXPECT_TRUE(d128.overlap);
+  EXPECT_TRUE(d128.mask_diagonal_only);
+  const FlashAttentionBackwardConfig d64 = WithDeviceTile(
+      FlashAttentionBackwardConfig{.B = 1, .S = 333, .H = 2, .D = 64}, 90);
+  EXPECT_EQ(d64.dq_pad, 0);
+  EXPECT_FALSE(d64.overlap);
+  const FlashAttentionBackwardConfig first = WithDeviceTile(
+      FlashAttentionBackwardConfig{
+          .B = 1, .S = 333, .H = 2, .D = 128, .dq_first = true},
+      90);
+  EXPECT_FALSE(first.overlap);  // the two do not combine
 }
 
 std::string Name(const FlashAttentionBackwardConfig& c) {
@@ -71,6 +93,16 @@ TEST(FlashAttentionBackwardSm90Tile, MatchesFloat64Reference) {
            .causal = true,
            .dq_registers = true,
            .mask_diagonal_only = true},
+           // D128's device schedule, grouped heads.
+           {.B = 1,
+           .S = 333,
+           .H = 4,
+           .D = 128,
+           .heads_kv = 2,
+           .causal = true,
+           .mask_diagonal_only = true,
+           .dq_pad = 4,
+           .overlap = true},
        }) {
     c = Sm90(c);
     absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c, 31);

@@ -10,6 +10,7 @@
 #include "src/passes/lower/rasterize_blocks.h"
 #include "src/passes/pipeline_schedule.h"
 #include "src/passes/tma_copy.h"
+#include "src/passes/warp_specialize_split.h"
 
 namespace tessel::passes {
 namespace {
@@ -48,110 +49,6 @@ bool KernelAllows(const Stmt& body) {
   });
   return ok && pipelined == 1;
 }
-
-// Whether s writes `tile` or reads it other than as a gemm operand or
-// element by element (a softmax reading one row of LSE): both stay inside
-// the iteration whose stage holds it.
-bool UsedBesidesReads(const Stmt& s, const ir::BufferNode* tile) {
-  struct DropReads : ir::IRMutator {
-    explicit DropReads(const ir::BufferNode* tile) : tile(tile) {}
-    Stmt Visit(const ir::GemmNode* op) override {
-      return op->c.buffer.get() == tile ? Self(op) : ir::Seq({});
-    }
-    Expr Visit(const ir::LoadNode* op) override {
-      if (op->buffer.get() != tile) return IRMutator::Visit(op);
-      return ir::Zero(op->dtype);
-    }
-    const ir::BufferNode* tile;
-  } drop(tile);
-  return UsesBuffer(drop.MutateStmt(s), tile);
-}
-
-// Whether s copies global memory into shared memory: left to the consumers,
-// such a copy would load synchronously, unpipelined.
-bool LoadsSharedFromGlobal(const Stmt& s) {
-  bool found = false;
-  ForEachStmt(s, [&](const Stmt& n) {
-    const auto* c = n.As<ir::CopyNode>();
-    found |= c != nullptr && c->src.buffer->scope == ir::Scope::kGlobal &&
-             c->dst.buffer->scope == ir::Scope::kShared;
-  });
-  return found;
-}
-
-// The loop's body as the producer's copies and the consumers' statements,
-// in order; nullopt when it does not split. The producer takes the
-// global -> shared copies, all of which the TMA must be able to make, whose
-// tiles the body only reads (gemm operands, element loads), after the copy
-// (an earlier read would want the previous iteration's tile). The consumers
-// take the rest: gemms, and whatever else the body does in registers (a
-// softmax between two gemms).
-struct Split {
-  std::vector<const ir::CopyNode*> copies;
-  std::vector<Stmt> consumers;
-  std::vector<size_t> consumer_index;  // each consumer's place in the body
-  int64_t bytes = 0;
-};
-
-std::optional<Split> SplitBody(const ir::ForNode& loop,
-                               const LoweringState& state) {
-  std::vector<Stmt> stmts{loop.body};
-  if (const auto* seq = loop.body.As<ir::SeqNode>()) stmts = seq->stmts;
-  Split split;
-  std::unordered_set<const ir::BufferNode*> tiles;
-  for (size_t i = 0; i < stmts.size(); ++i) {
-    const Stmt& s = stmts[i];
-    const auto* c = s.As<ir::CopyNode>();
-    std::optional<TmaCopyPlan> plan;
-    if (c != nullptr) plan = PlanTmaCopy(*c, state, nullptr);
-    if (!plan && LoadsSharedFromGlobal(s)) return std::nullopt;
-    if (!plan) {
-      split.consumers.push_back(s);
-      split.consumer_index.push_back(i);
-      continue;
-    }
-    const ir::BufferNode* tile = c->dst.buffer.get();
-    if (!c->dst.IsFull() || !tiles.insert(tile).second) return std::nullopt;
-    for (const Stmt& earlier : split.consumers)
-      if (UsesBuffer(earlier, tile)) return std::nullopt;
-    split.copies.push_back(c);
-    split.bytes += plan->bytes;
-  }
-  bool gemm = false;
-  for (const Stmt& s : split.consumers) {
-    ForEachStmt(
-        s, [&](const Stmt& n) { gemm |= n.As<ir::GemmNode>() != nullptr; });
-    for (const ir::BufferNode* tile : tiles)
-      if (UsedBesidesReads(s, tile)) return std::nullopt;
-  }
-  if (split.copies.empty() || !gemm) return std::nullopt;
-  return split;
-}
-
-// Regions of the staged tiles gain the stage index in front.
-class Stage : public ir::IRMutator {
- public:
-  Stage(const BufferMap& staged, Expr stage) : staged_(staged), stage_(stage) {}
-  ir::Region MutateRegion(const ir::Region& r) override {
-    auto it = staged_.find(r.buffer.get());
-    if (it == staged_.end()) return IRMutator::MutateRegion(r);
-    ir::Region out{it->second, {stage_}, {Expr(1)}};
-    out.start.insert(out.start.end(), r.start.begin(), r.start.end());
-    out.extent.insert(out.extent.end(), r.extent.begin(), r.extent.end());
-    return out;
-  }
-  Expr Visit(const ir::LoadNode* op) override {
-    auto it = staged_.find(op->buffer.get());
-    if (it == staged_.end()) return IRMutator::Visit(op);
-    std::vector<Expr> idx{stage_};
-    for (const Expr& i : op->indices) idx.push_back(MutateExpr(i));
-    return ir::Load(it->second, idx);
-  }
-
- private:
-  const BufferMap& staged_;
-  Expr stage_;
-};
 
 class Specializer {
  public:
@@ -340,7 +237,7 @@ class Specializer {
     for (const ir::CopyNode* c : split.copies) {
       ir::Region src = c->src;
       for (Expr& e : src.start) e = Substitute(e, to_pk);
-      ir::Region dst = Stage(staged_, ps).MutateRegion(c->dst);
+      ir::Region dst = StageIndex(staged_, ps).MutateRegion(c->dst);
       produce.push_back(ir::MakeStmt<ir::CopyNode>(src, dst, full, ps, c->loc));
     }
     produce.push_back(ir::MakeStmt<ir::MbarrierArriveNode>(full, ps, loop.loc));
@@ -351,7 +248,7 @@ class Specializer {
     Stmt wait_full = ir::MakeStmt<ir::MbarrierWaitParityNode>(
         full, cs, ci / stages % 2, loop.loc);
     Stmt release = ir::MakeStmt<ir::MbarrierArriveNode>(empty, cs, loop.loc);
-    Stage stage(staged_, cs);
+    StageIndex stage(staged_, cs);
     std::vector<Stmt> consume;
     for (const Stmt& s : split.consumers)
       consume.push_back(stage.MutateStmt(s));

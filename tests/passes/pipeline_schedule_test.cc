@@ -14,6 +14,7 @@
 #include "src/passes/ir_util.h"
 #include "src/passes/pipeline.h"
 #include "tessel/tessel.h"
+#include "tests/common/count.h"
 #include "tests/passes/run_passes.h"
 
 namespace tessel::passes {
@@ -75,14 +76,7 @@ TEST(PipelineSchedule, ConsumerLoopAfterWarpSpecialize) {
                                    "warp_specialize")));
 }
 
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos;
-       at = text.find(what, at + 1)) {
-    ++n;
-  }
-  return n;
-}
+using testing::Count;
 
 // The steady loop commits both gemms before waiting: wait<1> (Q K^T done,
 // P V still running) before S is read, wait<0> before P is written; the

@@ -14,6 +14,7 @@
 #include "samples/execute.h"
 #include "samples/flash_attention_bwd.h"
 #include "src/runtime/lower.h"
+#include "tests/common/count.h"
 
 namespace tessel::samples {
 namespace {
@@ -49,14 +50,7 @@ std::string Name(const FlashAttentionBackwardConfig& c) {
                       c.D, c.causal ? " causal" : " full");
 }
 
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos;
-       at = text.find(what, at + 1)) {
-    ++n;
-  }
-  return n;
-}
+using testing::Count;
 
 TEST(FlashAttentionBackwardSm90Tile, MatchesFloat64Reference) {
   for (FlashAttentionBackwardConfig c : {
@@ -223,7 +217,7 @@ TEST(FlashAttentionBackwardSm90Tile, DqRegistersSkipSharedMemory) {
   c = Sm90({.B = 1, .S = 256, .H = 2, .D = 128, .dq_registers = true});
   absl::StatusOr<Program> transposed = FlashAttentionBackwardProgram(c);
   EXPECT_THAT(transposed.status().message(),
-              testing::HasSubstr("dq_registers needs block_n"));
+              ::testing::HasSubstr("dq_registers needs block_n"));
 }
 
 // overlap: dV's and dK's gemms (A in registers) issue back to back and

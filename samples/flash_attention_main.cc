@@ -41,6 +41,8 @@ constexpr char kUsage[] =
     "                       dQ tile in shared memory (fewer bank conflicts)\n"
     "  --bwd-overlap=true|false  the backward's step as order / stage lists:\n"
     "                       each wgmma waited for only where needed\n"
+    "                       (the sm_90 tile at D128 defaults to dq-pad 4,\n"
+    "                       overlap and mask-diagonal)\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
     "  --overlap=true|false  the forward issues P V of the previous key\n"

@@ -191,14 +191,18 @@ def print_table(records, comparisons):
 
 def draw(records, out_dir):
     """TFLOP/s against size, one panel per (kernel, pass), one line per
-    implementation (per-backend details, impl names with ':', left out)."""
+    implementation (per-backend details, impl names with ':', left out).
+    Memory-bound kernels (no flops, row kernels and copies) plot GB/s."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
         return "no chart: {}".format(exc)
-    ok = [r for r in records if "error" not in r and r.get("tflops")
+    def rate(r):
+        return r.get("tflops") or r.get("gbps")
+
+    ok = [r for r in records if "error" not in r and rate(r)
           and ":" not in r["impl"]]
     panels = sorted({(r["kernel"], r.get("pass", "fwd")) for r in ok})
     if not panels:
@@ -211,12 +215,12 @@ def draw(records, out_dir):
         mine = [r for r in ok if r["kernel"] == kernel
                 and r.get("pass", "fwd") == pass_]
         sizes = sorted({r["size"] for r in mine},
-                       key=lambda s: min(r["flops"] for r in mine
-                                         if r["size"] == s))
+                       key=lambda s: min((r.get("flops", 0), r.get("bytes", 0))
+                                         for r in mine if r["size"] == s))
         series = sorted({(r["impl"], r.get("dtype", ""), r.get("variant", ""))
                          for r in mine})
         for impl, dtype, variant in series:
-            points = {r["size"]: r["tflops"] for r in mine
+            points = {r["size"]: rate(r) for r in mine
                       if (r["impl"], r.get("dtype", ""),
                           r.get("variant", "")) == (impl, dtype, variant)}
             xs = [i for i, s in enumerate(sizes) if s in points]
@@ -228,7 +232,8 @@ def draw(records, out_dir):
         ax.set_xticks(range(len(sizes)))
         ax.set_xticklabels(sizes, rotation=15, fontsize=8)
         ax.set_ylim(bottom=0)
-        ax.set_ylabel("TFLOP/s")
+        ax.set_ylabel("TFLOP/s" if any(r.get("tflops") for r in mine)
+                      else "GB/s")
         ax.set_title("{} {}".format(kernel, pass_))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)

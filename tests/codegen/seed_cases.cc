@@ -204,10 +204,12 @@ absl::StatusOr<std::vector<HostTensor>> InitialArguments(const SeedCase& c) {
          SeedCases()[case_index].name != c.name) {
     ++case_index;
   }
+  const uint64_t base =
+      c.input_seed != 0 ? c.input_seed : 1000 * (case_index + 1);
   std::vector<HostTensor> arguments;
   for (size_t i = 0; i < c.arguments.size(); ++i) {
     const Argument& a = c.arguments[i];
-    const uint64_t seed = 1000 * (case_index + 1) + i;
+    const uint64_t seed = base + i;
     if (a.role == Role::kOutput) {
       absl::StatusOr<HostTensor> t = HostTensor::Create(a.dtype, a.shape);
       if (!t.ok()) return t.status();
@@ -240,6 +242,9 @@ absl::Status InterpretInPlace(const Program& program,
   return absl::OkStatus();
 }
 
-void PrintTo(const SeedCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const SeedCase& c, std::ostream* os) {
+  *os << c.name;
+  if (!c.description.empty()) *os << " (" << c.description << ")";
+}
 
 }  // namespace tessel::seed_test

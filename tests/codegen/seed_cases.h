@@ -51,6 +51,10 @@ struct SeedCase {
   // |gpu - interpreter| <= atol + rtol * |interpreter|, per output element.
   double rtol;
   double atol;
+  // What the case is, printed when it fails (optional).
+  std::string description;
+  // Seeds the random inputs; 0: the case's index in SeedCases().
+  uint64_t input_seed = 0;
 };
 
 // Every seed program at two sizes (see seed_cases.cc for the sizes and why

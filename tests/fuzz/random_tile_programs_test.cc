@@ -1,0 +1,51 @@
+// The random tile programs of random_gpu_test.cc, everything but the launch
+// (CI has no GPU): each builds, runs on the interpreter to a complete
+// result, and lowers for sm_90a and sm_80; the first few of each kind go on
+// through NVRTC. A program the CPU target runs must never be refused by the
+// GPU lowering.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "jit/nvrtc.h"
+#include "src/runtime/lower.h"
+#include "tessel/tessel.h"
+#include "tests/fuzz/fuzz_budget.h"
+#include "tests/fuzz/random_tile_programs.h"
+
+namespace tessel::fuzz {
+namespace {
+
+TEST(RandomTilePrograms, InterpretAndLowerForEveryGpuArch) {
+  int nvrtc_gemm = 0, nvrtc_rows = 0;
+  for (const seed_test::SeedCase& c :
+       RandomTileCases(FuzzSeed(), 48 * FuzzBudget::Scale())) {
+    SCOPED_TRACE(c.name + ": " + c.description);
+    absl::StatusOr<Program> program = c.make();
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<std::vector<HostTensor>> arguments =
+        seed_test::InitialArguments(c);
+    ASSERT_TRUE(arguments.ok()) << arguments.status();
+    absl::Status ran = seed_test::InterpretInPlace(*program, *arguments);
+    EXPECT_TRUE(ran.ok()) << ran;
+    const bool gemm = c.description.rfind("gemm", 0) == 0;
+    int& compiled = gemm ? nvrtc_gemm : nvrtc_rows;
+    for (Target target : {Target::sm90a(), Target::sm80()}) {
+      absl::StatusOr<runtime::Lowered> lowered =
+          runtime::Lower(program->ir(), {.target = target});
+      ASSERT_TRUE(lowered.ok()) << target.arch() << ": " << lowered.status();
+      // NVRTC takes ~0.5 s a kernel here: two of each kind and arch.
+      if (compiled >= 4) continue;
+      ++compiled;
+      absl::StatusOr<jit::Cubin> cubin =
+          jit::Compile(lowered->generated.source, lowered->jit_options);
+      EXPECT_TRUE(cubin.ok()) << target.arch() << ": " << cubin.status();
+    }
+  }
+  EXPECT_EQ(nvrtc_gemm, 4);
+  EXPECT_EQ(nvrtc_rows, 4);
+}
+
+}  // namespace
+}  // namespace tessel::fuzz

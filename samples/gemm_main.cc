@@ -49,7 +49,8 @@ absl::Status TuneTiles(std::vector<GemmConfig>& configs,
                                              {"block-k", "block_k"},
                                              {"stages", "num_stages"},
                                              {"threads", "threads"},
-                                             {"panel", "panel"}});
+                                             {"panel", "panel"},
+                                             {"pingpong", "pingpong"}});
     std::cout << "tuning gemm " << c.M << "x" << c.N << "x" << c.K << " "
               << DtypeName(c.in_dtype) << "->" << DtypeName(c.out_dtype) << " "
               << GemmLayoutName(c.layout) << "\n";

@@ -32,12 +32,20 @@ int64_t SharedBytes(const GemmConfig& c, const TuneConfig& t) {
 TuneConfig GemmTileConfig(const GemmTile& tile) {
   TuneConfig c;
   for (const TileField& f : kTileFields) c.Set(f.name, tile.*f.field);
+  c.Set("pingpong", tile.pingpong ? 1 : 0);
   return c;
 }
 
 absl::StatusOr<GemmTile> GemmTileFromConfig(const TuneConfig& config,
                                             GemmTile base) {
   for (const auto& [name, value] : config.values()) {
+    if (name == "pingpong") {
+      if (!value.is_int() || (value.int_value() != 0 && value.int_value() != 1))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "gemm tile: pingpong=", value.ToString(), " is not 0 or 1"));
+      base.pingpong = value.int_value() == 1;
+      continue;
+    }
     const TileField* field = nullptr;
     for (const TileField& f : kTileFields) {
       if (name == f.name) field = &f;
@@ -63,19 +71,37 @@ TuneSpace GemmTuneSpace(const GemmConfig& config, const Target& target,
   // Rows of 64 or 128 bytes of K: 32 / 64 f16 columns, 64 / 128 fp8 ones
   // (fp8 wgmma needs the 128-byte rows).
   const int eb = dtype_bytes(config.in_dtype);
+  // sm_90a's ping-pong consumers (PassConfig::pingpong_consumers) apply to
+  // one consumer warpgroup per tile (128 threads).
+  const bool hopper = target.sm() >= 90;
+  std::vector<TuneValue> stages = {2, 3, 4};
+  if (hopper) stages.push_back(6);
   return TuneSpace::Product(
       {PinnedAxis("block_m", {64, 128, 256}, pinned),
        PinnedAxis("block_n", {64, 128, 256}, pinned),
        PinnedAxis("block_k", {64 / eb, 128 / eb}, pinned),
-       PinnedAxis("num_stages", {2, 3, 4}, pinned),
+       PinnedAxis("num_stages", stages, pinned),
        PinnedAxis("threads", {128, 256}, pinned),
-       PinnedAxis("panel", {config.tile.panel}, pinned)},
+       PinnedAxis("panel", {config.tile.panel}, pinned),
+       PinnedAxis(
+           "pingpong",
+           hopper ? std::vector<TuneValue>{0, 1} : std::vector<TuneValue>{0},
+           pinned)},
       [config, max_shared, pinned](const TuneConfig& t) {
         const int64_t m = t.Int("block_m", 0), n = t.Int("block_n", 0);
         const int64_t per_thread =
             m * n / std::max<int64_t>(t.Int("threads", 1), 1);
         // Pinned values are the user's word: only the others are filtered.
         auto free = [&](const char* name) { return !pinned.Has(name); };
+        // Ping-pong with one warpgroup's tile and a deep ring (4 or 6
+        // stages: its tiles are small); 6 stages only for it.
+        const bool pp = t.Int("pingpong", 0) == 1;
+        const int64_t st = t.Int("num_stages", 0);
+        if (free("pingpong") && pp &&
+            (t.Int("threads", 0) != 128 || (st != 4 && st != 6))) {
+          return false;
+        }
+        if (free("num_stages") && st == 6 && !pp) return false;
         if ((free("block_m") || free("block_n")) && (m > 2 * n || n > 2 * m)) {
           return false;
         }
@@ -90,6 +116,10 @@ absl::StatusOr<TuneResult> TuneGemm(const GemmConfig& config,
                                     const TuneSpace& space,
                                     const TuneOptions& options, uint64_t seed) {
   SAMPLES_ASSIGN_OR_RETURN(Workload w, GemmWorkload(config, seed));
+  // The ping-pong axis is a pass config of the candidate, not its program.
+  auto pingpong = [](const TuneConfig& t, CompileOptions& o) {
+    o.pass_config.pingpong_consumers = t.Int("pingpong", 0) == 1;
+  };
   return TuneWorkload(
       w, absl::StrCat("gemm_", std::string(GemmLayoutName(config.layout))),
       space,
@@ -99,7 +129,7 @@ absl::StatusOr<TuneResult> TuneGemm(const GemmConfig& config,
                                  GemmTileFromConfig(t, config.tile));
         return GemmProgram(candidate);
       },
-      options);
+      options, pingpong);
 }
 
 }  // namespace tessel::samples

@@ -201,11 +201,8 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
         "--arch=ARCH is for the cpu backend (the gpu backend compiles for "
         "its device)");
   }
-  SAMPLES_ASSIGN_OR_RETURN(bool wgmma, flags.Bool("wgmma", true));
-  SAMPLES_ASSIGN_OR_RETURN(bool tma, flags.Bool("tma", true));
-  SAMPLES_ASSIGN_OR_RETURN(bool specialized,
-                           flags.Bool("warp-specialized", true));
-  SAMPLES_ASSIGN_OR_RETURN(bool persistent, flags.Bool("persistent", true));
+  SAMPLES_ASSIGN_OR_RETURN(const PassConfig switches,
+                           PassConfigFromFlags(flags));
   SAMPLES_ASSIGN_OR_RETURN(std::vector<Workload> workloads,
                            spec.make(args, flags));
   SAMPLES_RETURN_IF_ERROR(flags.CheckAllUsed());
@@ -213,10 +210,12 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
     // Graph-timed records pair only with peers timed the same way.
     if (cuda_graph) w.label.variant = WithCudaGraph(w.label.variant);
     for (Step& step : w.steps) {
-      step.pass_config.disable_wgmma = !wgmma;
-      step.pass_config.disable_tma_lower = !tma;
-      step.pass_config.disable_warp_specialized = !specialized;
-      step.pass_config.disable_persistent_grid = !persistent;
+      step.pass_config.disable_wgmma = switches.disable_wgmma;
+      step.pass_config.disable_tma_lower = switches.disable_tma_lower;
+      step.pass_config.disable_warp_specialized =
+          switches.disable_warp_specialized;
+      step.pass_config.disable_persistent_grid =
+          switches.disable_persistent_grid;
     }
   }
 
@@ -257,6 +256,21 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
 }
 
 }  // namespace
+
+absl::StatusOr<PassConfig> PassConfigFromFlags(const Flags& flags) {
+  PassConfig c;
+  SAMPLES_ASSIGN_OR_RETURN(const bool wgmma, flags.Bool("wgmma", true));
+  SAMPLES_ASSIGN_OR_RETURN(const bool tma, flags.Bool("tma", true));
+  SAMPLES_ASSIGN_OR_RETURN(const bool specialized,
+                           flags.Bool("warp-specialized", true));
+  SAMPLES_ASSIGN_OR_RETURN(const bool persistent,
+                           flags.Bool("persistent", true));
+  c.disable_wgmma = !wgmma;
+  c.disable_tma_lower = !tma;
+  c.disable_warp_specialized = !specialized;
+  c.disable_persistent_grid = !persistent;
+  return c;
+}
 
 int SampleMain(int argc, char** argv, const SampleSpec& spec) {
   absl::StatusOr<int> code = Run(argc, argv, spec);

@@ -96,6 +96,10 @@ struct SampleSpec {
 
 int SampleMain(int argc, char** argv, const SampleSpec& spec);
 
+// The scheduler switches every sample takes: --wgmma, --tma,
+// --warp-specialized, --persistent (each true by default).
+absl::StatusOr<PassConfig> PassConfigFromFlags(const Flags& flags);
+
 // One workload per config, in order; the first failure is returned.
 template <typename Config, typename MakeWorkload>
 absl::StatusOr<std::vector<Workload>> WorkloadsFor(

@@ -20,11 +20,10 @@ const char kTuneUsage[] =
     "  --tune-budget=S      stop starting candidates after S seconds\n"
     "  --retune             tune even when a winner is stored\n";
 
-absl::StatusOr<TuneResult> TuneWorkload(const Workload& w,
-                                        const std::string& kernel,
-                                        const TuneSpace& space,
-                                        const ProgramFactory& factory,
-                                        const TuneOptions& options) {
+absl::StatusOr<TuneResult> TuneWorkload(
+    const Workload& w, const std::string& kernel, const TuneSpace& space,
+    const ProgramFactory& factory, const TuneOptions& options,
+    std::function<void(const TuneConfig&, CompileOptions&)> adjust_compile) {
   if (w.steps.size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("tuning ", w.kernel, ": the workload has ", w.steps.size(),
@@ -62,6 +61,7 @@ absl::StatusOr<TuneResult> TuneWorkload(const Workload& w,
   request.kernel = kernel;
   request.space = space;
   request.factory = factory;
+  request.adjust_compile = std::move(adjust_compile);
   request.args = args;
   request.check = [&](const CompiledKernel& candidate) -> absl::Status {
     if (!reference.has_value()) {
@@ -123,6 +123,9 @@ absl::StatusOr<TuneOptions> TuneOptionsFromFlags(const SampleArgs& args,
         "GPU)");
   }
   TuneOptions options;
+  // Candidates compile with the switches the winner will be benched with.
+  SAMPLES_ASSIGN_OR_RETURN(options.compile.pass_config,
+                           PassConfigFromFlags(flags));
   SAMPLES_ASSIGN_OR_RETURN(int64_t budget_s, flags.Int("tune-budget", 0));
   SAMPLES_ASSIGN_OR_RETURN(options.retune, flags.Bool("retune", false));
   if (budget_s > 0) options.budget = absl::Seconds(budget_s);

@@ -13,6 +13,7 @@
 #ifndef TESSEL_SAMPLES_TUNE_WORKLOAD_H_
 #define TESSEL_SAMPLES_TUNE_WORKLOAD_H_
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,14 +25,15 @@
 
 namespace tessel::samples {
 
-// Tunes the program of `w`'s single step over `space` on device 0.
+// Tunes the program of `w`'s single step over `space` on device 0;
+// `adjust_compile` is TuneRequest::adjust_compile (a config's pass config).
 // InvalidArgument for a workload of several steps (a host wrapper: tune its
 // kernels one by one); Unavailable without a GPU.
-absl::StatusOr<TuneResult> TuneWorkload(const Workload& w,
-                                        const std::string& kernel,
-                                        const TuneSpace& space,
-                                        const ProgramFactory& factory,
-                                        const TuneOptions& options);
+absl::StatusOr<TuneResult> TuneWorkload(
+    const Workload& w, const std::string& kernel, const TuneSpace& space,
+    const ProgramFactory& factory, const TuneOptions& options,
+    std::function<void(const TuneConfig&, CompileOptions&)> adjust_compile =
+        nullptr);
 
 // The axis `name`: the value `pinned` gives it, else `values`.
 TuneSpace::Axis PinnedAxis(const char* name, std::vector<TuneValue> values,

@@ -173,6 +173,11 @@ struct TuneRequest {
   KernelCheck check;
   // Anything else that changes which config wins (a layout, a flag).
   std::string key_extra;
+  // What a config changes in how its candidate is compiled (a pass config
+  // such as ping-pong consumers), applied to a copy of TuneOptions::compile;
+  // empty: every candidate is compiled with TuneOptions::compile.
+  std::function<void(const TuneConfig& config, CompileOptions& options)>
+      adjust_compile;
 };
 
 // What happened to one candidate.

@@ -44,7 +44,9 @@ absl::StatusOr<Program> GpuEvaluator::Build(const TuneConfig& config) {
 
 absl::StatusOr<CompiledKernel> GpuEvaluator::Compile(const TuneConfig& config,
                                                      const Program& program) {
-  return tessel::compile(program, options_.compile);
+  CompileOptions compile = options_.compile;
+  if (request_.adjust_compile) request_.adjust_compile(config, compile);
+  return tessel::compile(program, compile);
 }
 
 absl::Status GpuEvaluator::Check(const TuneConfig& config,

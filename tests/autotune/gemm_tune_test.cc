@@ -27,7 +27,7 @@ TEST(GemmTune, TileConfigRoundTrip) {
   TuneConfig c = samples::GemmTileConfig(tile);
   EXPECT_EQ(c.ToString(),
             "block_m=128 block_n=64 block_k=32 num_stages=2 threads=128 "
-            "panel=4");
+            "panel=4 pingpong=0");
   absl::StatusOr<GemmTile> back = samples::GemmTileFromConfig(c);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->block_n, 64);
@@ -37,6 +37,13 @@ TEST(GemmTune, TileConfigRoundTrip) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->block_k, 16);
   EXPECT_EQ(back->block_m, 128);
+  // The ping-pong schedule is a 0 / 1 parameter of the tile.
+  back = samples::GemmTileFromConfig({{"pingpong", 1}}, tile);
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->pingpong);
+  EXPECT_EQ(samples::GemmTileConfig(*back).Int("pingpong", 0), 1);
+  EXPECT_EQ(samples::GemmTileFromConfig({{"pingpong", 2}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(GemmTune, TileConfigErrors) {
@@ -55,7 +62,8 @@ TEST(GemmTune, SpaceIsSmallSaneAndBuilds) {
   absl::StatusOr<std::vector<TuneConfig>> configs =
       samples::GemmTuneSpace(gemm, Target::sm90a()).Enumerate();
   ASSERT_TRUE(configs.ok()) << configs.status();
-  EXPECT_EQ(configs->size(), 54u);
+  // 54 cooperative tiles, 16 ping-pong ones (128 threads, 4 or 6 stages).
+  EXPECT_EQ(configs->size(), 70u);
   // The measured default is a candidate.
   const TuneConfig def = samples::GemmTileConfig(GemmTile{});
   EXPECT_NE(std::find(configs->begin(), configs->end(), def), configs->end());
@@ -68,11 +76,23 @@ TEST(GemmTune, SpaceIsSmallSaneAndBuilds) {
     candidate.tile = *samples::GemmTileFromConfig(c, gemm.tile);
     EXPECT_TRUE(samples::GemmProgram(candidate).ok()) << c.ToString();
   }
-  // A smaller shared memory filters the largest tiles out.
+  for (const TuneConfig& c : *configs) {
+    if (c.Int("pingpong", 0) == 1) {
+      EXPECT_EQ(c.Int("threads", 0), 128) << c.ToString();
+      EXPECT_GE(c.Int("num_stages", 0), 4) << c.ToString();
+    } else {
+      EXPECT_LE(c.Int("num_stages", 0), 4) << c.ToString();
+    }
+  }
+  // A smaller shared memory filters the largest tiles out; sm_80 has no
+  // ping-pong schedule.
   absl::StatusOr<std::vector<TuneConfig>> sm80 =
       samples::GemmTuneSpace(gemm, Target::sm80()).Enumerate();
   ASSERT_TRUE(sm80.ok());
-  EXPECT_LT(sm80->size(), configs->size());
+  EXPECT_LT(sm80->size(), 54u);
+  for (const TuneConfig& c : *sm80) {
+    EXPECT_EQ(c.Int("pingpong", 1), 0) << c.ToString();
+  }
 }
 
 TEST(GemmTune, PinnedAxesTakeTheirValue) {

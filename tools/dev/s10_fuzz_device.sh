@@ -16,3 +16,9 @@ for seed in 20261201 1 2; do
   echo "seed $seed rc=$? $(grep -c '^\[       OK' "$O/seed_$seed.log") ok, $(grep -c '^\[  FAILED  \] Random' "$O/seed_$seed.log") failed"
   grep -A12 "Failure" "$O/seed_$seed.log" | head -40
 done
+# gemm --tune's ping-pong axis on the GPU: 128-thread tiles, both schedules
+# checked against float64 and timed (~15 s).
+TESSEL_CACHE_DIR=/tmp/tc_s10_tune timeout 60 "$S/samples/gemm" --tune --retune \
+  --size=2048x2048x2048 --threads=128 --block-k=64 >"$O/tune.log" 2>&1
+echo "tune rc=$? $(grep -c 'pingpong=1: [0-9]' "$O/tune.log") ping-pong candidates timed, $(grep -c 'failed' "$O/tune.log") failed"
+grep -E "winner|failed" "$O/tune.log" | head -5

@@ -195,8 +195,8 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   int in_parallel_ = 0;  // inside a T.Parallel body
   // Some copy became TMA stores: the consumers wait for them at the end.
   bool tma_stores_ = false;
-  int gemm_count_ = 0;   // names the fragment registers
-  int kept_count_ = 0;   // names the kept operand arrays
+  int gemm_count_ = 0;  // names the fragment registers
+  int kept_count_ = 0;  // names the kept operand arrays
   // Lowering a gemm that is a statement of a list (its wait may wait), and
   // the accumulators of the list's committed, unwaited wgmma.
   bool defer_wgmma_ = false;

@@ -74,6 +74,31 @@ TEST(TmaStoreEpilogue, StagesTheDefaultTile) {
   EXPECT_TRUE(RunPasses(p->ir(), "plan_shared_memory").epilogue_stores.empty());
 }
 
+// The 256x128 tile (4 stages of 48 KB, warpgroups of 128 rows): two
+// buffers would not fit, one per warpgroup does; each chunk then waits for
+// the last store's reads and meets twice.
+TEST(TmaStoreEpilogue, TallTileTakesOneBuffer) {
+  samples::GemmConfig c =
+      Config(3000, 5000, 4000, f16, samples::GemmLayout::kNT);
+  c.tile = {.block_m = 256, .block_n = 128, .num_stages = 4};
+  absl::StatusOr<Program> p = samples::GemmProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  LoweringState st = RunPasses(p->ir(), "plan_shared_memory", kTmaStore);
+  ASSERT_EQ(st.epilogue_stores.size(), 1u);
+  EXPECT_EQ(st.epilogue_stores[0].buffers, 1);
+  EXPECT_EQ(st.smem.bytes.at(st.epilogue_stores[0].stage.get()), 32768);
+  EXPECT_LE(st.smem.total_bytes, Target::sm90a().max_shared_bytes());
+  absl::StatusOr<CompiledKernel> k = Compile(c, kTmaStore);
+  ASSERT_TRUE(k.ok()) << k.status();
+  const std::string& src = k->source();
+  EXPECT_EQ(Count(src, "tl::tma_store(&C_tma, "), 2) << src;
+  EXPECT_EQ(Count(src, "tl::tma_store_wait_read<0>();"), 2);
+  EXPECT_EQ(Count(src, "tl::named_barrier_sync(((tx / 128) + 2), 128);"), 4);
+  // The wait comes before the chunk's pair stores.
+  EXPECT_LT(src.find("tl::tma_store_wait_read<0>();"),
+            src.find("C_local_stage[("));
+}
+
 TEST(TmaStoreEpilogue, LoweredCode) {
   absl::StatusOr<CompiledKernel> k = Compile(
       Config(4096, 4096, 4096, f16, samples::GemmLayout::kNN), kTmaStore);

@@ -48,14 +48,18 @@ Stmt Lowerer::LowerEpilogueStore(const ir::CopyNode& c,
   std::vector<Stmt> out;
   for (int chunk = 0; chunk < plan->chunks; ++chunk) {
     const Expr buf(chunk % e.buffers);
-    Stmt wait_read =
-        MakeIf(elected, Intrin(Intrinsic::kTmaStoreWait, {Expr(1), Expr(0)}));
-    Stmt sync =
-        Intrin(Intrinsic::kNamedBarrierSync, {barrier, Expr(kGroupThreads)});
+    auto wait_read = [&] {
+      return MakeIf(elected,
+                    Intrin(Intrinsic::kTmaStoreWait, {Expr(1), Expr(0)}));
+    };
+    auto sync = [&] {
+      return Intrin(Intrinsic::kNamedBarrierSync,
+                    {barrier, Expr(kGroupThreads)});
+    };
     // One buffer: its last store must have read it before anyone writes.
     if (e.buffers == 1) {
-      out.push_back(wait_read);
-      out.push_back(sync);
+      out.push_back(wait_read());
+      out.push_back(sync());
     }
     ir::Var mi("mi"), nj("nj"), h("h");
     ranges_[mi.get()] = {0, l.mi() - 1};
@@ -75,8 +79,8 @@ Stmt Lowerer::LowerEpilogueStore(const ir::CopyNode& c,
     out.push_back(MakeFor(mi, 0, l.mi(), ir::ForKind::kUnrolled, body));
     // Two buffers: the store two chunks back read this one; waiting for
     // the last one before the barrier frees the next chunk's buffer.
-    if (e.buffers == 2) out.push_back(wait_read);
-    out.push_back(sync);
+    if (e.buffers == 2) out.push_back(wait_read());
+    out.push_back(sync());
     const Expr row0 = dst.start[0] + group * rows;
     const Expr col0 = dst.start[1] + chunk * cols;
     Stmt issue = ir::Seq(

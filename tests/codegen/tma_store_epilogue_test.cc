@@ -115,6 +115,13 @@ TEST(TmaStoreEpilogue, LoweredCode) {
   EXPECT_EQ(Count(src, "tl::named_barrier_sync(((tx / 128) + 2), 128);"), 4);
   // The async-proxy fence before each, and the last stores waited for once.
   EXPECT_EQ(Count(src, "tl::tma_store_wait<0>();"), 1);
+  bool said = false;
+  for (const std::string& line : k->schedule()) {
+    said |= line ==
+            "epilogue: C_local -> C through C_local_stage [2, 2, 64, 64] and "
+            "TMA stores (2 buffers per warpgroup)";
+  }
+  EXPECT_TRUE(said);
   // No direct global stores of C are left.
   EXPECT_FALSE(absl::StrContains(src, "*reinterpret_cast<tl::u32*>(&C["))
       << src;
@@ -141,6 +148,10 @@ TEST(TmaStoreEpilogue, PlainStoresWhereTheTmaCannot) {
     if (!k.ok()) return;
     EXPECT_FALSE(absl::StrContains(k->source(), "tl::tma_store("));
     EXPECT_TRUE(absl::StrContains(k->source(), "C[")) << k->source();
+    bool said = false;
+    for (const std::string& line : k->schedule())
+      said |= absl::StartsWith(line, "epilogue: plain stores");
+    EXPECT_TRUE(said);
   };
   plain(Config(4095, 4097, 4096, f16, samples::GemmLayout::kNT), kTmaStore);
   samples::GemmConfig f32_out =

@@ -70,6 +70,11 @@ struct PassConfig {
   // (CUTLASS's "ping-pong"). Ignored where it does not apply
   // (src/passes/warp_specialize.h says where).
   bool pingpong_consumers = false;
+  // sm_90a warp-specialized kernels: an epilogue T.copy of a wgmma
+  // accumulator to a global tensor goes through a swizzled shared staging
+  // tile, column chunk by chunk, and TMA stores (src/passes/epilogue_store.h
+  // says when); elsewhere today's direct stores.
+  bool tma_store_epilogue = false;
   // A folder: the IR after every pass is written there (also
   // $TESSEL_DUMP_IR).
   std::string dump_ir;

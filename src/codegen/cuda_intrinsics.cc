@@ -273,6 +273,24 @@ void Printer::Intrinsic(const ir::CallNode& c) {
                         ");"));
       return;
     }
+    case I::kTmaStore: {
+      const passes::TensorMapParam& map =
+          st_.tensor_maps.at(*ir::AsConstInt(c.args[0]));
+      std::string line =
+          absl::StrCat("tl::tma_store(&", Name(&map, map.name), ", ", arg(1));
+      for (size_t i = 2; i < c.args.size(); ++i)
+        absl::StrAppend(&line, ", ", arg(i));
+      Line(line + ");");
+      return;
+    }
+    case I::kTmaStoreCommit:
+      Line("tl::tma_store_commit();");
+      return;
+    case I::kTmaStoreWait:
+      Line(absl::StrCat("tl::tma_store_wait",
+                        ir::IsConstInt(c.args[0], 0) ? "" : "_read", "<",
+                        arg(1), ">();"));
+      return;
     case I::kSetMaxNReg:
       Line(absl::StrCat("tl::setmaxnreg_",
                         ir::IsConstInt(c.args[0], 0) ? "dec" : "inc", "<",

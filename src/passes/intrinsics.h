@@ -38,6 +38,12 @@
 //                                        coordinates c0 (innermost), ...
 //   tma_prefetch(map)                    fetch tensor_maps[map]'s descriptor
 //                                        into the TMA unit ahead of its loads
+//   tma_store(map, smem_addr, c0, ...)   one box of tensor_maps[map] from a
+//                                        shared tile (bulk async-group)
+//   tma_store_commit()                   cp.async.bulk.commit_group
+//   tma_store_wait(read, n)              cp.async.bulk.wait_group[.read] n:
+//                                        read 1, until the groups but n
+//                                        have read shared memory
 //   setmaxnreg(inc, count)               tl::setmaxnreg_{dec,inc}<count>
 //   named_barrier_sync(id, threads)      bar.sync id, threads
 //   print(message tag, value)            printf of one scalar
@@ -96,6 +102,9 @@ enum class Intrinsic {
   kMbarrierExpectTx,
   kTmaLoad,
   kTmaPrefetch,
+  kTmaStore,
+  kTmaStoreCommit,
+  kTmaStoreWait,
   kSetMaxNReg,
   kNamedBarrierSync,
   kPrint,

@@ -102,6 +102,15 @@ struct TensorMapParam {
   bool operator==(const TensorMapParam&) const = default;
 };
 
+// A TMA-store epilogue (epilogue_store.h) that warp_specialize chose: the
+// consumers' fragment -> global copy and its shared staging tile [groups,
+// buffers, rows, 128 bytes of columns], allocated around the copy.
+struct EpilogueStore {
+  ir::Stmt copy;  // the CopyNode (kept alive: its address is the key)
+  ir::Buffer stage;
+  int buffers = 2;  // staging buffers per warpgroup
+};
+
 struct LoweringState {
   ir::Program program;
   Target target;
@@ -148,6 +157,14 @@ struct LoweringState {
   // stage lists: the lowering keeps their wgmma in flight across the body's
   // statements until one needs a result (lower/wgmma_overlap.cc).
   std::unordered_set<const ir::VarNode*> wgmma_overlap_loops;
+  // warp_specialize with PassConfig::tma_store_epilogue: the epilogue
+  // copies that the lowering stores through the TMA.
+  std::vector<EpilogueStore> epilogue_stores;
+  const EpilogueStore* EpilogueStoreOf(const ir::StmtNode* copy) const {
+    for (const EpilogueStore& e : epilogue_stores)
+      if (e.copy.get() == copy) return &e;
+    return nullptr;
+  }
   // Lowering sets these for the codegen.
   ir::Var thread_var;
 };

@@ -41,9 +41,11 @@ struct Interval {
 class Liveness : public ir::IRVisitor {
  public:
   Liveness(bool iteration_local,
-           std::unordered_set<const ir::BufferNode*> tma_destinations)
+           std::unordered_set<const ir::BufferNode*> tma_destinations,
+           std::unordered_set<const ir::BufferNode*> whole_scope = {})
       : iteration_local_(iteration_local),
-        tma_destinations_(std::move(tma_destinations)) {}
+        tma_destinations_(std::move(tma_destinations)),
+        whole_scope_(std::move(whole_scope)) {}
 
   std::map<const ir::BufferNode*, Interval> live;
   std::vector<const ir::BufferNode*> order;
@@ -86,7 +88,15 @@ class Liveness : public ir::IRVisitor {
           order.push_back(b);
           alloc_depth_[b] = static_cast<int>(loops_.size());
         }
+        const int start = counter_;
         VisitStmt(a->body);
+        // A staging tile only the lowering will write (epilogue_store.h):
+        // live over its whole allocation.
+        if (whole_scope_.count(b) && counter_ > start) {
+          Interval& iv = live[b];
+          iv.first = iv.first < 0 ? start + 1 : std::min(iv.first, start + 1);
+          iv.last = std::max(iv.last, counter_);
+        }
         return;
       }
       case ir::StmtKind::kFor: {
@@ -165,6 +175,7 @@ class Liveness : public ir::IRVisitor {
 
   bool iteration_local_;
   std::unordered_set<const ir::BufferNode*> tma_destinations_;
+  std::unordered_set<const ir::BufferNode*> whole_scope_;
   int conditional_ = 0;
   std::vector<Loop> loops_;
   std::unordered_map<const ir::BufferNode*, int> alloc_depth_;
@@ -335,11 +346,14 @@ absl::Status PlanSharedMemory(LoweringState& state) {
   // barriers (the next iteration's writes wait for this one's reads): only
   // when the block does not fit otherwise, or when more blocks then fit on
   // an SM (whose shared memory the per-block limit approximates).
-  Liveness lv(/*iteration_local=*/false, tma);
+  std::unordered_set<const ir::BufferNode*> stages;
+  for (const EpilogueStore& e : state.epilogue_stores)
+    stages.insert(e.stage.get());
+  Liveness lv(/*iteration_local=*/false, tma, stages);
   lv.VisitStmt(state.program.body);
   SharedPlan plan = Place(lv, scratch);
   if (limit > 0) {
-    Liveness local(/*iteration_local=*/true, tma);
+    Liveness local(/*iteration_local=*/true, tma, stages);
     local.VisitStmt(state.program.body);
     SharedPlan shared = Place(local, scratch);
     auto blocks = [&](const SharedPlan& p) {

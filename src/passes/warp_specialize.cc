@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "src/ir/visitor.h"
+#include "src/passes/epilogue_store.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/lower/rasterize_blocks.h"
@@ -127,6 +128,22 @@ class Specializer {
         return false;
     }
     return true;
+  }
+
+  // The shared memory the specialized kernel's tiles take (each aligned
+  // as a swizzled tile is) and its stages' two barriers.
+  int64_t SharedBytes(int stages) const {
+    int64_t total = 2 * stages * 8;
+    ForEachStmt(kernel_->body, [&](const Stmt& s) {
+      const auto* a = s.As<ir::AllocateNode>();
+      if (a == nullptr || a->buffer->scope != ir::Scope::kShared) return;
+      const ir::BufferNode* b = a->buffer.get();
+      if (auto it = staged_.find(b); it != staged_.end()) b = it->second.get();
+      const int64_t bytes =
+          b->ConstNumElements().value_or(0) * dtype_bytes(b->dtype);
+      total += (bytes + 1023) / 1024 * 1024;
+    });
+    return total;
   }
 
   Expr Tiles() const {
@@ -283,6 +300,10 @@ class Specializer {
       consumer.push_back(
           ir::MakeStmt<ir::MbarrierArriveNode>(order, 1 - group, loop.loc));
     }
+    // PassConfig::tma_store_epilogue: the accumulator's store through a
+    // staging tile and the TMA (one consumer group: the staging is per
+    // warpgroup of the tile).
+    if (!pingpong) StageEpilogueStores(after, SharedBytes(stages), state_);
     consumer.insert(consumer.end(), after.begin(), after.end());
     Stmt consumer_body = ir::Seq(consumer);
     if (persistent) {
@@ -306,6 +327,8 @@ class Specializer {
         kProducerThreads, producer, consumer_body, loop.loc, pingpong ? 2 : 1,
         group));
     Stmt body = ir::Seq(top);
+    for (const EpilogueStore& e : state_.epilogue_stores)
+      body = ir::MakeStmt<ir::AllocateNode>(e.stage, body, loop.loc);
     if (pingpong) body = ir::MakeStmt<ir::AllocateNode>(order, body, loop.loc);
     body = ir::MakeStmt<ir::AllocateNode>(empty, body, loop.loc);
     return ir::MakeStmt<ir::AllocateNode>(full, body, loop.loc);

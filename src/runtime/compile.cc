@@ -60,6 +60,21 @@ std::vector<std::string> Schedule(const passes::LoweringState& st) {
                                  " threads take alternate output tiles"));
     }
   }
+  for (const passes::EpilogueStore& e : st.epilogue_stores) {
+    const auto* c = e.copy.As<ir::CopyNode>();
+    std::vector<int64_t> shape;
+    for (const ir::Expr& d : e.stage->shape)
+      shape.push_back(*ir::AsConstInt(d));
+    out.push_back(absl::StrCat(
+        "epilogue: ", c->src.buffer->name, " -> ", c->dst.buffer->name,
+        " through ", e.stage->name, " [", absl::StrJoin(shape, ", "),
+        "] and TMA stores (", e.buffers,
+        e.buffers == 1 ? " buffer" : " buffers", " per warpgroup)"));
+  }
+  if (st.config.tma_store_epilogue && st.epilogue_stores.empty())
+    out.push_back(
+        "epilogue: plain stores (tma_store_epilogue: no epilogue copy the "
+        "TMA can store here, src/passes/epilogue_store.h)");
   if (st.persistent)
     out.push_back(
         "persistent grid: at most one block per SM, looping over "

@@ -119,6 +119,16 @@ __device__ __forceinline__ void tma_store(const TmaDescriptor* desc,
       : "memory");
 }
 
+// The same from a shared address (tl::smem_addr).
+__device__ __forceinline__ void tma_store(const TmaDescriptor* desc, u32 src,
+                                          int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], "
+      "[%1];\n" ::"l"(tma_desc_addr(desc)),
+      "r"(src), "r"(c0), "r"(c1)
+      : "memory");
+}
+
 __device__ __forceinline__ void tma_store_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }

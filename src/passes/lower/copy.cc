@@ -49,6 +49,8 @@ void Lowerer::MarkAsync(const Stmt& s) {
 
 Stmt Lowerer::LowerCopy(const ir::CopyNode& c) {
   if (c.barrier.defined()) return LowerTmaCopy(c);
+  if (const EpilogueStore* e = st_.EpilogueStoreOf(&c))
+    return LowerEpilogueStore(c, *e);
   ir::Region src = MutateRegion(c.src), dst = MutateRegion(c.dst);
   ir::Scope ss = src.buffer->scope, ds = dst.buffer->scope;
   if (ss == ir::Scope::kFragment || ds == ir::Scope::kFragment) {

@@ -15,6 +15,7 @@
 //   parallel.cc           T.Parallel loops over each thread's elements
 //   atomic.cc             T.atomic_*
 //   tma_copy.cc           T.copy on the TMA (warp-specialized producers)
+//   tma_store.cc          TMA-store epilogues (epilogue_store.h)
 //   warp_specialized.cc   the producer / consumer split
 //   wgmma_pipeline.cc     the consumer loop with a wgmma group in flight
 //   wgmma_overlap.cc      wgmma in flight across an order / stage body
@@ -162,6 +163,8 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   // tma_copy.cc
   int TensorMapOf(const TmaCopyPlan& plan);
   Stmt LowerTmaCopy(const ir::CopyNode& c);
+  // tma_store.cc
+  Stmt LowerEpilogueStore(const ir::CopyNode& c, const EpilogueStore& e);
   // fragment_pipeline.cc
   static std::optional<PipelinedGemm> MatchPipelinedGemm(const Stmt& body);
   std::optional<Stmt> LowerPipelinedGemm(const ir::ForNode* op);
@@ -190,8 +193,10 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   // Global -> shared copies that a commit follows: they become cp.async.
   std::unordered_set<const ir::CopyNode*> async_;
   int in_parallel_ = 0;  // inside a T.Parallel body
-  int gemm_count_ = 0;   // names the fragment registers
-  int kept_count_ = 0;   // names the kept operand arrays
+  // Some copy became TMA stores: the consumers wait for them at the end.
+  bool tma_stores_ = false;
+  int gemm_count_ = 0;  // names the fragment registers
+  int kept_count_ = 0;  // names the kept operand arrays
   // Lowering a gemm that is a statement of a list (its wait may wait), and
   // the accumulators of the list's committed, unwaited wgmma.
   bool defer_wgmma_ = false;

@@ -83,6 +83,12 @@ Stmt Lowerer::Visit(const ir::WarpSpecializeNode* op) {
   issue.push_back(producer);
   p.push_back(MakeIf(Expr(tx_) == consumers, ir::Seq(issue)));
   c.push_back(consumer);
+  // TMA-store epilogues: the last stores read their staging tiles before
+  // the block's shared memory goes (each warpgroup's elected thread).
+  if (tma_stores_) {
+    c.push_back(MakeIf(Expr(tx_) % 128 == 0,
+                       Intrin(Intrinsic::kTmaStoreWait, {Expr(0), Expr(0)})));
+  }
   return MakeIf(Expr(tx_) >= consumers, ir::Seq(p), ir::Seq(c));
 }
 

@@ -308,6 +308,15 @@ void Printer::Stmt(const ir::Stmt& s) {
     }
     case ir::StmtKind::kFor: {
       const auto* f = s.As<ir::ForNode>();
+      if (!in_unrolled_nest_ && f->for_kind == ir::ForKind::kUnrolled) {
+        const size_t outer = rebases_.size();
+        DeclareRebases(*f);
+        in_unrolled_nest_ = true;
+        Stmt(s);
+        in_unrolled_nest_ = false;
+        rebases_.resize(outer);
+        return;
+      }
       std::string v = VarName(f->var.get());
       if (unroll_fragment_nests_ && FragmentCount(s) > 0 &&
           ir::AsConstInt(f->min)) {

@@ -167,6 +167,9 @@ std::string Printer::Access(const ir::Buffer& b,
   if (b->scope == ir::Scope::kVar) return name;
   std::optional<std::vector<int64_t>> extents = FlatLocalExtents(*b.get());
   if (!extents || idx.empty()) {
+    if (idx.size() == 1 && !rebases_.empty()) {
+      if (std::optional<std::string> r = Rebased(*b.get(), idx[0])) return *r;
+    }
     std::string out = name;
     for (const ir::Expr& i : idx) absl::StrAppend(&out, "[", Expr(i), "]");
     return out;
@@ -370,6 +373,7 @@ std::string Printer::Call(const ir::CallNode& c) {
       return absl::StrCat("tl::", c.name, "<", Expr(c.args[0]), ">(",
                           Expr(c.args[1]), ")");
     case I::kWarpScanExclusiveSum:
+    case I::kWarpGroupLast:
       return absl::StrCat("tl::", c.name, "<", Expr(c.args[0]), ", ",
                           ir::IsConstInt(c.args[1], 1) ? "true" : "false", ">(",
                           Expr(c.args[2]), ")");

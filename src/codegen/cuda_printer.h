@@ -6,6 +6,7 @@
 #define TESSEL_SRC_CODEGEN_CUDA_PRINTER_H_
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -65,6 +66,13 @@ class Printer {
   void AtomicAddVec(const ir::CallNode& c);
   void Print(const ir::CallNode& c);
 
+  // cuda_rebase.cc: before an outermost unrolled loop nest, a base pointer
+  // for each global / shared element its accesses index at constant offsets
+  // from; Rebased prints such an access through it (nullopt: no base).
+  void DeclareRebases(const ir::ForNode& nest);
+  std::optional<std::string> Rebased(const ir::BufferNode& b,
+                                     const ir::Expr& index);
+
   void Kernel(const ir::KernelNode& k);
   // The whole translation unit; *entry gets the kernel's name.
   std::string Emit(std::string* entry);
@@ -79,6 +87,16 @@ class Printer {
   std::unordered_set<std::string> used_;
   // Loop nests around mma.sync / ldmatrix printed unrolled (cuda_codegen.cc).
   bool unroll_fragment_nests_ = false;
+  // The base pointers of the unrolled nest being printed (cuda_rebase.cc).
+  struct Rebase {
+    const ir::BufferNode* buffer;
+    ir::Expr base;                         // the index the pointer points at
+    std::vector<const ir::VarNode*> vars;  // the nest's unrolled variables
+    std::string name;
+  };
+  std::vector<Rebase> rebases_;
+  std::deque<char> rebase_keys_;  // a stable Name() key per base pointer
+  bool in_unrolled_nest_ = false;
 };
 
 }  // namespace tessel::codegen

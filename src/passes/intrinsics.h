@@ -118,6 +118,7 @@ enum class Intrinsic {
   kWarpReduceMax,
   kWarpReduceMin,
   kWarpScanExclusiveSum,
+  kWarpGroupLast,
   kPackB16x2,
   kWgmmaDescSw128,
 };

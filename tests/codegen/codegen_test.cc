@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -149,6 +150,37 @@ TEST(Codegen, GemmHasTheProbeShape) {
   EXPECT_LT(next_tile, drain) << s;
   // 4096 is a multiple of every tile: no bounds checks on the copies.
   EXPECT_THAT(s, Not(HasSubstr("< 4096")));
+}
+
+// The unrolled epilogue's stores index one base pointer, declared before
+// the nest, with constants (cuda_rebase.cc): NVVM folds no index per copy.
+// Off by default ($TESSEL_REBASE_UNROLLED=1 turns it on): a program no other
+// test compiles, so the program memo holds no kernel printed without it.
+TEST(Codegen, UnrolledStoresIndexABasePointer) {
+  const ir::Program gemm =
+      testing::Gemm({.m = 4096, .n = 2048, .k = 512, .stages = 2});
+  absl::StatusOr<CompiledKernel> plain =
+      compile(gemm, {.target = Target::sm80()});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_THAT(plain->source(), Not(HasSubstr("C_at")));
+  setenv("TESSEL_REBASE_UNROLLED", "1", 1);
+  for (Target t : {Target::sm90a(), Target::sm80()}) {
+    absl::StatusOr<CompiledKernel> k =
+        compile(gemm, {.target = t, .fast_math = true});
+    ASSERT_TRUE(k.ok()) << k.status();
+    const std::string& s = k->source();
+    const size_t base = s.find("auto* const C_at = &C[");
+    ASSERT_NE(base, std::string::npos) << s;
+    EXPECT_EQ(s.find("&C[", base + 20), std::string::npos) << s;
+    const size_t nest = s.find("#pragma unroll", base);
+    const size_t store = s.find("&C_at[(", base);
+    EXPECT_LT(nest, store) << s;
+    // The constant part only: the unrolled variables times their strides.
+    const std::string index = s.substr(store, s.find(']', store) - store);
+    EXPECT_EQ(index.find("tx"), std::string::npos) << index;
+    EXPECT_EQ(index.find("by"), std::string::npos) << index;
+  }
+  unsetenv("TESSEL_REBASE_UNROLLED");
 }
 
 TEST(Codegen, FragmentPipelineNeedsAnEvenNumberOfK16Steps) {

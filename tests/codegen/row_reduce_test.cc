@@ -73,6 +73,19 @@ TEST_P(RowScan, LowersToWarpScansAndCompiles) {
               warp)
         << src;
     EXPECT_EQ(Has(src, "red_scratch"), !warp) << src;
+    // A chunk's sum carries into the next one with one shuffle from the
+    // group's last lane (the first, reversed), not a warp reduction.
+    if (warp) EXPECT_FALSE(Has(src, "tl::warp_reduce_sum<")) << src;
+    int chunks = 0;  // one exclusive scan per chunk of the row
+    for (size_t at = src.find("tl::warp_scan_exclusive_sum<");
+         at != std::string::npos;
+         at = src.find("tl::warp_scan_exclusive_sum<", at + 1)) {
+      ++chunks;
+    }
+    EXPECT_EQ(Has(src, absl::StrCat("tl::warp_group_last<", c.group, ", ",
+                                    c.reverse ? "true" : "false", ">(")),
+              chunks > 1)
+        << src;
   }
 }
 

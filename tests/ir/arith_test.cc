@@ -57,6 +57,22 @@ TEST(ArithTest, DivisorsSignsAndDifferences) {
   EXPECT_FALSE(ConstDifference(tx, by).has_value());
 }
 
+// The offset of an unrolled access from its base pointer (codegen's
+// cuda_rebase.cc): linear in the unrolled variables, or nothing.
+TEST(ArithTest, OffsetInTheGivenVariables) {
+  Var r("r"), i("i"), j("j"), tx("tx");
+  std::optional<Expr> o =
+      OffsetIn(((r + i) * 64) + j + 3, r * 64, {i.get(), j.get()});
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(ConstDifference(*o, i * 64 + j), 3);
+  EXPECT_TRUE(IsConstInt(*OffsetIn(r * 64 + 5, r * 64, {i.get()}), 5));
+  // Set to constants (a loop printed out), the offset is one.
+  EXPECT_TRUE(IsConstInt(*OffsetIn((r + 2) * 64 + 1, r * 64, {i.get()}), 129));
+  EXPECT_FALSE(OffsetIn(r * 64 + tx, r * 64, {i.get()}).has_value());
+  EXPECT_FALSE(OffsetIn(r * 64 + i * i, r * 64, {i.get()}).has_value());
+  EXPECT_FALSE(OffsetIn(r * 64 + i / 2, r * 64, {i.get()}).has_value());
+}
+
 TEST(ArithTest, SimplifiesAsTheConstructorsDo) {
   Var i("i");
   std::optional<Expr> s = arith::SimplifyBinary(BinaryOp::kAdd, i + 1, 2);

@@ -85,6 +85,16 @@ __device__ __forceinline__ T warp_scan_exclusive_sum(T v) {
   return first ? T(0) : prev;
 }
 
+// v of the last lane of each group of kWidth (the first with kReverse): after
+// an exclusive scan, that lane's before + v is its group's total, which the
+// row scans of cumsum carry into their next chunk with one shuffle.
+//
+//   float carry = tessel::dev::warp_group_last<32, false>(before + total);
+template <int kWidth, bool kReverse, typename T>
+__device__ __forceinline__ T warp_group_last(T v) {
+  return __shfl_sync(0xffffffffu, v, kReverse ? 0 : kWidth - 1, kWidth);
+}
+
 // scratch holds at least blockDim / 32 values. The trailing __syncthreads
 // lets the caller reuse scratch right away.
 template <typename T, typename Op>

@@ -1,5 +1,6 @@
 #include "src/ir/arith/linear.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -77,6 +78,32 @@ std::optional<int64_t> ConstDifference(const Expr& a, const Expr& b) {
     if (coeff != 0) return std::nullopt;
   }
   return form.constant;
+}
+
+std::optional<Expr> OffsetIn(const Expr& e, const Expr& base,
+                             const std::vector<const VarNode*>& vars) {
+  if (!e.defined() || !base.defined() || is_float(e.dtype()) ||
+      is_float(base.dtype())) {
+    return std::nullopt;
+  }
+  LinearForm form;
+  Linearize(e, 1, form);
+  Linearize(base, -1, form);
+  const DataType t = e.dtype();
+  Expr offset;
+  for (const auto& [term, coeff] : form.terms) {
+    if (coeff == 0) continue;
+    const auto* v = term.As<VarNode>();
+    if (v == nullptr || std::find(vars.begin(), vars.end(), v) == vars.end()) {
+      return std::nullopt;
+    }
+    Expr x = term.dtype() == t ? term : Cast(t, term);
+    if (coeff != 1) x = x * IntImm(t, coeff);
+    offset = offset.defined() ? offset + x : x;
+  }
+  if (!offset.defined()) return IntImm(t, form.constant);
+  if (form.constant != 0) offset = offset + IntImm(t, form.constant);
+  return offset;
 }
 
 }  // namespace tessel::ir

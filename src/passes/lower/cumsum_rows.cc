@@ -1,9 +1,13 @@
 // T.cumsum of a kRows tile along its rows, rows within a warp: per chunk,
 // each thread scans its vec elements in registers, an exclusive warp scan
 // of the threads' totals (tl::warp_scan_exclusive_sum) and the sum of the
-// earlier chunks give its offset. No shared memory, no barriers; the
+// earlier chunks give its offset; the last lane's scan plus its total is the
+// chunk's sum (tl::warp_group_last). No shared memory, no barriers; the
 // unrolled body is one step per local element. Rows over several warps go
 // to cumsum.cc.
+#include <cstdlib>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
@@ -11,6 +15,20 @@
 #include "src/passes/plan_shared_memory.h"
 
 namespace tessel::passes::lower {
+namespace {
+
+// $TESSEL_CUMSUM_CARRY_REDUCE=1: the carry is a warp reduction of the
+// chunk's totals, as before the one-shuffle carry; for A/B timings
+// (tools/dev/s10_compile_device.sh).
+bool CarryByReduction() {
+  static const bool on = [] {
+    const char* v = std::getenv("TESSEL_CUMSUM_CARRY_REDUCE");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return on;
+}
+
+}  // namespace
 
 Stmt Lowerer::CumsumRows(const ir::CumsumNode& c) {
   const FragmentLayout& l = Layout(c.src);
@@ -55,9 +73,19 @@ Stmt Lowerer::CumsumRows(const ir::CumsumNode& c) {
         body.push_back(Store(dst, at(i), ir::Load(dst, at(i)) + Expr(off)));
     }
     if (k + 1 < NC) {
-      Expr chunk = group > 1 ? IntrinExpr(t, Intrinsic::kWarpReduceSum,
-                                          {Expr(group), Expr(total)})
-                             : Expr(total);
+      // The chunk's sum: the group's last lane (first, reversed) holds it as
+      // its exclusive scan plus its total, one shuffle instead of a warp
+      // reduction (NVRTC CPU of seed_row_softmax_cumsum 2744 -> 1895 ms on
+      // sm_80); the float sum adds in scan order, not the butterfly's.
+      Expr chunk = Expr(total);
+      if (group > 1 && CarryByReduction()) {
+        chunk = IntrinExpr(t, Intrinsic::kWarpReduceSum,
+                           {Expr(group), Expr(total)});
+      } else if (group > 1) {
+        chunk = IntrinExpr(
+            t, Intrinsic::kWarpGroupLast,
+            {Expr(group), Expr(c.reverse ? 1 : 0), Expr(before) + Expr(total)});
+      }
       ir::Var next(absl::StrCat(c.dst->name, "_carry"), t);
       body.push_back(Let(next, carry.defined() ? carry + chunk : chunk));
       carry = next;

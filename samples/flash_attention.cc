@@ -85,6 +85,7 @@ absl::StatusOr<FlashAttentionConfig> FlashAttentionConfigFromJson(
   SAMPLES_ASSIGN_OR_RETURN(c.p_in_registers,
                            params.Bool("p_in_registers", c.p_in_registers));
   SAMPLES_ASSIGN_OR_RETURN(c.overlap, params.Bool("overlap", c.overlap));
+  SAMPLES_ASSIGN_OR_RETURN(c.align_end, params.Bool("align_end", c.align_end));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
 }
@@ -203,23 +204,31 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
     // ms at B8 S4096 H16 D128; the heads side by side share no K / V in L2.)
     const int q_tiles = (c.S + bm - 1) / bm;
     T::Expr bx = c.causal ? T::Expr(q_tiles - 1) - block_x : block_x;
+    // The tile's first query row. With align_end (causal), the tiles end at
+    // multiples of bm from the sequence's end, so the ragged tile is the
+    // shortest one, clamped to row 0 (it overlaps the next tile; those rows
+    // are computed twice, the same values), not the longest one.
+    T::Expr row0 = bx * bm;
+    if (c.causal && c.align_end && c.S % bm != 0) {
+      row0 = T::max(T::Expr(c.S) - (block_x + 1) * bm, T::Expr(0));
+    }
     auto [Q_shared, K_shared, V_shared, acc_s, acc_s_cast, acc_o, scores_max,
           scores_max_prev, scores_scale, scores_sum, logsum] =
         AllocFlashBuffers(c);
     const T::Expr neg_inf = -T::infinity(f32);
 
-    T::copy(Q(bz, T::slice(bx * bm, (bx + 1) * bm), by, T::all), Q_shared);
+    T::copy(Q(bz, T::slice(row0, row0 + bm), by, T::all), Q_shared);
     T::fill(acc_o, 0);
     T::fill(logsum, 0);
     T::fill(scores_max, neg_inf);
     T::Expr loop_range =
-        c.causal ? T::min(T::ceildiv((bx + 1) * bm, bn), T::ceildiv(c.S, bn))
+        c.causal ? T::min(T::ceildiv(row0 + bm, bn), T::ceildiv(c.S, bn))
                  : T::Expr(T::ceildiv(c.S, bn));
     for (auto k : T::Pipelined(loop_range, FlashPipeline(c))) {
       T::copy(K(bz, T::slice(k * bn, (k + 1) * bn), kv_head, T::all), K_shared);
       auto masked_init = [&] {
         for (auto [i, j] : T::Parallel(bm, bn)) {
-          T::Expr q_idx = bx * bm + i, k_idx = k * bn + j;
+          T::Expr q_idx = row0 + i, k_idx = k * bn + j;
           T::Expr visible = c.causal ? (q_idx >= k_idx) : (k_idx < c.S);
           if (c.causal && ragged) visible = visible && (k_idx < c.S);
           acc_s(i, j) = T::select(visible, T::Expr(0.0f), neg_inf);
@@ -229,7 +238,7 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
         // Only the key blocks that cross the diagonal (a key after the
         // block's first query) or the sequence's end need the mask.
         T::Expr crosses = (k + 1) * bn > c.S;
-        if (c.causal) crosses = crosses || ((k + 1) * bn > bx * bm + 1);
+        if (c.causal) crosses = crosses || ((k + 1) * bn > row0 + 1);
         T::If(crosses, masked_init).Else([&] { T::clear(acc_s); });
       } else {
         T::clear(acc_s);
@@ -245,7 +254,7 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
     // One reciprocal per row instead of a division per element.
     for (auto i : T::Parallel(bm)) scores_scale(i) = 1.0f / logsum(i);
     for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) *= scores_scale(i);
-    T::copy(acc_o, O(bz, T::slice(bx * bm, (bx + 1) * bm), by, T::all));
+    T::copy(acc_o, O(bz, T::slice(row0, row0 + bm), by, T::all));
     if (LSE) {
       // ln(sum) + max / sqrt(D): the row's log-sum-exp in natural log.
       auto lse = T::alloc_fragment({bm}, f32, "lse");
@@ -253,7 +262,7 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
       for (auto i : T::Parallel(bm)) {
         lse(i) = T::log(logsum(i)) + scores_max(i) * ln_scale;
       }
-      T::copy(lse, (*LSE)(bz, by, T::slice(bx * bm, (bx + 1) * bm)));
+      T::copy(lse, (*LSE)(bz, by, T::slice(row0, row0 + bm)));
     }
   }
   return p.finish();

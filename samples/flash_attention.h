@@ -15,7 +15,7 @@
 //
 // Registered for tessel-warmup as "flash_attention" (params B, S, H, D,
 // heads_kv, causal, lse, block_m, block_n, num_stages, threads,
-// p_in_registers, overlap).
+// p_in_registers, overlap, align_end).
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_H_
 #define TESSEL_SAMPLES_FLASH_ATTENTION_H_
 
@@ -61,6 +61,12 @@ struct FlashAttentionConfig {
   // waits for it. Acts on the warp-specialized sm_90a path (elsewhere the
   // loop runs in its sequential order, the same result).
   bool overlap = false;
+  // Causal, S not a multiple of block_m: the query tiles end at multiples of
+  // block_m from the sequence's end, so the ragged tile is the first one
+  // (the fewest key blocks), clamped to row 0, instead of the last one (the
+  // most). B8 S4096 with 192-row tiles: 363 tile steps per head instead of
+  // 385.
+  bool align_end = false;
 };
 
 // The tile for sm_<sm>: on sm_90 and later, D <= 128, 128 x 128 over two

@@ -52,7 +52,10 @@ constexpr char kUsage[] =
     "  --align-end=true|false  causal: query tiles aligned to the sequence's\n"
     "                       end, the ragged one first and shortest\n"
     "                       (default false)\n"
-  "  --varlen=S1,S2,...|bench  variable-length forward: sequences of\n"
+    "  --mask-after=true|false  S = Q K^T overwrites the scores, the\n"
+    "                       diagonal / ragged blocks masked after it\n"
+    "                       (default false: the scores start masked)\n"
+    "  --varlen=S1,S2,...|bench  variable-length forward: sequences of\n"
     "                       these lengths packed along one token axis\n"
     "                       (bench: 8 lengths summing to 32768); dims are\n"
     "                       then HxD or H=..,D=.. (small: H2 D64 and GQA\n"
@@ -150,6 +153,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(base.overlap, flags.Bool("overlap", base.overlap));
   SAMPLES_ASSIGN_OR_RETURN(base.align_end,
                            flags.Bool("align-end", base.align_end));
+  SAMPLES_ASSIGN_OR_RETURN(base.mask_after,
+                           flags.Bool("mask-after", base.mask_after));
   // Without tile flags, the device's tile.
   const bool tile_flags = flags.Has("block-m") || flags.Has("block-n") ||
                           flags.Has("stages") || flags.Has("threads");

@@ -44,6 +44,11 @@ absl::StatusOr<Program> FlashAttentionVarlenProgram(
     const FlashAttentionConfig& c) {
   SAMPLES_RETURN_IF_ERROR(
       CheckFlashAttentionConfig(c, "flash_attention_varlen"));
+  if (c.align_end || c.mask_after) {
+    return absl::InvalidArgumentError(
+        "flash_attention_varlen: align_end and mask_after are the dense "
+        "forward's options");
+  }
   const int bm = c.block_m, bn = c.block_n, D = c.D;
   // exp(x / sqrt(D)) = exp2(x * scale).
   const double scale = kLog2e / std::sqrt(static_cast<double>(D));

@@ -17,7 +17,7 @@
 #   mask      --mask-after=true: S = Q K^T overwrites its accumulator (wgmma
 #             scale-d 0) and only the diagonal / ragged blocks are masked
 #             after the gemm, instead of an initialized accumulator
-#             (FlashAttention-3's order); if it is in this branch.
+#             (FlashAttention-3's order).
 #   2wg-ov    128 x 128 on two consumer warpgroups with the intra-warpgroup
 #             overlap, 3 stages: session 9 measured 1.440 causal (no ragged
 #             tile at 128 rows); here for the same call's comparison.
@@ -60,11 +60,10 @@ variants=(
   "align-st4|$t3 --stages=4 --align-end=true"
   "align-bn160|--block-m=192 --block-n=160 --threads=384 --stages=2 --align-end=true"
   "align-bn64|--block-m=192 --block-n=64 --threads=384 --stages=4 --align-end=true"
+  "mask|--mask-after=true"
+  "align-mask|--align-end=true --mask-after=true"
   "2wg-ov|--block-m=128 --block-n=128 --threads=256 --stages=3 --overlap=true"
 )
-if "$fa" --help 2>&1 | grep -q -- --mask-after; then
-  variants+=("mask|--mask-after=true" "align-mask|--align-end=true --mask-after=true")
-fi
 # 1. Checks (both causal and full, ragged S), in parallel: NVRTC dominates.
 for v in "${variants[@]}"; do
   n=${v%%|*} f=${v#*|}
@@ -72,6 +71,10 @@ for v in "${variants[@]}"; do
     run "check-$n-$sz" 90 "$fa" --backend=gpu --check --size=$sz $f &
   done
 done
+# The new sample cases (tests/samples/sample_cases.cc, float64): align-end
+# with mask-after and the LSE at S=333; mask-after with the overlap's lists.
+run gpu-test-new 90 env TESSEL_REQUIRE_GPU=1 "$S/tests/samples/samples_gpu_test" \
+  --gtest_filter='*align_end*:*mask_after*' &
 wait
 # 2. SDPA, alone on the GPU.
 run peers-sdpa 60 python3 bench/peers.py --only sdpa --attention-passes fwd \

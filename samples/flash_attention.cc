@@ -333,6 +333,7 @@ absl::StatusOr<Workload> FlashAttentionWorkload(const FlashAttentionConfig& c,
                            RandomInput(f16, kv_shape, seed + 2));
   w.tensors["O"] = Zeros(f16, shape);
   Step step{.program = program, .args = {"Q", "K", "V", "O"}};
+  step.pass_config.consumer_gemm_turns = c.gemm_turns;
   w.outputs = {"O"};
   if (c.lse) {
     w.tensors["LSE"] = Zeros(f32, {c.B, c.H, c.S});

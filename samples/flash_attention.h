@@ -72,6 +72,11 @@ struct FlashAttentionConfig {
   // (FlashAttention-3's order), instead of the scores starting at 0 / -inf
   // and the gemm adding to them (TileLang's).
   bool mask_after = false;
+  // sm_90a: the consumer warpgroups take turns at the gemms
+  // (PassConfig::consumer_gemm_turns, FlashAttention-3's warp scheduler
+  // barrier): a pass option of the workload's step, not part of the
+  // program.
+  bool gemm_turns = false;
 };
 
 // The tile for sm_<sm>: on sm_90 and later, D <= 128, 128 x 128 over two

@@ -211,6 +211,7 @@ absl::StatusOr<Workload> FlashAttentionVarlenWorkload(
       HostTensor::FromDoubles(
           f16, shape, std::vector<double>(NumElements(shape), kSentinel)));
   Step step{.program = program, .args = {"Q", "K", "V", "cu_seqlens", "O"}};
+  step.pass_config.consumer_gemm_turns = c.gemm_turns;
   w.outputs = {"O"};
   if (c.lse) {
     SAMPLES_ASSIGN_OR_RETURN(

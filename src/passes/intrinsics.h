@@ -39,7 +39,10 @@
 //   tma_prefetch(map)                    fetch tensor_maps[map]'s descriptor
 //                                        into the TMA unit ahead of its loads
 //   setmaxnreg(inc, count)               tl::setmaxnreg_{dec,inc}<count>
-//   named_barrier_sync(id, threads)      bar.sync id, threads
+//   named_barrier_sync(id, threads[, 1]) bar.sync id, threads; with the 1,
+//                                        it orders issue only (no shared
+//                                        memory handed over: no proxy fence)
+//   named_barrier_arrive(id, threads)    bar.arrive id, threads
 //   print(message tag, value)            printf of one scalar
 // Expressions:
 //   thread_idx()                         threadIdx.x
@@ -98,6 +101,7 @@ enum class Intrinsic {
   kTmaPrefetch,
   kSetMaxNReg,
   kNamedBarrierSync,
+  kNamedBarrierArrive,
   kPrint,
   // Expressions.
   kThreadIdx,

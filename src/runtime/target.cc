@@ -131,7 +131,8 @@ std::string PassConfig::ToString() const {
                       " persistent_grid=", !disable_persistent_grid,
                       // Only when set: the default's text (part of every
                       // generated source and cache key) stays as it was.
-                      pingpong_consumers ? " pingpong_consumers=1" : "");
+                      pingpong_consumers ? " pingpong_consumers=1" : "",
+                      consumer_gemm_turns ? " consumer_gemm_turns=1" : "");
 }
 
 }  // namespace tessel

@@ -301,6 +301,27 @@ std::vector<SampleCase> SmallCases() {
                                                     .threads = 384,
                                                     .overlap = true,
                                                     .mask_after = true});
+  // The consumer warpgroups taking turns at the gemms
+  // (PassConfig::consumer_gemm_turns): three at D64 with the diagonal
+  // options, two at D128 without the overlap; ragged S.
+  fa("d64_bm192_bn128_12warps_gemm_turns", {.B = 1,
+                                            .S = 333,
+                                            .H = 2,
+                                            .D = 64,
+                                            .block_m = 192,
+                                            .block_n = 128,
+                                            .threads = 384,
+                                            .align_end = true,
+                                            .mask_after = true,
+                                            .gemm_turns = true});
+  fa("d128_bm128_bn128_8warps_gemm_turns", {.B = 1,
+                                            .S = 300,
+                                            .H = 2,
+                                            .D = 128,
+                                            .block_m = 128,
+                                            .block_n = 128,
+                                            .threads = 256,
+                                            .gemm_turns = true});
   fa("d64_bm128_bn64_8warps", {.B = 1,
                                .S = 333,
                                .H = 3,

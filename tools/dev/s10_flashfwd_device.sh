@@ -22,7 +22,8 @@
 #             stages: session 9 measured 1.440 causal; for this call's
 #             comparison.
 # Steps: 1. in parallel: float64 checks of every candidate at ragged S
-# (1x333x2x64 and 2x1000x3x64, causal and full), the new GPU sample cases
+# (1x333x2x64 and 2x1000x3x64, causal and full; D128 and the varlen forward
+# with --gemm-turns), the new GPU sample cases
 # (samples_gpu_test *align_end*:*mask_after*:*gemm_turns*, D64 and D128),
 # compute-sanitizer memcheck / racecheck / synccheck of --gemm-turns (D64
 # three warpgroups with align-end and mask-after) and memcheck of align-end
@@ -86,6 +87,8 @@ for v in "${variants[@]}"; do
 done
 run check-d128-turns 90 "$fa" --backend=gpu --check --size=2x1000x3x128 \
   --overlap=false --gemm-turns=true &
+run check-varlen-turns 90 "$fa" --backend=gpu --check --varlen=1,17,300,1000 \
+  --size=2x64 --gemm-turns=true &
 run gpu-test-new 90 env TESSEL_REQUIRE_GPU=1 "$S/tests/samples/samples_gpu_test" \
   --gtest_filter='*align_end*:*mask_after*:*gemm_turns*' &
 san="compute-sanitizer --report-api-errors no --error-exitcode 99 --tool"

@@ -85,6 +85,9 @@ absl::StatusOr<FlashAttentionConfig> FlashAttentionConfigFromJson(
   SAMPLES_ASSIGN_OR_RETURN(c.p_in_registers,
                            params.Bool("p_in_registers", c.p_in_registers));
   SAMPLES_ASSIGN_OR_RETURN(c.overlap, params.Bool("overlap", c.overlap));
+  SAMPLES_ASSIGN_OR_RETURN(c.align_end, params.Bool("align_end", c.align_end));
+  SAMPLES_ASSIGN_OR_RETURN(c.mask_after,
+                           params.Bool("mask_after", c.mask_after));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
 }
@@ -172,6 +175,17 @@ PipelineOptions FlashPipeline(const FlashAttentionConfig& c) {
     // The copies are the producer's (-1, as TileLang writes them).
     o.order = {-1, 0, 1, -1, 3, 4, 5, 9, 6, 7, 8, 10, 2};
     o.stage = {-1, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    if (c.mask_after) {
+      // copy K, S = Q K^T, the mask (when one is needed), copy V, the
+      // softmax, P V: P V of the previous block is issued right after
+      // Q K^T, before the mask waits for it.
+      if (c.causal || c.S % c.block_n != 0) {
+        o.order = {-1, 0, 2, -1, 3, 4, 5, 9, 6, 7, 8, 10, 1};
+      } else {
+        o.order = {-1, 0, -1, 2, 3, 4, 8, 5, 6, 7, 9, 1};
+        o.stage = {-1, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+      }
+    }
   }
   return o;
 }
@@ -203,39 +217,67 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
     // ms at B8 S4096 H16 D128; the heads side by side share no K / V in L2.)
     const int q_tiles = (c.S + bm - 1) / bm;
     T::Expr bx = c.causal ? T::Expr(q_tiles - 1) - block_x : block_x;
+    // The tile's first query row. With align_end (causal), the tiles end at
+    // multiples of bm from the sequence's end, so the ragged tile is the
+    // shortest one, clamped to row 0 (it overlaps the next tile; those rows
+    // are computed twice, the same values), not the longest one.
+    T::Expr row0 = bx * bm, row_end = (bx + 1) * bm;
+    if (c.causal && c.align_end && c.S % bm != 0) {
+      row0 = T::max(T::Expr(c.S) - (block_x + 1) * bm, T::Expr(0));
+      row_end = row0 + bm;
+    }
     auto [Q_shared, K_shared, V_shared, acc_s, acc_s_cast, acc_o, scores_max,
           scores_max_prev, scores_scale, scores_sum, logsum] =
         AllocFlashBuffers(c);
     const T::Expr neg_inf = -T::infinity(f32);
 
-    T::copy(Q(bz, T::slice(bx * bm, (bx + 1) * bm), by, T::all), Q_shared);
+    T::copy(Q(bz, T::slice(row0, row_end), by, T::all), Q_shared);
     T::fill(acc_o, 0);
     T::fill(logsum, 0);
     T::fill(scores_max, neg_inf);
     T::Expr loop_range =
-        c.causal ? T::min(T::ceildiv((bx + 1) * bm, bn), T::ceildiv(c.S, bn))
+        c.causal ? T::min(T::ceildiv(row_end, bn), T::ceildiv(c.S, bn))
                  : T::Expr(T::ceildiv(c.S, bn));
     for (auto k : T::Pipelined(loop_range, FlashPipeline(c))) {
       T::copy(K(bz, T::slice(k * bn, (k + 1) * bn), kv_head, T::all), K_shared);
-      auto masked_init = [&] {
-        for (auto [i, j] : T::Parallel(bm, bn)) {
-          T::Expr q_idx = bx * bm + i, k_idx = k * bn + j;
-          T::Expr visible = c.causal ? (q_idx >= k_idx) : (k_idx < c.S);
-          if (c.causal && ragged) visible = visible && (k_idx < c.S);
-          acc_s(i, j) = T::select(visible, T::Expr(0.0f), neg_inf);
-        }
+      T::Expr crosses = (k + 1) * bn > c.S;
+      if (c.causal) crosses = crosses || ((k + 1) * bn > row0 + 1);
+      auto visible = [&](T::Expr i, T::Expr j) {
+        T::Expr q_idx = row0 + i, k_idx = k * bn + j;
+        T::Expr v = c.causal ? (q_idx >= k_idx) : (k_idx < c.S);
+        if (c.causal && ragged) v = v && (k_idx < c.S);
+        return v;
       };
-      if (c.causal || ragged) {
-        // Only the key blocks that cross the diagonal (a key after the
-        // block's first query) or the sequence's end need the mask.
-        T::Expr crosses = (k + 1) * bn > c.S;
-        if (c.causal) crosses = crosses || ((k + 1) * bn > bx * bm + 1);
-        T::If(crosses, masked_init).Else([&] { T::clear(acc_s); });
+      if (c.mask_after) {
+        // S = Q K^T overwrites acc_s (wgmma scale-d 0); the blocks that
+        // cross the diagonal or the sequence's end are masked afterwards.
+        T::gemm(Q_shared, K_shared, acc_s,
+                {.transpose_B = true,
+                 .clear_accum = true,
+                 .policy = T::GemmWarpPolicy::kFullRow});
+        if (c.causal || ragged) {
+          T::If(crosses, [&] {
+            for (auto [i, j] : T::Parallel(bm, bn)) {
+              acc_s(i, j) = T::select(visible(i, j), acc_s(i, j), neg_inf);
+            }
+          });
+        }
       } else {
-        T::clear(acc_s);
+        if (c.causal || ragged) {
+          // Only the key blocks that cross the diagonal (a key after the
+          // block's first query) or the sequence's end need the mask: the
+          // scores start at 0 or -inf and the gemm adds to them.
+          T::If(crosses, [&] {
+            for (auto [i, j] : T::Parallel(bm, bn)) {
+              acc_s(i, j) = T::select(visible(i, j), T::Expr(0.0f), neg_inf);
+            }
+          }).Else([&] { T::clear(acc_s); });
+        } else {
+          T::clear(acc_s);
+        }
+        T::gemm(Q_shared, K_shared, acc_s,
+                {.transpose_B = true, .policy = T::GemmWarpPolicy::kFullRow});
       }
-      T::gemm(Q_shared, K_shared, acc_s,
-              {.transpose_B = true, .policy = T::GemmWarpPolicy::kFullRow});
       T::copy(V(bz, T::slice(k * bn, (k + 1) * bn), kv_head, T::all), V_shared);
       SoftmaxTimesV(
           acc_s, acc_s_cast, V_shared, acc_o,
@@ -245,7 +287,7 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
     // One reciprocal per row instead of a division per element.
     for (auto i : T::Parallel(bm)) scores_scale(i) = 1.0f / logsum(i);
     for (auto [i, j] : T::Parallel(bm, D)) acc_o(i, j) *= scores_scale(i);
-    T::copy(acc_o, O(bz, T::slice(bx * bm, (bx + 1) * bm), by, T::all));
+    T::copy(acc_o, O(bz, T::slice(row0, row_end), by, T::all));
     if (LSE) {
       // ln(sum) + max / sqrt(D): the row's log-sum-exp in natural log.
       auto lse = T::alloc_fragment({bm}, f32, "lse");
@@ -253,7 +295,7 @@ absl::StatusOr<Program> FlashAttentionProgram(const FlashAttentionConfig& c) {
       for (auto i : T::Parallel(bm)) {
         lse(i) = T::log(logsum(i)) + scores_max(i) * ln_scale;
       }
-      T::copy(lse, (*LSE)(bz, by, T::slice(bx * bm, (bx + 1) * bm)));
+      T::copy(lse, (*LSE)(bz, by, T::slice(row0, row_end)));
     }
   }
   return p.finish();
@@ -291,6 +333,7 @@ absl::StatusOr<Workload> FlashAttentionWorkload(const FlashAttentionConfig& c,
                            RandomInput(f16, kv_shape, seed + 2));
   w.tensors["O"] = Zeros(f16, shape);
   Step step{.program = program, .args = {"Q", "K", "V", "O"}};
+  step.pass_config.consumer_gemm_turns = c.gemm_turns;
   w.outputs = {"O"};
   if (c.lse) {
     w.tensors["LSE"] = Zeros(f32, {c.B, c.H, c.S});

@@ -15,7 +15,7 @@
 //
 // Registered for tessel-warmup as "flash_attention" (params B, S, H, D,
 // heads_kv, causal, lse, block_m, block_n, num_stages, threads,
-// p_in_registers, overlap).
+// p_in_registers, overlap, align_end, mask_after).
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_H_
 #define TESSEL_SAMPLES_FLASH_ATTENTION_H_
 
@@ -61,6 +61,22 @@ struct FlashAttentionConfig {
   // waits for it. Acts on the warp-specialized sm_90a path (elsewhere the
   // loop runs in its sequential order, the same result).
   bool overlap = false;
+  // Causal, S not a multiple of block_m: the query tiles end at multiples of
+  // block_m from the sequence's end, so the ragged tile is the first one
+  // (the fewest key blocks), clamped to row 0, instead of the last one (the
+  // most). B8 S4096 with 192-row tiles: 363 tile steps per head instead of
+  // 385.
+  bool align_end = false;
+  // S = Q K^T overwrites its accumulator (wgmma scale-d 0) and the blocks
+  // that cross the diagonal or the sequence's end are masked after the gemm
+  // (FlashAttention-3's order), instead of the scores starting at 0 / -inf
+  // and the gemm adding to them (TileLang's).
+  bool mask_after = false;
+  // sm_90a: the consumer warpgroups take turns at the gemms
+  // (PassConfig::consumer_gemm_turns, FlashAttention-3's warp scheduler
+  // barrier): a pass option of the workload's step, not part of the
+  // program.
+  bool gemm_turns = false;
 };
 
 // The tile for sm_<sm>: on sm_90 and later, D <= 128, 128 x 128 over two
@@ -84,7 +100,7 @@ absl::StatusOr<Program> FlashAttentionProgram(
     const FlashAttentionConfig& config);
 
 // The forward's Pipelined options: stages, and with overlap the order /
-// stage lists of its 13 body statements.
+// stage lists of its body statements (13; 12 with mask_after and no mask).
 PipelineOptions FlashPipeline(const FlashAttentionConfig& config);
 
 // The forward's tiles, allocated in this order (the shared-memory plan

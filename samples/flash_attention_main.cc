@@ -49,6 +49,15 @@ constexpr char kUsage[] =
     "                       block with Q K^T, under the softmax (Pipelined\n"
     "                       order / stage; FlashAttention-3's overlap;\n"
     "                       default: on for the sm_90 tile at D128)\n"
+    "  --align-end=true|false  causal: query tiles aligned to the sequence's\n"
+    "                       end, the ragged one first and shortest\n"
+    "                       (default false)\n"
+    "  --mask-after=true|false  S = Q K^T overwrites the scores, the\n"
+    "                       diagonal / ragged blocks masked after it\n"
+    "                       (default false: the scores start masked)\n"
+    "  --gemm-turns=true|false  sm_90a: the consumer warpgroups take turns\n"
+    "                       at the gemms (FlashAttention-3's warp\n"
+    "                       scheduler barrier; default false)\n"
     "  --varlen=S1,S2,...|bench  variable-length forward: sequences of\n"
     "                       these lengths packed along one token axis\n"
     "                       (bench: 8 lengths summing to 32768); dims are\n"
@@ -145,6 +154,12 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(base.p_in_registers,
                            flags.Bool("p-in-registers", base.p_in_registers));
   SAMPLES_ASSIGN_OR_RETURN(base.overlap, flags.Bool("overlap", base.overlap));
+  SAMPLES_ASSIGN_OR_RETURN(base.align_end,
+                           flags.Bool("align-end", base.align_end));
+  SAMPLES_ASSIGN_OR_RETURN(base.mask_after,
+                           flags.Bool("mask-after", base.mask_after));
+  SAMPLES_ASSIGN_OR_RETURN(base.gemm_turns,
+                           flags.Bool("gemm-turns", base.gemm_turns));
   // Without tile flags, the device's tile.
   const bool tile_flags = flags.Has("block-m") || flags.Has("block-n") ||
                           flags.Has("stages") || flags.Has("threads");

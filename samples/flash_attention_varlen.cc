@@ -44,6 +44,11 @@ absl::StatusOr<Program> FlashAttentionVarlenProgram(
     const FlashAttentionConfig& c) {
   SAMPLES_RETURN_IF_ERROR(
       CheckFlashAttentionConfig(c, "flash_attention_varlen"));
+  if (c.align_end || c.mask_after) {
+    return absl::InvalidArgumentError(
+        "flash_attention_varlen: align_end and mask_after are the dense "
+        "forward's options");
+  }
   const int bm = c.block_m, bn = c.block_n, D = c.D;
   // exp(x / sqrt(D)) = exp2(x * scale).
   const double scale = kLog2e / std::sqrt(static_cast<double>(D));
@@ -206,6 +211,7 @@ absl::StatusOr<Workload> FlashAttentionVarlenWorkload(
       HostTensor::FromDoubles(
           f16, shape, std::vector<double>(NumElements(shape), kSentinel)));
   Step step{.program = program, .args = {"Q", "K", "V", "cu_seqlens", "O"}};
+  step.pass_config.consumer_gemm_turns = c.gemm_turns;
   w.outputs = {"O"};
   if (c.lse) {
     SAMPLES_ASSIGN_OR_RETURN(

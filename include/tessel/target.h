@@ -75,6 +75,13 @@ struct PassConfig {
   // tile, column chunk by chunk, and TMA stores (src/passes/epilogue_store.h
   // says when); elsewhere today's direct stores.
   bool tma_store_epilogue = false;
+  // sm_90a warp-specialized kernels of two or three consumer warpgroups
+  // whose loop issues a gemm on shared operands, then one with A in
+  // registers (flash attention's Q K^T and P V): the warpgroups take turns
+  // at the tensor cores, FlashAttention-3's "warp scheduler barrier", so one
+  // warpgroup's softmax runs under the others' gemms. Ignored where it does
+  // not apply (src/passes/lower/gemm_turns.cc says where).
+  bool consumer_gemm_turns = false;
   // A folder: the IR after every pass is written there (also
   // $TESSEL_DUMP_IR).
   std::string dump_ir;

@@ -299,6 +299,10 @@ void Printer::Intrinsic(const ir::CallNode& c) {
     case I::kNamedBarrierSync:
       Line(absl::StrCat("tl::named_barrier_sync(", arg(0), ", ", arg(1), ");"));
       return;
+    case I::kNamedBarrierArrive:
+      Line(absl::StrCat("tl::named_barrier_arrive(", arg(0), ", ", arg(1),
+                        ");"));
+      return;
     case I::kPrint:
       Print(c);
       return;

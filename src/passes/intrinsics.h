@@ -45,7 +45,10 @@
 //                                        read 1, until the groups but n
 //                                        have read shared memory
 //   setmaxnreg(inc, count)               tl::setmaxnreg_{dec,inc}<count>
-//   named_barrier_sync(id, threads)      bar.sync id, threads
+//   named_barrier_sync(id, threads[, 1]) bar.sync id, threads; with the 1,
+//                                        it orders issue only (no shared
+//                                        memory handed over: no proxy fence)
+//   named_barrier_arrive(id, threads)    bar.arrive id, threads
 //   print(message tag, value)            printf of one scalar
 // Expressions:
 //   thread_idx()                         threadIdx.x
@@ -107,6 +110,7 @@ enum class Intrinsic {
   kTmaStoreWait,
   kSetMaxNReg,
   kNamedBarrierSync,
+  kNamedBarrierArrive,
   kPrint,
   // Expressions.
   kThreadIdx,

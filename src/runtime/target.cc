@@ -132,7 +132,8 @@ std::string PassConfig::ToString() const {
                       // Only when set: the default's text (part of every
                       // generated source and cache key) stays as it was.
                       pingpong_consumers ? " pingpong_consumers=1" : "",
-                      tma_store_epilogue ? " tma_store_epilogue=1" : "");
+                      tma_store_epilogue ? " tma_store_epilogue=1" : "",
+                      consumer_gemm_turns ? " consumer_gemm_turns=1" : "");
 }
 
 }  // namespace tessel

@@ -275,6 +275,53 @@ std::vector<SampleCase> SmallCases() {
                                          .num_stages = 3,
                                          .threads = 384,
                                          .overlap = true});
+  // Causal query tiles aligned to the sequence's end (the ragged tile
+  // first, clamped to row 0, overlapping the next one) and the mask after
+  // S = Q K^T (which then overwrites its accumulator), with the
+  // log-sum-exp; ragged S.
+  fa("d64_bm192_bn128_12warps_align_end_mask_after_lse", {.B = 1,
+                                                          .S = 333,
+                                                          .H = 2,
+                                                          .D = 64,
+                                                          .lse = true,
+                                                          .block_m = 192,
+                                                          .block_n = 128,
+                                                          .threads = 384,
+                                                          .align_end = true,
+                                                          .mask_after = true});
+  // The mask after the gemm with the overlap's order / stage lists: with a
+  // mask (causal) and without (full, S a multiple of block_n).
+  fa("d64_bm192_bn128_12warps_mask_after_overlap", {.B = 1,
+                                                    .S = 256,
+                                                    .H = 2,
+                                                    .D = 64,
+                                                    .block_m = 192,
+                                                    .block_n = 128,
+                                                    .num_stages = 3,
+                                                    .threads = 384,
+                                                    .overlap = true,
+                                                    .mask_after = true});
+  // The consumer warpgroups taking turns at the gemms
+  // (PassConfig::consumer_gemm_turns): three at D64 with the diagonal
+  // options, two at D128 without the overlap; ragged S.
+  fa("d64_bm192_bn128_12warps_gemm_turns", {.B = 1,
+                                            .S = 333,
+                                            .H = 2,
+                                            .D = 64,
+                                            .block_m = 192,
+                                            .block_n = 128,
+                                            .threads = 384,
+                                            .align_end = true,
+                                            .mask_after = true,
+                                            .gemm_turns = true});
+  fa("d128_bm128_bn128_8warps_gemm_turns", {.B = 1,
+                                            .S = 300,
+                                            .H = 2,
+                                            .D = 128,
+                                            .block_m = 128,
+                                            .block_n = 128,
+                                            .threads = 256,
+                                            .gemm_turns = true});
   fa("d64_bm128_bn64_8warps", {.B = 1,
                                .S = 333,
                                .H = 3,

@@ -169,5 +169,41 @@ TEST(BenchShapes, CompileForSm90a) {
                   .ok());
 }
 
+// PassConfig::consumer_gemm_turns (src/passes/lower/gemm_turns.cc): the
+// first warpgroup's arrive, the first turn before the loop; in the loop the
+// Q K^T passes the turn on and P V takes it; after the loop the last pass.
+// Nothing with the overlap's order / stage lists, nor without the switch.
+TEST(FlashAttention, ConsumerWarpgroupsTakeGemmTurns) {
+  const PassConfig turns{.consumer_gemm_turns = true};
+  for (int threads : {256, 384}) {
+    FlashAttentionConfig c{.B = 1,
+                           .S = 333,
+                           .H = 2,
+                           .D = 64,
+                           .causal = true,
+                           .block_m = threads / 2,
+                           .block_n = 128,
+                           .threads = threads};
+    absl::StatusOr<Program> p = FlashAttentionProgram(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    const std::string groups = std::to_string(threads / 128);
+    EXPECT_EQ(CountMatches(*p, "tl::named_barrier_arrive(2, 256)", turns), 1);
+    EXPECT_EQ(CountMatches(*p, "tl::named_barrier_sync(((tx / 128) + 2), 256)",
+                           turns),
+              2);
+    EXPECT_EQ(CountMatches(*p,
+                           "tl::named_barrier_arrive(((((tx / 128) + 1) % " +
+                               groups + ") + 2), 256)",
+                           turns),
+              2);
+    EXPECT_EQ(CountMatches(*p, "named_barrier_arrive", {}), 0);
+    c.overlap = true;
+    c.num_stages = 3;
+    p = FlashAttentionProgram(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(CountMatches(*p, "named_barrier_arrive", turns), 0);
+  }
+}
+
 }  // namespace
 }  // namespace tessel::samples

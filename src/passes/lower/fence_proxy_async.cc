@@ -27,9 +27,13 @@ struct Fence : ir::IRMutator {
     return ir::Seq({Intrin(Intrinsic::kFenceProxyAsync, {}), Self(op)});
   }
   Stmt Visit(const ir::EvaluateNode* op) override {
-    // The consumers' barrier in a warp-specialized block.
-    if (AsIntrin(Self(op), Intrinsic::kNamedBarrierSync) != nullptr)
+    // The consumers' barrier in a warp-specialized block (not one that
+    // orders issue only: the gemm turns').
+    if (const ir::CallNode* bar =
+            AsIntrin(Self(op), Intrinsic::kNamedBarrierSync)) {
+      if (bar->args.size() == 3) return Self(op);
       return ir::Seq({Intrin(Intrinsic::kFenceProxyAsync, {}), Self(op)});
+    }
     const ir::CallNode* arrive = AsIntrin(Self(op), Intrinsic::kMbarrierArrive);
     if (arrive == nullptr) return Self(op);
     const auto* bar = arrive->args[0].As<ir::LoadNode>();

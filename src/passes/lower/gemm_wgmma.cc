@@ -123,6 +123,9 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
     for (int kk = 0; kk < m.KK; ++kk)
       body.push_back(LoadFragments(m, g, Expr(kk), kk));
   }
+  // Taking turns (gemm_turns.cc): the gemm with A in registers waits for
+  // this warpgroup's turn, its fragments ready.
+  if (in_turns_ > 0 && !m.wgmma_a) body.push_back(GemmTurnSync());
   body.push_back(Intrin(Intrinsic::kWgmmaFence, {}));
   const int n_total = static_cast<int>(m.wtn);
   for (int kk = 0; kk < m.KK; ++kk) {
@@ -135,6 +138,8 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
     }
   }
   body.push_back(Intrin(Intrinsic::kWgmmaCommit, {}));
+  // ... and the one on shared operands passes the turn on once issued.
+  if (in_turns_ > 0 && m.wgmma_a) body.push_back(GemmTurnPass());
   if (defer_wgmma_ && (m.wgmma_a || overlap_wgmma_)) {
     deferred_wgmma_.push_back(g.c.buffer);
   } else {

@@ -78,6 +78,7 @@ Stmt Lowerer::Visit(const ir::SeqNode* op) {
 Stmt Lowerer::Visit(const ir::ForNode* op) {
   if (op->for_kind == ir::ForKind::kParallel) return LowerParallel(op);
   if (std::optional<Stmt> s = LowerWgmmaConsumerLoop(op)) return *s;
+  if (turn_groups_ > 0 && TakesGemmTurns(op)) return LowerGemmTurns(op);
   if (std::optional<Stmt> s = LowerPipelinedGemm(op)) return *s;
   auto mn = ir::AsConstInt(op->min), ex = ir::AsConstInt(op->extent);
   if (mn && ex) ranges_[op->var.get()] = {*mn, *mn + *ex - 1};

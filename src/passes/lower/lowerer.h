@@ -158,6 +158,11 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   bool EndsDeferredWgmma(const Stmt& s);
   // wgmma_pipeline.cc
   std::optional<Stmt> LowerWgmmaConsumerLoop(const ir::ForNode* op);
+  // gemm_turns.cc: PassConfig::consumer_gemm_turns.
+  bool TakesGemmTurns(const ir::ForNode* op);
+  Stmt LowerGemmTurns(const ir::ForNode* op);
+  Stmt GemmTurnSync();
+  Stmt GemmTurnPass();
   // wgmma_overlap.cc: a scheduled consumer loop's body.
   Stmt LowerOverlappedWgmma(const ir::SeqNode* op);
   // tma_copy.cc
@@ -208,6 +213,11 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   // the wait for it), and the arrives so moved (warp_specialized.cc).
   std::unordered_map<const ir::ForNode*, Stmt> arrive_after_issue_;
   std::unordered_set<const ir::StmtNode*> arrived_early_;
+  // Consumer gemm turns (gemm_turns.cc): the consumer warpgroups of the
+  // warp-specialized block that may take turns (0: none), and of the loop
+  // being lowered that does.
+  int turn_groups_ = 0;
+  int in_turns_ = 0;
   // Per gemm, its A and B kept in registers: (array, filled by this gemm).
   std::unordered_map<const ir::GemmNode*,
                      std::array<std::optional<std::pair<ir::Buffer, bool>>, 2>>

@@ -58,7 +58,14 @@ Stmt Lowerer::Visit(const ir::WarpSpecializeNode* op) {
       }
     });
   }
+  // Two or three warpgroups of consumers may take turns at the gemms.
+  const int saved_turns = turn_groups_;
+  if (st_.config.consumer_gemm_turns && groups == 1 && st_.threads % 128 == 0 &&
+      (st_.threads == 256 || st_.threads == 384)) {
+    turn_groups_ = st_.threads / 128;
+  }
   Stmt consumer = MutateStmt(op->consumer);
+  turn_groups_ = saved_turns;
   const ir::Var group_tx = tx_;
   tx_ = block_tx;
   Expr barrier_id = groups > 1 ? Expr(1) + op->group : Expr(1);

@@ -208,6 +208,11 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
   // dQ's gemm has bn rows, dQ^T's D: take the one whose rows split over the
   // warpgroups (wgmma gives each 64 rows of the accumulator).
   const bool dq_transposed = bn % (64 * std::max(1, c.threads / 128)) != 0;
+  if (c.dq_bulk && c.dq_registers) {
+    return absl::InvalidArgumentError(
+        "flash_attention_bwd: dq_bulk adds dQ from its shared tile; it does "
+        "not take dq_registers");
+  }
   if (c.dq_registers && dq_transposed) {
     return absl::InvalidArgumentError(absl::StrCat(
         "flash_attention_bwd: dq_registers needs block_n (", bn,

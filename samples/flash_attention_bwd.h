@@ -68,6 +68,10 @@ struct FlashAttentionBackwardConfig {
   // runs under dP^T's gemm, dV's and dK's gemms share one wait, and dS^T's
   // copy to shared memory moves before them.
   bool overlap = false;
+  // sm_90a: dQ's shared tile added to dQ_acc as bulk reductions, one per
+  // row from the TMA unit (PassConfig::bulk_reduce_atomics on the main
+  // step), instead of every thread's vector atomics; not with dq_registers.
+  bool dq_bulk = false;
 };
 
 // The backward of a forward config's sizes (heads, causal), default tiles.

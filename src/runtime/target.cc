@@ -131,7 +131,8 @@ std::string PassConfig::ToString() const {
                       " persistent_grid=", !disable_persistent_grid,
                       // Only when set: the default's text (part of every
                       // generated source and cache key) stays as it was.
-                      pingpong_consumers ? " pingpong_consumers=1" : "");
+                      pingpong_consumers ? " pingpong_consumers=1" : "",
+                      bulk_reduce_atomics ? " bulk_reduce_atomics=1" : "");
 }
 
 }  // namespace tessel

@@ -119,6 +119,20 @@ __device__ __forceinline__ void tma_store(const TmaDescriptor* desc,
       : "memory");
 }
 
+// Adds `bytes` (a multiple of 16) of f32 at src (shared) into dst (global),
+// both 16-byte aligned, as one bulk reduction by the TMA unit (each element
+// added atomically at L2). It reads src asynchronously: tma_store_commit,
+// then tma_store_wait_read before src is written again.
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst,
+                                                    const float* src,
+                                                    u32 bytes) {
+  asm volatile(
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], "
+      "[%1], %2;\n" ::"l"(dst),
+      "r"(smem_addr(src)), "r"(bytes)
+      : "memory");
+}
+
 __device__ __forceinline__ void tma_store_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }

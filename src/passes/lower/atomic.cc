@@ -1,5 +1,7 @@
 // T.atomic_add / max / min: of one value, of a fragment, or of a shared tile
-// (vectorized f32x4 / f32x2 / f16x2 where aligned).
+// (vectorized f32x4 / f32x2 / f16x2 where aligned; with
+// PassConfig::bulk_reduce_atomics on sm_90a, an f32 tile's rows as bulk
+// reductions).
 #include "src/passes/lower/lowerer.h"
 
 #include "src/passes/intrinsics.h"
@@ -32,6 +34,7 @@ Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
       return Guard(And(l.Leader(tx_), InBounds(dst.buffer, di)), s);
     });
   }
+  if (Stmt bulk = BulkReduceRows(a, dst, src); bulk.defined()) return bulk;
   // Shared source: vectors of 4 f32 / 2 f16/bf16 where aligned.
   int vec = 1;
   if (a.op == ir::AtomicOp::kAdd && src.buffer->dtype == t) {
@@ -57,6 +60,55 @@ Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
     Expr val = Cast(t, ir::Load(src.buffer, {FlatOffset(src.buffer, si)}));
     return Guard(pred, Intrin(name, {ir::Load(dst.buffer, {doff}), val}));
   });
+}
+
+// An f32 shared tile added into a global f32 region row by row, each row one
+// cp.reduce.async.bulk from the TMA unit, one row per thread:
+//
+//   if (row in bounds) bulk_reduce_add(512, &dQ[row][0], &dq_shared[row][0]);
+//   bulk_commit(); bulk_wait_read(0);
+//
+// The wait keeps the op synchronous for the barrier planner (the tile is
+// read to the end before the thread goes on); the adds themselves finish
+// in L2, ordered for later kernels by the launch boundary. Undefined where
+// it does not apply: not asked for, not sm_90a, not an f32 add, rows not
+// whole 16-byte lines in both memories, or the columns not provably in
+// bounds (the vector atomics drop those elements one by one).
+Stmt Lowerer::BulkReduceRows(const ir::AtomicNode& a, const ir::Region& dst,
+                             const ir::Region& src) {
+  if (!st_.config.bulk_reduce_atomics || st_.target.arch() != "sm_90a" ||
+      a.op != ir::AtomicOp::kAdd || dst.buffer->dtype != DataType::kF32 ||
+      src.buffer->dtype != DataType::kF32 ||
+      dst.buffer->scope != ir::Scope::kGlobal ||
+      src.buffer->layout.kind != ir::Layout::Kind::kDefault ||
+      st_.strides.count(dst.buffer.get()) != 0) {
+    return Stmt();
+  }
+  auto ext = ConstSqueezedExtents(src);
+  auto src_cols = ir::AsConstInt(src.buffer->shape.back());
+  auto dst_cols = ir::AsConstInt(dst.buffer->shape.back());
+  auto first_col = ir::AsConstInt(dst.start.back());
+  if (!ext || ext->empty() || !src_cols || !dst_cols || !first_col ||
+      VectorWidth(dst, src, 16) != 4 || *src_cols % 4 != 0 ||
+      KnownDivisor(src.start.back()) % 4 != 0) {
+    return Stmt();
+  }
+  const int64_t cols = ext->back();
+  if (*first_col + cols > *dst_cols) return Stmt();
+  const int bytes = static_cast<int>(cols * 4);
+  Stmt rows = ForEachElement(
+      src, static_cast<int>(cols), [&](const std::vector<Expr>& sq, int) {
+        std::vector<Expr> si = RegionIndices(src, sq);
+        std::vector<Expr> di = RegionIndices(dst, sq);
+        return Guard(
+            InBounds(dst.buffer, di),
+            Intrin(Intrinsic::kBulkReduceAdd,
+                   {Expr(bytes),
+                    ir::Load(dst.buffer, {GlobalIndex(dst.buffer, di)}),
+                    ir::Load(src.buffer, {FlatOffset(src.buffer, si)})}));
+      });
+  return ir::Seq({rows, Intrin(Intrinsic::kBulkCommit, {}),
+                  Intrin(Intrinsic::kBulkWaitRead, {Expr(0)})});
 }
 
 }  // namespace tessel::passes::lower

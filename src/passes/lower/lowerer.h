@@ -114,6 +114,8 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   std::optional<Stmt> CopyRows(const ir::CopyNode& c);
   // atomic.cc
   Stmt LowerAtomic(const ir::AtomicNode& a);
+  Stmt BulkReduceRows(const ir::AtomicNode& a, const ir::Region& dst,
+                      const ir::Region& src);
   // parallel.cc
   Stmt LowerParallel(const ir::ForNode* op);
   // Every fragment load (unless !loads) and store in s.

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Session 10, issue 16: the flash backward's candidates on the H200, in one
+# call, beside SDPA's fwd+bwd.
+#
+#   default  today's sm_90 tile: D128 128x64 + dq-pad 4, overlap,
+#            mask-diagonal; D64 128x128, no schedule options.
+#   bulk     --bwd-dq-bulk=true (new lowering, PassConfig::
+#            bulk_reduce_atomics): dQ's shared tile reaches dQ_acc as one
+#            cp.reduce.async.bulk .add.f32 per row (512 B at D128) from the
+#            TMA unit, issued by 64 threads, instead of 8 float4 atomics per
+#            thread from all 256 (FA3's dQ path, without its separate writer
+#            warp: the issuers wait for the TMA to have read the tile).
+#   d64s     D64 with the D128 schedule: --bwd-dq-pad=8 --bwd-overlap=true
+#            --bwd-mask-diagonal=true (never measured at D64).
+#   d64n64   D64 on the 128x64 tile (dQ transposed, as D128) + dq-pad 4,
+#            overlap, mask-diagonal.
+#
+#   tools/dev/s10_flashbwd_device.sh .probe/stage/build   # from the repo root
+#
+# 1. float64 checks at S=333 (ragged), full and causal each (--causal
+#    default both), D128 / D64, GQA / MQA, fwd+bwd; compute-sanitizer memcheck
+#    and racecheck of the bulk path at 1x200x2x128; all in parallel (~40 s).
+# 2. benches, backward alone (--pass=bwd --check=false), full and causal in
+#    one process (~30 s each, host inputs), most telling first; then SDPA
+#    fwd+bwd (peers.py) and tessel fwd+bwd with the faster of default / bulk
+#    per size. DEADLINE (default 150 s) stops starting steps past it, the
+#    table still comes: 150 gets D128 default / bulk and D64 default (and
+#    perhaps d64s); DEADLINE=240 the four D64 variants; DEADLINE=400 all.
+# Logs go to $OUT/flashbwd/; the table is printed last.
+set -u
+S=${1:?staged build folder (.probe/stage/build)}
+OUT=${OUT:-/tmp/s10_out}/flashbwd
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
+export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc_flashbwd
+fa=$S/samples/flash_attention
+DEADLINE=${DEADLINE:-150}
+BULK="--bwd-dq-bulk=true"
+D64S="--bwd-dq-pad=8 --bwd-overlap=true --bwd-mask-diagonal=true"
+D64N64="--bwd-block-m=128 --bwd-block-n=64 --bwd-threads=256 --bwd-dq-pad=4
+  --bwd-overlap=true --bwd-mask-diagonal=true"
+san="compute-sanitizer --report-api-errors no --error-exitcode 99 --tool"
+summary=()
+
+par() {  # name, limit, command...: in the background, rc into name.rc
+  local n=$1 lim=$2; shift 2
+  (t=$SECONDS; timeout "$lim" "$@" >"$OUT/$n.log" 2>&1
+   printf '%-26s rc=%-3s %4ss\n' "$n" "$?" "$((SECONDS - t))" >"$OUT/$n.rc") &
+}
+step() {  # name, limit, command...: alone on the GPU, skipped past DEADLINE
+  local n=$1 lim=$2 t=$SECONDS; shift 2
+  if ((SECONDS + 20 > DEADLINE)); then
+    summary+=("$(printf '%-26s skipped (deadline)' "$n")"); return
+  fi
+  timeout "$lim" "$@" >"$OUT/$n.log" 2>&1
+  summary+=("$(printf '%-26s rc=%-3s %4ss' "$n" "$?" "$((SECONDS - t))")")
+  grep -h " gpu " "$OUT/$n.log" | sed "s|^|$n: |" >>"$OUT/bench.txt"
+}
+
+# 1. Checks against float64 (the sample's --check), causal and full each.
+chk="$fa --backend=gpu --check --pass=bwd"
+fb="$fa --backend=gpu --check --pass=fwd+bwd"
+par chk-bulk-fb-d128 100 $fb --size=1x333x2x128 $BULK
+par chk-bulk-gqa-d128 100 $chk --size=1x333x4x128 --heads-kv=2 $BULK
+par chk-bulk-fb-d64 100 $fb --size=1x333x2x64 $BULK
+par chk-bulk-mqa-d64 100 $chk --size=1x333x4x64 --heads-kv=1 $BULK
+par chk-d64s 100 $fb --size=1x333x2x64 $D64S
+par chk-d64s-bulk-gqa 100 $chk --size=2x333x4x64 --heads-kv=2 $D64S $BULK
+par chk-d64n64 100 $fb --size=1x333x2x64 $D64N64
+par chk-d64n64-bulk 100 $chk --size=1x333x4x64 --heads-kv=2 $D64N64 $BULK
+par mem-bulk-d128 60 $san memcheck $chk --size=1x200x2x128 $BULK
+par race-bulk-d128 60 $san racecheck $chk --size=1x200x2x128 --causal=false \
+  $BULK
+par mem-bulk-d64 60 $san memcheck $chk --size=1x200x2x64 --causal=true $BULK
+wait
+for f in "$OUT"/*.rc; do summary+=("$(cat "$f")"); rm -f "$f"; done
+# The last column of a sample's table row: pass / FAIL.
+checks=$(grep -h " gpu " "$OUT"/chk-*.log | awk '{print $NF}' | sort | uniq -c |
+  tr -s ' \n' ' ')
+san_errors=$(grep -h "ERROR SUMMARY" "$OUT"/mem-*.log "$OUT"/race-*.log |
+  sort | uniq -c | tr -s ' \n' ' ')
+
+# 2. Backward alone, full and causal in one process each.
+bench="$fa --backend=gpu --bench --check=false --pass=bwd --causal=both"
+d128="--size=8x4096x16x128" d64="--size=8x4096x32x64"
+step bwd-default-d128 75 $bench $d128
+step bwd-bulk-d128 75 $bench $d128 $BULK
+step bwd-default-d64 75 $bench $d64
+step bwd-d64s-d64 75 $bench $d64 $D64S
+step bwd-bulk-d64 75 $bench $d64 $BULK
+step bwd-d64s-bulk-d64 75 $bench $d64 $D64S $BULK
+step sdpa-fwdbwd 120 python3 bench/peers.py --only sdpa \
+  --attention-passes fwd+bwd --gqa-shapes '' --out "$OUT/peers.json"
+grep -h "cudnn" "$OUT/sdpa-fwdbwd.log" >>"$OUT/bench.txt" 2>/dev/null
+
+# Sum of the full and causal times of a bench step's log (999 if missing).
+total() {
+  awk '/ gpu /{for (i = 1; i < NF; ++i) if ($(i + 1) == "ms") s += $i; n++}
+       END {print n == 2 ? s : 999}' "$OUT/$1.log" 2>/dev/null || echo 999
+}
+best() {  # step, flags, step, flags, ...: the flags of the smallest total
+  local flags="" t=999 n
+  while (($# >= 2)); do
+    n=$(total "$1")
+    if awk -v a="$n" -v b="$t" 'BEGIN {exit !(a < b)}'; then
+      t=$n flags=$2
+    fi
+    shift 2
+  done
+  echo "$flags"
+}
+best128=$(best bwd-default-d128 "" bwd-bulk-d128 "$BULK")
+best64=$(best bwd-default-d64 "" bwd-d64s-d64 "$D64S" bwd-bulk-d64 "$BULK" \
+  bwd-d64s-bulk-d64 "$D64S $BULK")
+fwdbwd="$fa --backend=gpu --bench --check=false --pass=fwd+bwd --causal=both"
+step fwdbwd-best-d128 75 $fwdbwd $d128 $best128
+step fwdbwd-best-d64 75 $fwdbwd $d64 $best64
+step bwd-d64n64-d64 75 $bench $d64 $D64N64
+echo "fwd+bwd flags: D128 '${best128}' D64 '${best64}'" >>"$OUT/bench.txt"
+
+printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
+echo "checks (float64): $checks" >>"$OUT/summary.txt"
+echo "sanitizers: $san_errors" >>"$OUT/summary.txt"
+cat "$OUT/summary.txt" "$OUT/bench.txt" 2>/dev/null

@@ -243,6 +243,34 @@ TEST(FlashAttentionBackwardSm90Tile, OverlapSharesDvAndDkWait) {
   EXPECT_FALSE(FlashAttentionBackwardProgram(c).ok());
 }
 
+// dv_early: dV's gemm issues before dS^T's math, and dP^T's wait leaves it
+// in flight (wait<1>); dS^T's math follows it. Needs overlap.
+TEST(FlashAttentionBackwardSm90Tile, DvEarlyRunsUnderDs) {
+  FlashAttentionBackwardConfig c = Sm90(
+      {.B = 1, .S = 333, .H = 2, .D = 128, .causal = true, .overlap = true});
+  c.dv_early = true;
+  absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<runtime::Lowered> l =
+      runtime::Lower(p->ir(), {.target = Target::sm90a()});
+  ASSERT_TRUE(l.ok()) << l.status();
+  const std::string& src = l->generated.source.text;
+  const size_t dv = src.find("\"+f\"(dv[0])");
+  ASSERT_NE(dv, std::string::npos);
+  const size_t wait = src.find("tl::wgmma_wait", dv);
+  EXPECT_EQ(src.compare(wait, 20, "tl::wgmma_wait<1>();"), 0)
+      << "dP^T retires alone, dV stays in flight";
+  EXPECT_GT(src.find("dsT_cast[", dv), wait) << "dS^T after dV's gemm";
+  EXPECT_LT(src.find("dsT_cast[", dv), src.find("\"+f\"(dk[0])"));
+  absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c, 32);
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<std::string> cache = CompileSteps(*w, Target::sm90a());
+  EXPECT_TRUE(cache.ok()) << cache.status();
+  c.overlap = false;
+  EXPECT_THAT(FlashAttentionBackwardProgram(c).status().message(),
+              ::testing::HasSubstr("needs overlap"));
+}
+
 // dq_bulk: dQ's shared rows reach dQ_acc as bulk reductions (one per row,
 // guarded at the ragged end), read to the end before the step goes on;
 // no vector atomics. Compiles through the workload's pass config; sm_80

@@ -10,6 +10,10 @@
 #            TMA unit, issued by 64 threads, instead of 8 float4 atomics per
 #            thread from all 256 (FA3's dQ path, without its separate writer
 #            warp: the issuers wait for the TMA to have read the tile).
+#   dve      --bwd-dv-early=true (D128, needs the overlap D128 has): P^T's
+#            cast and dV's gemm issue before dS^T's math, which runs under
+#            dV's gemm (dP^T's wait leaves it in flight). ptxas: no spill
+#            full, 4 B causal (D64 spills 200 B with it: not a D64 candidate).
 #   d64s     D64 with the D128 schedule: --bwd-dq-pad=8 --bwd-overlap=true
 #            --bwd-mask-diagonal=true (never measured at D64).
 #   d64n64   D64 on the 128x64 tile (dQ transposed, as D128) + dq-pad 4,
@@ -24,8 +28,8 @@
 #    one process (~30 s each, host inputs), most telling first; then SDPA
 #    fwd+bwd (peers.py) and tessel fwd+bwd with the faster of default / bulk
 #    per size. DEADLINE (default 150 s) stops starting steps past it, the
-#    table still comes: 150 gets D128 default / bulk and D64 default (and
-#    perhaps d64s); DEADLINE=240 the four D64 variants; DEADLINE=400 all.
+#    table still comes: 150 gets D128 default / bulk / dve (and perhaps D64
+#    default); DEADLINE=270 the four D64 variants too; DEADLINE=450 all.
 # Logs go to $OUT/flashbwd/; the table is printed last.
 set -u
 S=${1:?staged build folder (.probe/stage/build)}
@@ -36,6 +40,7 @@ export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc_flashbwd
 fa=$S/samples/flash_attention
 DEADLINE=${DEADLINE:-150}
 BULK="--bwd-dq-bulk=true"
+DVE="--bwd-dv-early=true"
 D64S="--bwd-dq-pad=8 --bwd-overlap=true --bwd-mask-diagonal=true"
 D64N64="--bwd-block-m=128 --bwd-block-n=64 --bwd-threads=256 --bwd-dq-pad=4
   --bwd-overlap=true --bwd-mask-diagonal=true"
@@ -62,6 +67,8 @@ chk="$fa --backend=gpu --check --pass=bwd"
 fb="$fa --backend=gpu --check --pass=fwd+bwd"
 par chk-bulk-fb-d128 100 $fb --size=1x333x2x128 $BULK
 par chk-bulk-gqa-d128 100 $chk --size=1x333x4x128 --heads-kv=2 $BULK
+par chk-dve-fb-d128 100 $fb --size=1x333x2x128 $DVE
+par chk-dve-bulk-gqa-d128 100 $chk --size=2x333x4x128 --heads-kv=2 $DVE $BULK
 par chk-bulk-fb-d64 100 $fb --size=1x333x2x64 $BULK
 par chk-bulk-mqa-d64 100 $chk --size=1x333x4x64 --heads-kv=1 $BULK
 par chk-d64s 100 $fb --size=1x333x2x64 $D64S
@@ -85,10 +92,12 @@ bench="$fa --backend=gpu --bench --check=false --pass=bwd --causal=both"
 d128="--size=8x4096x16x128" d64="--size=8x4096x32x64"
 step bwd-default-d128 75 $bench $d128
 step bwd-bulk-d128 75 $bench $d128 $BULK
+step bwd-dve-d128 75 $bench $d128 $DVE
 step bwd-default-d64 75 $bench $d64
 step bwd-d64s-d64 75 $bench $d64 $D64S
 step bwd-bulk-d64 75 $bench $d64 $BULK
 step bwd-d64s-bulk-d64 75 $bench $d64 $D64S $BULK
+step bwd-dve-bulk-d128 75 $bench $d128 $DVE $BULK
 step sdpa-fwdbwd 120 python3 bench/peers.py --only sdpa \
   --attention-passes fwd+bwd --gqa-shapes '' --out "$OUT/peers.json"
 grep -h "cudnn" "$OUT/sdpa-fwdbwd.log" >>"$OUT/bench.txt" 2>/dev/null
@@ -109,7 +118,8 @@ best() {  # step, flags, step, flags, ...: the flags of the smallest total
   done
   echo "$flags"
 }
-best128=$(best bwd-default-d128 "" bwd-bulk-d128 "$BULK")
+best128=$(best bwd-default-d128 "" bwd-bulk-d128 "$BULK" bwd-dve-d128 "$DVE" \
+  bwd-dve-bulk-d128 "$DVE $BULK")
 best64=$(best bwd-default-d64 "" bwd-d64s-d64 "$D64S" bwd-bulk-d64 "$BULK" \
   bwd-d64s-bulk-d64 "$D64S $BULK")
 fwdbwd="$fa --backend=gpu --bench --check=false --pass=fwd+bwd --causal=both"

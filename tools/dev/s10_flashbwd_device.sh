@@ -16,6 +16,15 @@
 #            full, 4 B causal (D64 spills 200 B with it: not a D64 candidate).
 #   d64s     D64 with the D128 schedule: --bwd-dq-pad=8 --bwd-overlap=true
 #            --bwd-mask-diagonal=true (never measured at D64).
+#   xb       TESSEL_WGMMA_ACROSS_BARRIERS=1 (env, A/B only; every overlapped
+#            kernel, the forward's too): a wgmma group whose shared operands
+#            only the TMA writes stays in flight across a barrier, so dQ's
+#            gemm issues behind dV's and dK's (one wait<0> after dQ instead
+#            of one before the barrier and one after dQ). No spill (ptxas).
+#   all      xb + dve + bulk.
+#   r240     TESSEL_WS_REGISTERS_24_240=1 (env, A/B only): setmaxnreg 24 for
+#            the producer, 240 for the two consumer warpgroups (FA3's
+#            split) instead of 40 / 232; for the D64 kernels that spill.
 #   d64n64   D64 on the 128x64 tile (dQ transposed, as D128) + dq-pad 4,
 #            overlap, mask-diagonal.
 #
@@ -26,10 +35,11 @@
 #    and racecheck of the bulk path at 1x200x2x128; all in parallel (~40 s).
 # 2. benches, backward alone (--pass=bwd --check=false), full and causal in
 #    one process (~30 s each, host inputs), most telling first; then SDPA
-#    fwd+bwd (peers.py) and tessel fwd+bwd with the faster of default / bulk
-#    per size. DEADLINE (default 150 s) stops starting steps past it, the
-#    table still comes: 150 gets D128 default / bulk / dve (and perhaps D64
-#    default); DEADLINE=270 the four D64 variants too; DEADLINE=450 all.
+#    fwd+bwd (peers.py) and tessel fwd+bwd with the fastest backward
+#    candidate per size (sum of full and causal). DEADLINE (default 150 s) stops starting steps past it, the
+#    table still comes: 150 gets D128 default / all / bulk (perhaps dve);
+#    DEADLINE=330 every backward A/B; DEADLINE=480 SDPA and fwd+bwd too;
+#    DEADLINE=600 all.
 # Logs go to $OUT/flashbwd/; the table is printed last.
 set -u
 S=${1:?staged build folder (.probe/stage/build)}
@@ -41,6 +51,8 @@ fa=$S/samples/flash_attention
 DEADLINE=${DEADLINE:-150}
 BULK="--bwd-dq-bulk=true"
 DVE="--bwd-dv-early=true"
+R240=(env TESSEL_WS_REGISTERS_24_240=1)
+XB=TESSEL_WGMMA_ACROSS_BARRIERS=1
 D64S="--bwd-dq-pad=8 --bwd-overlap=true --bwd-mask-diagonal=true"
 D64N64="--bwd-block-m=128 --bwd-block-n=64 --bwd-threads=256 --bwd-dq-pad=4
   --bwd-overlap=true --bwd-mask-diagonal=true"
@@ -75,10 +87,17 @@ par chk-d64s 100 $fb --size=1x333x2x64 $D64S
 par chk-d64s-bulk-gqa 100 $chk --size=2x333x4x64 --heads-kv=2 $D64S $BULK
 par chk-d64n64 100 $fb --size=1x333x2x64 $D64N64
 par chk-d64n64-bulk 100 $chk --size=1x333x4x64 --heads-kv=2 $D64N64 $BULK
+par chk-xb-fb-d128 100 env $XB $fb --size=1x333x2x128
+par chk-all-gqa-d128 100 env $XB $chk --size=2x333x4x128 --heads-kv=2 $DVE $BULK
+par chk-xb-d64s-fb 100 env $XB $fb --size=1x333x2x64 $D64S $BULK
+par chk-r240-d64s 100 "${R240[@]}" $fb --size=1x333x2x64 $D64S
+par chk-r240-d128 100 "${R240[@]}" $chk --size=1x333x4x128 --heads-kv=2
 par mem-bulk-d128 60 $san memcheck $chk --size=1x200x2x128 $BULK
 par race-bulk-d128 60 $san racecheck $chk --size=1x200x2x128 --causal=false \
   $BULK
 par mem-bulk-d64 60 $san memcheck $chk --size=1x200x2x64 --causal=true $BULK
+par race-all-d128 60 env $XB $san racecheck $chk --size=1x200x2x128 \
+  --causal=true $DVE $BULK
 wait
 for f in "$OUT"/*.rc; do summary+=("$(cat "$f")"); rm -f "$f"; done
 # The last column of a sample's table row: pass / FAIL.
@@ -91,13 +110,15 @@ san_errors=$(grep -h "ERROR SUMMARY" "$OUT"/mem-*.log "$OUT"/race-*.log |
 bench="$fa --backend=gpu --bench --check=false --pass=bwd --causal=both"
 d128="--size=8x4096x16x128" d64="--size=8x4096x32x64"
 step bwd-default-d128 75 $bench $d128
+step bwd-all-d128 75 env $XB $bench $d128 $DVE $BULK
 step bwd-bulk-d128 75 $bench $d128 $BULK
 step bwd-dve-d128 75 $bench $d128 $DVE
+step bwd-xb-d128 75 env $XB $bench $d128
 step bwd-default-d64 75 $bench $d64
 step bwd-d64s-d64 75 $bench $d64 $D64S
+step bwd-xb-d64s-bulk-d64 75 env $XB $bench $d64 $D64S $BULK
 step bwd-bulk-d64 75 $bench $d64 $BULK
 step bwd-d64s-bulk-d64 75 $bench $d64 $D64S $BULK
-step bwd-dve-bulk-d128 75 $bench $d128 $DVE $BULK
 step sdpa-fwdbwd 120 python3 bench/peers.py --only sdpa \
   --attention-passes fwd+bwd --gqa-shapes '' --out "$OUT/peers.json"
 grep -h "cudnn" "$OUT/sdpa-fwdbwd.log" >>"$OUT/bench.txt" 2>/dev/null
@@ -118,14 +139,24 @@ best() {  # step, flags, step, flags, ...: the flags of the smallest total
   done
   echo "$flags"
 }
-best128=$(best bwd-default-d128 "" bwd-bulk-d128 "$BULK" bwd-dve-d128 "$DVE" \
-  bwd-dve-bulk-d128 "$DVE $BULK")
-best64=$(best bwd-default-d64 "" bwd-d64s-d64 "$D64S" bwd-bulk-d64 "$BULK" \
+best128=$(best bwd-default-d128 "" bwd-all-d128 "$XB $DVE $BULK" \
+  bwd-bulk-d128 "$BULK" bwd-dve-d128 "$DVE" bwd-xb-d128 "$XB")
+best64=$(best bwd-default-d64 "" bwd-d64s-d64 "$D64S" \
+  bwd-xb-d64s-bulk-d64 "$XB $D64S $BULK" bwd-bulk-d64 "$BULK" \
   bwd-d64s-bulk-d64 "$D64S $BULK")
 fwdbwd="$fa --backend=gpu --bench --check=false --pass=fwd+bwd --causal=both"
-step fwdbwd-best-d128 75 $fwdbwd $d128 $best128
-step fwdbwd-best-d64 75 $fwdbwd $d64 $best64
+fwdbwd_step() {  # name, size, flags (TESSEL_* words go to env)
+  local n=$1 size=$2 w envs=() args=()
+  for w in $3; do
+    if [[ $w == TESSEL_* ]]; then envs+=("$w"); else args+=("$w"); fi
+  done
+  step "$n" 75 env "${envs[@]}" $fwdbwd $size "${args[@]}"
+}
+fwdbwd_step fwdbwd-best-d128 $d128 "$best128"
+fwdbwd_step fwdbwd-best-d64 $d64 "$best64"
 step bwd-d64n64-d64 75 $bench $d64 $D64N64
+step bwd-r240-d64s-d64 75 "${R240[@]}" $bench $d64 $D64S
+step bwd-r240-d128 75 "${R240[@]}" $bench $d128
 echo "fwd+bwd flags: D128 '${best128}' D64 '${best64}'" >>"$OUT/bench.txt"
 
 printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"

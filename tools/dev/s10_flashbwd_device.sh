@@ -21,10 +21,12 @@
 #            only the TMA writes stays in flight across a barrier, so dQ's
 #            gemm issues behind dV's and dK's (one wait<0> after dQ instead
 #            of one before the barrier and one after dQ). No spill (ptxas).
-#   all      xb + dve + bulk.
+#   all      D128: xb + dve + bulk; D64: r240 + xb + d64s + bulk (ptxas:
+#            no spill in any).
 #   r240     TESSEL_WS_REGISTERS_24_240=1 (env, A/B only): setmaxnreg 24 for
 #            the producer, 240 for the two consumer warpgroups (FA3's
-#            split) instead of 40 / 232; for the D64 kernels that spill.
+#            split) instead of 40 / 232; for the D64 kernels that spill
+#            (ptxas: D64 + d64s causal 100 B -> 0).
 #   d64n64   D64 on the 128x64 tile (dQ transposed, as D128) + dq-pad 4,
 #            overlap, mask-diagonal.
 #
@@ -37,9 +39,9 @@
 #    one process (~30 s each, host inputs), most telling first; then SDPA
 #    fwd+bwd (peers.py) and tessel fwd+bwd with the fastest backward
 #    candidate per size (sum of full and causal). DEADLINE (default 150 s) stops starting steps past it, the
-#    table still comes: 150 gets D128 default / all / bulk (perhaps dve);
-#    DEADLINE=330 every backward A/B; DEADLINE=480 SDPA and fwd+bwd too;
-#    DEADLINE=600 all.
+#    table still comes: 150 gets D128 default / all / bulk; DEADLINE=240
+#    D64 default / all / d64s too; DEADLINE=390 every backward A/B;
+#    DEADLINE=540 SDPA and fwd+bwd too; DEADLINE=640 all.
 # Logs go to $OUT/flashbwd/; the table is printed last.
 set -u
 S=${1:?staged build folder (.probe/stage/build)}
@@ -51,7 +53,7 @@ fa=$S/samples/flash_attention
 DEADLINE=${DEADLINE:-150}
 BULK="--bwd-dq-bulk=true"
 DVE="--bwd-dv-early=true"
-R240=(env TESSEL_WS_REGISTERS_24_240=1)
+R240=TESSEL_WS_REGISTERS_24_240=1
 XB=TESSEL_WGMMA_ACROSS_BARRIERS=1
 D64S="--bwd-dq-pad=8 --bwd-overlap=true --bwd-mask-diagonal=true"
 D64N64="--bwd-block-m=128 --bwd-block-n=64 --bwd-threads=256 --bwd-dq-pad=4
@@ -89,9 +91,11 @@ par chk-d64n64 100 $fb --size=1x333x2x64 $D64N64
 par chk-d64n64-bulk 100 $chk --size=1x333x4x64 --heads-kv=2 $D64N64 $BULK
 par chk-xb-fb-d128 100 env $XB $fb --size=1x333x2x128
 par chk-all-gqa-d128 100 env $XB $chk --size=2x333x4x128 --heads-kv=2 $DVE $BULK
-par chk-xb-d64s-fb 100 env $XB $fb --size=1x333x2x64 $D64S $BULK
-par chk-r240-d64s 100 "${R240[@]}" $fb --size=1x333x2x64 $D64S
-par chk-r240-d128 100 "${R240[@]}" $chk --size=1x333x4x128 --heads-kv=2
+par chk-all-d64-fb 100 env $R240 $XB $fb --size=1x333x2x64 $D64S $BULK
+par chk-all-d64-mqa 100 env $R240 $XB $chk --size=2x333x4x64 --heads-kv=1 \
+  $D64S $BULK
+par chk-r240-d64s 100 env $R240 $fb --size=1x333x2x64 $D64S
+par chk-r240-d128 100 env $R240 $chk --size=1x333x4x128 --heads-kv=2
 par mem-bulk-d128 60 $san memcheck $chk --size=1x200x2x128 $BULK
 par race-bulk-d128 60 $san racecheck $chk --size=1x200x2x128 --causal=false \
   $BULK
@@ -112,12 +116,13 @@ d128="--size=8x4096x16x128" d64="--size=8x4096x32x64"
 step bwd-default-d128 75 $bench $d128
 step bwd-all-d128 75 env $XB $bench $d128 $DVE $BULK
 step bwd-bulk-d128 75 $bench $d128 $BULK
+step bwd-default-d64 75 $bench $d64
+step bwd-all-d64 75 env $R240 $XB $bench $d64 $D64S $BULK
+step bwd-d64s-d64 75 $bench $d64 $D64S
 step bwd-dve-d128 75 $bench $d128 $DVE
 step bwd-xb-d128 75 env $XB $bench $d128
-step bwd-default-d64 75 $bench $d64
-step bwd-d64s-d64 75 $bench $d64 $D64S
+step bwd-r240-d64s-d64 75 env $R240 $bench $d64 $D64S
 step bwd-xb-d64s-bulk-d64 75 env $XB $bench $d64 $D64S $BULK
-step bwd-bulk-d64 75 $bench $d64 $BULK
 step bwd-d64s-bulk-d64 75 $bench $d64 $D64S $BULK
 step sdpa-fwdbwd 120 python3 bench/peers.py --only sdpa \
   --attention-passes fwd+bwd --gqa-shapes '' --out "$OUT/peers.json"
@@ -141,9 +146,9 @@ best() {  # step, flags, step, flags, ...: the flags of the smallest total
 }
 best128=$(best bwd-default-d128 "" bwd-all-d128 "$XB $DVE $BULK" \
   bwd-bulk-d128 "$BULK" bwd-dve-d128 "$DVE" bwd-xb-d128 "$XB")
-best64=$(best bwd-default-d64 "" bwd-d64s-d64 "$D64S" \
-  bwd-xb-d64s-bulk-d64 "$XB $D64S $BULK" bwd-bulk-d64 "$BULK" \
-  bwd-d64s-bulk-d64 "$D64S $BULK")
+best64=$(best bwd-default-d64 "" bwd-all-d64 "$R240 $XB $D64S $BULK" \
+  bwd-d64s-d64 "$D64S" bwd-r240-d64s-d64 "$R240 $D64S" \
+  bwd-xb-d64s-bulk-d64 "$XB $D64S $BULK" bwd-d64s-bulk-d64 "$D64S $BULK")
 fwdbwd="$fa --backend=gpu --bench --check=false --pass=fwd+bwd --causal=both"
 fwdbwd_step() {  # name, size, flags (TESSEL_* words go to env)
   local n=$1 size=$2 w envs=() args=()
@@ -154,10 +159,21 @@ fwdbwd_step() {  # name, size, flags (TESSEL_* words go to env)
 }
 fwdbwd_step fwdbwd-best-d128 $d128 "$best128"
 fwdbwd_step fwdbwd-best-d64 $d64 "$best64"
+step bwd-bulk-d64 75 $bench $d64 $BULK
 step bwd-d64n64-d64 75 $bench $d64 $D64N64
-step bwd-r240-d64s-d64 75 "${R240[@]}" $bench $d64 $D64S
-step bwd-r240-d128 75 "${R240[@]}" $bench $d128
+step bwd-r240-d128 75 env $R240 $bench $d128
 echo "fwd+bwd flags: D128 '${best128}' D64 '${best64}'" >>"$OUT/bench.txt"
+# tessel fwd+bwd against cuDNN's, same call: cuDNN ms / tessel ms (goal 0.9).
+cat "$OUT/sdpa-fwdbwd.log" "$OUT"/fwdbwd-best-d*.log 2>/dev/null | awk '
+  $2 == "torch_sdpa:cudnn" && $3 == "fwd+bwd" {
+    d = $8; sub(":", "", d); sub("D", "", d); peer[d " " $4] = $9 }
+  / gpu / && /fwd_bwd/ {
+    d = ""; for (i = 1; i <= NF; ++i) if ($i ~ /^D=/) d = substr($i, 3)
+    for (i = 1; i < NF; ++i) if ($(i + 1) == "ms") t = $i
+    mine[d " " ($1 ~ /causal/ ? "causal" : "full")] = t }
+  END { for (k in mine) if (k in peer)
+          printf "fwd+bwd D%s: tessel %s ms, cuDNN %s ms, ratio %.3f\n",
+                 k, mine[k], peer[k], peer[k] / mine[k] }' >>"$OUT/bench.txt"
 
 printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
 echo "checks (float64): $checks" >>"$OUT/summary.txt"

@@ -272,8 +272,8 @@ TEST(FlashAttentionBackwardSm90Tile, DvEarlyRunsUnderDs) {
 }
 
 // dq_bulk: dQ's shared rows reach dQ_acc as bulk reductions (one per row,
-// guarded at the ragged end), read to the end before the step goes on;
-// no vector atomics. Compiles through the workload's pass config; sm_80
+// guarded at the ragged end), waited for before the next barrier; no vector
+// atomics. Compiles through the workload's pass config; sm_80
 // keeps the atomics.
 TEST(FlashAttentionBackwardSm90Tile, DqBulkReducesRowsFromSharedMemory) {
   for (FlashAttentionBackwardConfig c : {
@@ -313,7 +313,23 @@ TEST(FlashAttentionBackwardSm90Tile, DqBulkReducesRowsFromSharedMemory) {
     EXPECT_THAT(src.substr(bulk, src.find(';', bulk) - bulk),
                 ::testing::EndsWith(absl::StrCat(", ", c.D * 4, ")")))
         << Name(c) << ": whole rows";
-    EXPECT_EQ(Count(src, "tl::tma_store_wait_read<0>();"), 1) << Name(c);
+    // The wait for the TMA's reads comes before the next barrier, not
+    // right after the issue.
+    const size_t commit = src.find("tl::tma_store_commit();", bulk);
+    ASSERT_NE(commit, std::string::npos);
+    EXPECT_NE(src.compare(src.find_first_not_of(" \n", commit + 23), 22,
+                          "tl::tma_store_wait_read"),
+              0)
+        << Name(c);
+    EXPECT_GT(Count(src,
+                    "tl::tma_store_wait_read<0>();\n      "
+                    "tl::fence_proxy_async();\n      "
+                    "tl::named_barrier_sync("),
+              0)
+        << Name(c);
+    EXPECT_GE(Count(src, "tl::tma_store_wait_read<0>();"),
+              Count(src, "tl::named_barrier_sync(") + 1)
+        << Name(c) << ": one before every barrier and at the end";
     EXPECT_EQ(Count(src, "atomic_add"), 0) << Name(c);
     absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c, 32);
     ASSERT_TRUE(w.ok()) << w.status();

@@ -4,6 +4,9 @@
 // reductions).
 #include "src/passes/lower/lowerer.h"
 
+#include <cstdlib>
+#include <string>
+
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 
@@ -66,14 +69,45 @@ Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
 // cp.reduce.async.bulk from the TMA unit, one row per thread:
 //
 //   if (row in bounds) bulk_reduce_add(512, &dQ[row][0], &dq_shared[row][0]);
-//   bulk_commit(); bulk_wait_read(0);
+//   bulk_commit();
 //
-// The wait keeps the op synchronous for the barrier planner (the tile is
-// read to the end before the thread goes on); the adds themselves finish
-// in L2, ordered for later kernels by the launch boundary. Undefined where
-// it does not apply: not asked for, not sm_90a, not an f32 add, rows not
-// whole 16-byte lines in both memories, or the columns not provably in
-// bounds (the vector atomics drop those elements one by one).
+// The barrier planner takes the tile as read when the statement ends; the
+// TMA reads it later, so an issuing thread waits (bulk_wait_read(0), a no-op
+// with nothing pending) before every barrier and mbarrier arrival
+// (fence_proxy_async.cc), before its next tile statement touching the tile
+// (WaitsForBulkReads) and at the kernel's end: whoever writes the tile next
+// is ordered after the reads, as after a synchronous atomic. The adds
+// themselves finish in L2, ordered for later kernels by the launch
+// boundary. Undefined where it does not apply: not asked for, not sm_90a,
+// not an f32 add, rows not whole 16-byte lines in both memories, the
+// columns not provably in bounds (the vector atomics drop those elements
+// one by one), or a tile the TMA writes (its pipeline arrivals wait for
+// nothing).
+namespace {
+
+// $TESSEL_BULK_WAIT_AT_ISSUE=1 (A/B timings): the issuing threads wait for
+// the TMA to have read the tile right after issuing, instead of before their
+// next barrier or access to it (fence_proxy_async.cc, WaitsForBulkReads).
+bool WaitAtIssue() {
+  static const bool at_issue = [] {
+    const char* v = std::getenv("TESSEL_BULK_WAIT_AT_ISSUE");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return at_issue;
+}
+
+// Whether the TMA writes shared tile b (a pipeline's stage).
+bool TmaWritten(const Stmt& body, const ir::BufferNode* b) {
+  bool found = false;
+  ForEachStmt(body, [&](const Stmt& s) {
+    const auto* c = s.As<ir::CopyNode>();
+    found = found || (c && c->barrier.defined() && c->dst.buffer.get() == b);
+  });
+  return found;
+}
+
+}  // namespace
+
 Stmt Lowerer::BulkReduceRows(const ir::AtomicNode& a, const ir::Region& dst,
                              const ir::Region& src) {
   if (!st_.config.bulk_reduce_atomics || st_.target.arch() != "sm_90a" ||
@@ -81,7 +115,8 @@ Stmt Lowerer::BulkReduceRows(const ir::AtomicNode& a, const ir::Region& dst,
       src.buffer->dtype != DataType::kF32 ||
       dst.buffer->scope != ir::Scope::kGlobal ||
       src.buffer->layout.kind != ir::Layout::Kind::kDefault ||
-      st_.strides.count(dst.buffer.get()) != 0) {
+      st_.strides.count(dst.buffer.get()) != 0 ||
+      TmaWritten(st_.program.body, src.buffer.get())) {
     return Stmt();
   }
   auto ext = ConstSqueezedExtents(src);
@@ -107,8 +142,51 @@ Stmt Lowerer::BulkReduceRows(const ir::AtomicNode& a, const ir::Region& dst,
                     ir::Load(dst.buffer, {GlobalIndex(dst.buffer, di)}),
                     ir::Load(src.buffer, {FlatOffset(src.buffer, si)})}));
       });
-  return ir::Seq({rows, Intrin(Intrinsic::kBulkCommit, {}),
-                  Intrin(Intrinsic::kBulkWaitRead, {Expr(0)})});
+  if (WaitAtIssue()) {
+    return ir::Seq({rows, Intrin(Intrinsic::kBulkCommit, {}),
+                    Intrin(Intrinsic::kBulkWaitRead, {Expr(0)})});
+  }
+  return ir::Seq({rows, Intrin(Intrinsic::kBulkCommit, {})});
+}
+
+// The tile statements that touch a bulk source: copies, gemms, fills,
+// reductions, other atomics, stores and T.Parallel loops (the structure
+// around them is walked through).
+bool Lowerer::WaitsForBulkReads(const Stmt& s) {
+  // Inside a T.Parallel body: the loop waited.
+  if (!st_.config.bulk_reduce_atomics || in_parallel_ > 0) return false;
+  if (!bulk_sources_) {
+    bulk_sources_.emplace();
+    ForEachStmt(st_.program.body, [&](const Stmt& x) {
+      const auto* a = x.As<ir::AtomicNode>();
+      if (a && a->src && a->src->buffer->scope == ir::Scope::kShared)
+        bulk_sources_->insert(a->src->buffer.get());
+    });
+  }
+  if (bulk_sources_->empty()) return false;
+  switch (s->kind) {
+    case ir::StmtKind::kCopy:
+    case ir::StmtKind::kGemm:
+    case ir::StmtKind::kFill:
+    case ir::StmtKind::kReduce:
+    case ir::StmtKind::kCumsum:
+    case ir::StmtKind::kStore:
+      break;
+    case ir::StmtKind::kAtomic: {
+      const auto* a = s.As<ir::AtomicNode>();
+      if (a->src && bulk_sources_->count(a->src->buffer.get())) return false;
+      break;
+    }
+    case ir::StmtKind::kFor:
+      if (s.As<ir::ForNode>()->for_kind != ir::ForKind::kParallel) return false;
+      break;
+    default:
+      return false;
+  }
+  for (const ir::BufferNode* b : *bulk_sources_) {
+    if (UsesBuffer(s, b)) return true;
+  }
+  return false;
 }
 
 }  // namespace tessel::passes::lower

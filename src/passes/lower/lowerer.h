@@ -77,8 +77,10 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
  public:
   explicit Lowerer(LoweringState& state) : ThreadContext(state) {}
 
-  // Remembers the innermost statement with a user's line: errors name it.
+  // Remembers the innermost statement with a user's line: errors name it;
+  // a statement touching a bulk reduction's source waits for its reads.
   Stmt MutateStmt(const Stmt& s) override;
+  Stmt MutateTileStmt(const Stmt& s);
 
   // Structure (lower_tile_ops.cc).
   Stmt Visit(const ir::KernelNode* op) override;
@@ -116,6 +118,9 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Stmt LowerAtomic(const ir::AtomicNode& a);
   Stmt BulkReduceRows(const ir::AtomicNode& a, const ir::Region& dst,
                       const ir::Region& src);
+  // Whether tile statement s touches a shared tile that bulk reductions
+  // read (s not one of them): it waits for their reads first.
+  bool WaitsForBulkReads(const Stmt& s);
   // parallel.cc
   Stmt LowerParallel(const ir::ForNode* op);
   // Every fragment load (unless !loads) and store in s.
@@ -191,6 +196,9 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
 
   // Global -> shared copies that a commit follows: they become cp.async.
   std::unordered_set<const ir::CopyNode*> async_;
+  // The shared sources of the bulk reductions (atomic.cc), found on first
+  // use.
+  std::optional<std::unordered_set<const ir::BufferNode*>> bulk_sources_;
   int in_parallel_ = 0;  // inside a T.Parallel body
   int gemm_count_ = 0;   // names the fragment registers
   int kept_count_ = 0;   // names the kept operand arrays

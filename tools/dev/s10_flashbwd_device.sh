@@ -7,9 +7,11 @@
 #   bulk     --bwd-dq-bulk=true (new lowering, PassConfig::
 #            bulk_reduce_atomics): dQ's shared tile reaches dQ_acc as one
 #            cp.reduce.async.bulk .add.f32 per row (512 B at D128) from the
-#            TMA unit, issued by 64 threads, instead of 8 float4 atomics per
-#            thread from all 256 (FA3's dQ path, without its separate writer
-#            warp: the issuers wait for the TMA to have read the tile).
+#            TMA unit, issued by 64 threads (128 at D64), instead of 8 float4
+#            atomics per thread from all 256 (FA3's dQ path, without its
+#            separate writer warp). The issuers wait for the TMA's reads only
+#            before their next barrier (a no-op by then);
+#            TESSEL_BULK_WAIT_AT_ISSUE=1 waits right after the issue (bulki).
 #   dve      --bwd-dv-early=true (D128, needs the overlap D128 has): P^T's
 #            cast and dV's gemm issue before dS^T's math, which runs under
 #            dV's gemm (dP^T's wait leaves it in flight). ptxas: no spill
@@ -41,7 +43,7 @@
 #    candidate per size (sum of full and causal). DEADLINE (default 150 s) stops starting steps past it, the
 #    table still comes: 150 gets D128 default / all / bulk; DEADLINE=240
 #    D64 default / all / d64s too; DEADLINE=390 every backward A/B;
-#    DEADLINE=540 SDPA and fwd+bwd too; DEADLINE=640 all.
+#    DEADLINE=540 SDPA and fwd+bwd too; DEADLINE=680 all.
 # Logs go to $OUT/flashbwd/; the table is printed last.
 set -u
 S=${1:?staged build folder (.probe/stage/build)}
@@ -55,6 +57,7 @@ BULK="--bwd-dq-bulk=true"
 DVE="--bwd-dv-early=true"
 R240=TESSEL_WS_REGISTERS_24_240=1
 XB=TESSEL_WGMMA_ACROSS_BARRIERS=1
+BULKI=TESSEL_BULK_WAIT_AT_ISSUE=1
 D64S="--bwd-dq-pad=8 --bwd-overlap=true --bwd-mask-diagonal=true"
 D64N64="--bwd-block-m=128 --bwd-block-n=64 --bwd-threads=256 --bwd-dq-pad=4
   --bwd-overlap=true --bwd-mask-diagonal=true"
@@ -96,6 +99,8 @@ par chk-all-d64-mqa 100 env $R240 $XB $chk --size=2x333x4x64 --heads-kv=1 \
   $D64S $BULK
 par chk-r240-d64s 100 env $R240 $fb --size=1x333x2x64 $D64S
 par chk-r240-d128 100 env $R240 $chk --size=1x333x4x128 --heads-kv=2
+par chk-bulki-gqa-d128 100 env $BULKI $chk --size=1x333x4x128 --heads-kv=2 \
+  $BULK
 par mem-bulk-d128 60 $san memcheck $chk --size=1x200x2x128 $BULK
 par race-bulk-d128 60 $san racecheck $chk --size=1x200x2x128 --causal=false \
   $BULK
@@ -162,6 +167,7 @@ fwdbwd_step fwdbwd-best-d64 $d64 "$best64"
 step bwd-bulk-d64 75 $bench $d64 $BULK
 step bwd-d64n64-d64 75 $bench $d64 $D64N64
 step bwd-r240-d128 75 env $R240 $bench $d128
+step bwd-bulki-d128 75 env $BULKI $bench $d128 $BULK
 echo "fwd+bwd flags: D128 '${best128}' D64 '${best64}'" >>"$OUT/bench.txt"
 # tessel fwd+bwd against cuDNN's, same call: cuDNN ms / tessel ms (goal 0.9).
 cat "$OUT/sdpa-fwdbwd.log" "$OUT"/fwdbwd-best-d*.log 2>/dev/null | awk '

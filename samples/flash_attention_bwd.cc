@@ -83,6 +83,7 @@ absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
     SAMPLES_ASSIGN_OR_RETURN(c.dq_pad,
                              params.IntInRange("dq_pad", 0, 64, c.dq_pad));
     SAMPLES_ASSIGN_OR_RETURN(c.overlap, params.Bool("overlap", c.overlap));
+    SAMPLES_ASSIGN_OR_RETURN(c.dv_early, params.Bool("dv_early", c.dv_early));
   }
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
@@ -185,9 +186,14 @@ T::PipelineOptions StepPipeline(const FlashAttentionBackwardConfig& c) {
   const int compute = c.dq_registers ? 10 : 11;
   o.order = {-1, -1, -1, -1};
   o.stage = {-1, -1, -1, -1};
+  // The place of each compute statement: dV (5) and dK (6) after the copy
+  // (7); with dv_early, P^T's cast (4) and dV's gemm (5) before dS^T (3),
+  // then the copy, then dK.
+  const std::vector<int> place = c.dv_early
+                                     ? std::vector<int>{0, 1, 2, 5, 3, 4, 7, 6}
+                                     : std::vector<int>{0, 1, 2, 3, 4, 6, 7, 5};
   for (int i = 0; i < compute; ++i) {
-    // dV (5) and dK (6) after the copy (7).
-    o.order.push_back(i == 5 || i == 6 ? i + 1 : i == 7 ? 5 : i);
+    o.order.push_back(i < static_cast<int>(place.size()) ? place[i] : i);
     o.stage.push_back(0);
   }
   return o;
@@ -196,6 +202,11 @@ T::PipelineOptions StepPipeline(const FlashAttentionBackwardConfig& c) {
 absl::StatusOr<Program> FlashAttentionBackwardProgram(
     const FlashAttentionBackwardConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
+  if (c.dv_early && !c.overlap) {
+    return absl::InvalidArgumentError(
+        "flash_attention_bwd: dv_early is an order of the overlapped step; "
+        "it needs overlap");
+  }
   if (c.overlap && c.dq_first) {
     return absl::InvalidArgumentError(
         "flash_attention_bwd: overlap orders the step for dQ's gemm after "
@@ -208,6 +219,11 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
   // dQ's gemm has bn rows, dQ^T's D: take the one whose rows split over the
   // warpgroups (wgmma gives each 64 rows of the accumulator).
   const bool dq_transposed = bn % (64 * std::max(1, c.threads / 128)) != 0;
+  if (c.dq_bulk && c.dq_registers) {
+    return absl::InvalidArgumentError(
+        "flash_attention_bwd: dq_bulk adds dQ from its shared tile; it does "
+        "not take dq_registers");
+  }
   if (c.dq_registers && dq_transposed) {
     return absl::InvalidArgumentError(absl::StrCat(
         "flash_attention_bwd: dq_registers needs block_n (", bn,

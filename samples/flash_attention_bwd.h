@@ -20,7 +20,8 @@
 // LSE2 [B, H, Sp] f32); main (Q [B, S, H, D], K, V [B, S, Hkv, D], dO, LSE2,
 // Delta, dQ_acc [B, S, H, D] f32, dK, dV [B, S, Hkv, D] f16). Registered for
 // tessel-warmup as "flash_attention_bwd" (params B, S, H, D, heads_kv, causal,
-// block_m, block_n, num_stages, threads, dq_first; without block_m, block_n and
+// block_m, block_n, num_stages, threads, dq_first, dq_registers,
+// mask_diagonal_only, dq_pad, overlap, dv_early; without block_m, block_n and
 // threads, the target's tile: WithDeviceTile) and
 // "flash_attention_bwd_preprocess" (B, S, H, D).
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_BWD_H_
@@ -68,6 +69,14 @@ struct FlashAttentionBackwardConfig {
   // runs under dP^T's gemm, dV's and dK's gemms share one wait, and dS^T's
   // copy to shared memory moves before them.
   bool overlap = false;
+  // With overlap: P^T's cast and dV's gemm before dS^T's math, which then
+  // runs under dV's gemm (dP^T's wait leaves it in flight); dK after the
+  // copy of dS^T, as without it.
+  bool dv_early = false;
+  // sm_90a: dQ's shared tile added to dQ_acc as bulk reductions, one per
+  // row from the TMA unit (PassConfig::bulk_reduce_atomics on the main
+  // step), instead of every thread's vector atomics; not with dq_registers.
+  bool dq_bulk = false;
 };
 
 // The backward of a forward config's sizes (heads, causal), default tiles.

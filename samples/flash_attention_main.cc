@@ -43,6 +43,11 @@ constexpr char kUsage[] =
     "                       each wgmma waited for only where needed\n"
     "                       (the sm_90 tile at D128 defaults to dq-pad 4,\n"
     "                       overlap and mask-diagonal)\n"
+    "  --bwd-dv-early=true|false  with --bwd-overlap: dV's gemm issued before\n"
+    "                       dS^T's math, which runs under it\n"
+    "  --bwd-dq-bulk=true|false  sm_90a: the backward adds dQ's shared tile\n"
+    "                       to global as bulk reductions (one per row, by\n"
+    "                       the TMA unit), not vector atomics (default false)\n"
     "  --p-in-registers=true|false  P as a register fragment (default) or\n"
     "                       through shared memory\n"
     "  --overlap=true|false  the forward issues P V of the previous key\n"
@@ -262,6 +267,10 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       flags.Bool("bwd-mask-diagonal", bwd_tile.mask_diagonal_only));
   SAMPLES_ASSIGN_OR_RETURN(bwd_tile.overlap,
                            flags.Bool("bwd-overlap", bwd_tile.overlap));
+  SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dv_early,
+                           flags.Bool("bwd-dv-early", bwd_tile.dv_early));
+  SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dq_bulk,
+                           flags.Bool("bwd-dq-bulk", bwd_tile.dq_bulk));
   auto backward = [&](const FlashAttentionConfig& c) {
     FlashAttentionBackwardConfig b = BackwardOf(c);
     b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
@@ -275,6 +284,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       b.mask_diagonal_only = bwd_tile.mask_diagonal_only;
     if (flags.Has("bwd-dq-pad")) b.dq_pad = bwd_tile.dq_pad;
     if (flags.Has("bwd-overlap")) b.overlap = bwd_tile.overlap;
+    if (flags.Has("bwd-dq-bulk")) b.dq_bulk = bwd_tile.dq_bulk;
+    if (flags.Has("bwd-dv-early")) b.dv_early = bwd_tile.dv_early;
     return b;
   };
   std::vector<Workload> out;

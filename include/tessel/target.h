@@ -82,6 +82,10 @@ struct PassConfig {
   // warpgroup's softmax runs under the others' gemms. Ignored where it does
   // not apply (src/passes/lower/gemm_turns.cc says where).
   bool consumer_gemm_turns = false;
+  // sm_90a: atomic_add of a shared f32 tile into a global one as bulk
+  // reductions (cp.reduce.async.bulk .add.f32, one per row, from the TMA
+  // unit) instead of vector atomics from every thread; needs 16-byte rows.
+  bool bulk_reduce_atomics = false;
   // A folder: the IR after every pass is written there (also
   // $TESSEL_DUMP_IR).
   std::string dump_ir;

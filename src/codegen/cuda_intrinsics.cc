@@ -237,6 +237,16 @@ void Printer::Intrinsic(const ir::CallNode& c) {
     case I::kAtomicAddVec:
       AtomicAddVec(c);
       return;
+    case I::kBulkReduceAdd:
+      Line(absl::StrCat("tl::bulk_reduce_add_f32(", Addr(c.args[1]), ", ",
+                        Addr(c.args[2]), ", ", arg(0), ");"));
+      return;
+    case I::kBulkCommit:
+      Line("tl::tma_store_commit();");
+      return;
+    case I::kBulkWaitRead:
+      Line(absl::StrCat("tl::tma_store_wait_read<", arg(0), ">();"));
+      return;
     case I::kMbarrierInit:
       Line(absl::StrCat("tl::mbarrier_init(", Addr(c.args[0]), ", ", arg(1),
                         ");"));

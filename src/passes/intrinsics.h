@@ -30,6 +30,11 @@
 //   store_pair(dst_load, lo, hi)         packed 2 x 16-bit (or float2) store
 //   atomic_add / max / min(dst_load, v)  scalar atomics
 //   atomic_add_vec(n, dst_load, v...)    tl::atomic_add_f32x{2,4} / f16x2
+//   bulk_reduce_add(bytes, dst_load, src_load)  global f32 += shared f32,
+//                                        bytes (16 | bytes) by the TMA unit
+//   bulk_commit(), bulk_wait_read(n)     commit the thread's bulk ops as a
+//                                        group / wait until at most n groups
+//                                        still read shared memory
 //   mbarrier_init(bar_load, count), mbarrier_arrive(bar_load),
 //   mbarrier_wait_parity(bar_load, parity), fence_barrier_init()
 //   mbarrier_expect_tx(bar_load, bytes)  adds TMA bytes the phase waits for
@@ -98,6 +103,9 @@ enum class Intrinsic {
   kAtomicMax,
   kAtomicMin,
   kAtomicAddVec,
+  kBulkReduceAdd,
+  kBulkCommit,
+  kBulkWaitRead,
   kMbarrierInit,
   kFenceBarrierInit,
   kMbarrierArrive,

@@ -133,7 +133,8 @@ std::string PassConfig::ToString() const {
                       // generated source and cache key) stays as it was.
                       pingpong_consumers ? " pingpong_consumers=1" : "",
                       tma_store_epilogue ? " tma_store_epilogue=1" : "",
-                      consumer_gemm_turns ? " consumer_gemm_turns=1" : "");
+                      consumer_gemm_turns ? " consumer_gemm_turns=1" : "",
+                      bulk_reduce_atomics ? " bulk_reduce_atomics=1" : "");
 }
 
 }  // namespace tessel

@@ -243,6 +243,116 @@ TEST(FlashAttentionBackwardSm90Tile, OverlapSharesDvAndDkWait) {
   EXPECT_FALSE(FlashAttentionBackwardProgram(c).ok());
 }
 
+// dv_early: dV's gemm issues before dS^T's math, and dP^T's wait leaves it
+// in flight (wait<1>); dS^T's math follows it. Needs overlap.
+TEST(FlashAttentionBackwardSm90Tile, DvEarlyRunsUnderDs) {
+  FlashAttentionBackwardConfig c = Sm90(
+      {.B = 1, .S = 333, .H = 2, .D = 128, .causal = true, .overlap = true});
+  c.dv_early = true;
+  absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<runtime::Lowered> l =
+      runtime::Lower(p->ir(), {.target = Target::sm90a()});
+  ASSERT_TRUE(l.ok()) << l.status();
+  const std::string& src = l->generated.source.text;
+  const size_t dv = src.find("\"+f\"(dv[0])");
+  ASSERT_NE(dv, std::string::npos);
+  const size_t wait = src.find("tl::wgmma_wait", dv);
+  EXPECT_EQ(src.compare(wait, 20, "tl::wgmma_wait<1>();"), 0)
+      << "dP^T retires alone, dV stays in flight";
+  EXPECT_GT(src.find("dsT_cast[", dv), wait) << "dS^T after dV's gemm";
+  EXPECT_LT(src.find("dsT_cast[", dv), src.find("\"+f\"(dk[0])"));
+  absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c, 32);
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<std::string> cache = CompileSteps(*w, Target::sm90a());
+  EXPECT_TRUE(cache.ok()) << cache.status();
+  c.overlap = false;
+  EXPECT_THAT(FlashAttentionBackwardProgram(c).status().message(),
+              ::testing::HasSubstr("needs overlap"));
+}
+
+// dq_bulk: dQ's shared rows reach dQ_acc as bulk reductions (one per row,
+// guarded at the ragged end), waited for before the next barrier; no vector
+// atomics. Compiles through the workload's pass config; sm_80
+// keeps the atomics.
+TEST(FlashAttentionBackwardSm90Tile, DqBulkReducesRowsFromSharedMemory) {
+  for (FlashAttentionBackwardConfig c : {
+           FlashAttentionBackwardConfig{.B = 1,
+          .S = 333,
+          .H = 2,
+          .D = 128,
+          .dq_pad = 4,
+          .overlap = true},
+           {.B = 1,
+           .S = 333,
+           .H = 4,
+           .D = 128,
+           .heads_kv = 2,
+           .causal = true,
+           .mask_diagonal_only = true,
+           .dq_pad = 4},
+           {.B = 1, .S = 333, .H = 2, .D = 64, .causal = true, .dq_pad = 8},
+       }) {
+    c = Sm90(c);
+    c.dq_bulk = true;
+    absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<runtime::Lowered> l =
+        runtime::Lower(p->ir(), {.target = Target::sm90a(),
+                                 .pass_config = {.bulk_reduce_atomics = true}});
+    ASSERT_TRUE(l.ok()) << l.status();
+    const std::string& src = l->generated.source.text;
+    EXPECT_EQ(Count(src, "tl::bulk_reduce_add_f32("), 1) << Name(c);
+    const size_t bulk = src.find("tl::bulk_reduce_add_f32(");
+    ASSERT_NE(bulk, std::string::npos);
+    const size_t guard = src.rfind("if (", bulk);
+    ASSERT_NE(guard, std::string::npos);
+    EXPECT_THAT(src.substr(guard, bulk - guard),
+                ::testing::ContainsRegex("^if \\([^;]*< 333\\)"))
+        << Name(c) << ": the row guard right before";
+    EXPECT_THAT(src.substr(bulk, src.find(';', bulk) - bulk),
+                ::testing::EndsWith(absl::StrCat(", ", c.D * 4, ")")))
+        << Name(c) << ": whole rows";
+    // The wait for the TMA's reads comes before the next barrier, not
+    // right after the issue.
+    const size_t commit = src.find("tl::tma_store_commit();", bulk);
+    ASSERT_NE(commit, std::string::npos);
+    EXPECT_NE(src.compare(src.find_first_not_of(" \n", commit + 23), 22,
+                          "tl::tma_store_wait_read"),
+              0)
+        << Name(c);
+    EXPECT_GT(Count(src,
+                    "tl::tma_store_wait_read<0>();\n      "
+                    "tl::fence_proxy_async();\n      "
+                    "tl::named_barrier_sync("),
+              0)
+        << Name(c);
+    EXPECT_GE(Count(src, "tl::tma_store_wait_read<0>();"),
+              Count(src, "tl::named_barrier_sync(") + 1)
+        << Name(c) << ": one before every barrier and at the end";
+    EXPECT_EQ(Count(src, "atomic_add"), 0) << Name(c);
+    absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c, 32);
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_TRUE(w->steps[w->main_step].pass_config.bulk_reduce_atomics);
+    absl::StatusOr<std::string> cache = CompileSteps(*w, Target::sm90a());
+    EXPECT_TRUE(cache.ok()) << Name(c) << ": " << cache.status();
+  }
+  // sm_80's tile.
+  absl::StatusOr<Program> p = FlashAttentionBackwardProgram(
+      {.B = 1, .S = 333, .H = 2, .D = 64, .dq_bulk = true});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<runtime::Lowered> sm80 = runtime::Lower(
+      p->ir(),
+      {.target = Target::sm80(), .pass_config = {.bulk_reduce_atomics = true}});
+  ASSERT_TRUE(sm80.ok()) << sm80.status();
+  EXPECT_EQ(Count(sm80->generated.source.text, "bulk_reduce_add"), 0);
+  EXPECT_GT(Count(sm80->generated.source.text, "atomic_add_f32x4"), 0);
+  FlashAttentionBackwardConfig both = Sm90({.B = 1, .S = 256, .H = 2, .D = 64});
+  both.dq_bulk = both.dq_registers = true;
+  EXPECT_THAT(FlashAttentionBackwardProgram(both).status().message(),
+              ::testing::HasSubstr("does not take dq_registers"));
+}
+
 // --tma=false keeps the sm_90a tile on the cp.async path.
 TEST(FlashAttentionBackwardSm90Tile, CompilesWithoutTheTma) {
   FlashAttentionBackwardConfig c =

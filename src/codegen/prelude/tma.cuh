@@ -126,6 +126,17 @@ __device__ __forceinline__ void tma_store(const TmaDescriptor* desc, u32 src,
       "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], "
       "[%1];\n" ::"l"(tma_desc_addr(desc)),
       "r"(src), "r"(c0), "r"(c1)
+// Adds `bytes` (a multiple of 16) of f32 at src (shared) into dst (global),
+// both 16-byte aligned, as one bulk reduction by the TMA unit (each element
+// added atomically at L2). It reads src asynchronously: tma_store_commit,
+// then tma_store_wait_read before src is written again.
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst,
+                                                    const float* src,
+                                                    u32 bytes) {
+  asm volatile(
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], "
+      "[%1], %2;\n" ::"l"(dst),
+      "r"(smem_addr(src)), "r"(bytes)
       : "memory");
 }
 

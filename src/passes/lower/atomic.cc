@@ -1,6 +1,11 @@
 // T.atomic_add / max / min: of one value, of a fragment, or of a shared tile
-// (vectorized f32x4 / f32x2 / f16x2 where aligned).
+// (vectorized f32x4 / f32x2 / f16x2 where aligned; with
+// PassConfig::bulk_reduce_atomics on sm_90a, an f32 tile's rows as bulk
+// reductions).
 #include "src/passes/lower/lowerer.h"
+
+#include <cstdlib>
+#include <string>
 
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
@@ -32,6 +37,7 @@ Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
       return Guard(And(l.Leader(tx_), InBounds(dst.buffer, di)), s);
     });
   }
+  if (Stmt bulk = BulkReduceRows(a, dst, src); bulk.defined()) return bulk;
   // Shared source: vectors of 4 f32 / 2 f16/bf16 where aligned.
   int vec = 1;
   if (a.op == ir::AtomicOp::kAdd && src.buffer->dtype == t) {
@@ -57,6 +63,130 @@ Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
     Expr val = Cast(t, ir::Load(src.buffer, {FlatOffset(src.buffer, si)}));
     return Guard(pred, Intrin(name, {ir::Load(dst.buffer, {doff}), val}));
   });
+}
+
+// An f32 shared tile added into a global f32 region row by row, each row one
+// cp.reduce.async.bulk from the TMA unit, one row per thread:
+//
+//   if (row in bounds) bulk_reduce_add(512, &dQ[row][0], &dq_shared[row][0]);
+//   bulk_commit();
+//
+// The barrier planner takes the tile as read when the statement ends; the
+// TMA reads it later, so an issuing thread waits (bulk_wait_read(0), a no-op
+// with nothing pending) before every barrier and mbarrier arrival
+// (fence_proxy_async.cc), before its next tile statement touching the tile
+// (WaitsForBulkReads) and at the kernel's end: whoever writes the tile next
+// is ordered after the reads, as after a synchronous atomic. The adds
+// themselves finish in L2, ordered for later kernels by the launch
+// boundary. Undefined where it does not apply: not asked for, not sm_90a,
+// not an f32 add, rows not whole 16-byte lines in both memories, the
+// columns not provably in bounds (the vector atomics drop those elements
+// one by one), or a tile the TMA writes (its pipeline arrivals wait for
+// nothing).
+namespace {
+
+// $TESSEL_BULK_WAIT_AT_ISSUE=1 (A/B timings): the issuing threads wait for
+// the TMA to have read the tile right after issuing, instead of before their
+// next barrier or access to it (fence_proxy_async.cc, WaitsForBulkReads).
+bool WaitAtIssue() {
+  static const bool at_issue = [] {
+    const char* v = std::getenv("TESSEL_BULK_WAIT_AT_ISSUE");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return at_issue;
+}
+
+// Whether the TMA writes shared tile b (a pipeline's stage).
+bool TmaWritten(const Stmt& body, const ir::BufferNode* b) {
+  bool found = false;
+  ForEachStmt(body, [&](const Stmt& s) {
+    const auto* c = s.As<ir::CopyNode>();
+    found = found || (c && c->barrier.defined() && c->dst.buffer.get() == b);
+  });
+  return found;
+}
+
+}  // namespace
+
+Stmt Lowerer::BulkReduceRows(const ir::AtomicNode& a, const ir::Region& dst,
+                             const ir::Region& src) {
+  if (!st_.config.bulk_reduce_atomics || st_.target.arch() != "sm_90a" ||
+      a.op != ir::AtomicOp::kAdd || dst.buffer->dtype != DataType::kF32 ||
+      src.buffer->dtype != DataType::kF32 ||
+      dst.buffer->scope != ir::Scope::kGlobal ||
+      src.buffer->layout.kind != ir::Layout::Kind::kDefault ||
+      st_.strides.count(dst.buffer.get()) != 0 ||
+      TmaWritten(st_.program.body, src.buffer.get())) {
+    return Stmt();
+  }
+  auto ext = ConstSqueezedExtents(src);
+  auto src_cols = ir::AsConstInt(src.buffer->shape.back());
+  auto dst_cols = ir::AsConstInt(dst.buffer->shape.back());
+  auto first_col = ir::AsConstInt(dst.start.back());
+  if (!ext || ext->empty() || !src_cols || !dst_cols || !first_col ||
+      VectorWidth(dst, src, 16) != 4 || *src_cols % 4 != 0 ||
+      KnownDivisor(src.start.back()) % 4 != 0) {
+    return Stmt();
+  }
+  const int64_t cols = ext->back();
+  if (*first_col + cols > *dst_cols) return Stmt();
+  const int bytes = static_cast<int>(cols * 4);
+  Stmt rows = ForEachElement(
+      src, static_cast<int>(cols), [&](const std::vector<Expr>& sq, int) {
+        std::vector<Expr> si = RegionIndices(src, sq);
+        std::vector<Expr> di = RegionIndices(dst, sq);
+        return Guard(
+            InBounds(dst.buffer, di),
+            Intrin(Intrinsic::kBulkReduceAdd,
+                   {Expr(bytes),
+                    ir::Load(dst.buffer, {GlobalIndex(dst.buffer, di)}),
+                    ir::Load(src.buffer, {FlatOffset(src.buffer, si)})}));
+      });
+  if (WaitAtIssue()) {
+    return ir::Seq({rows, Intrin(Intrinsic::kBulkCommit, {}),
+                    Intrin(Intrinsic::kBulkWaitRead, {Expr(0)})});
+  }
+  return ir::Seq({rows, Intrin(Intrinsic::kBulkCommit, {})});
+}
+
+// The tile statements that touch a bulk source: copies, gemms, fills,
+// reductions, other atomics, stores and T.Parallel loops (the structure
+// around them is walked through).
+bool Lowerer::WaitsForBulkReads(const Stmt& s) {
+  // Inside a T.Parallel body: the loop waited.
+  if (!st_.config.bulk_reduce_atomics || in_parallel_ > 0) return false;
+  if (!bulk_sources_) {
+    bulk_sources_.emplace();
+    ForEachStmt(st_.program.body, [&](const Stmt& x) {
+      const auto* a = x.As<ir::AtomicNode>();
+      if (a && a->src && a->src->buffer->scope == ir::Scope::kShared)
+        bulk_sources_->insert(a->src->buffer.get());
+    });
+  }
+  if (bulk_sources_->empty()) return false;
+  switch (s->kind) {
+    case ir::StmtKind::kCopy:
+    case ir::StmtKind::kGemm:
+    case ir::StmtKind::kFill:
+    case ir::StmtKind::kReduce:
+    case ir::StmtKind::kCumsum:
+    case ir::StmtKind::kStore:
+      break;
+    case ir::StmtKind::kAtomic: {
+      const auto* a = s.As<ir::AtomicNode>();
+      if (a->src && bulk_sources_->count(a->src->buffer.get())) return false;
+      break;
+    }
+    case ir::StmtKind::kFor:
+      if (s.As<ir::ForNode>()->for_kind != ir::ForKind::kParallel) return false;
+      break;
+    default:
+      return false;
+  }
+  for (const ir::BufferNode* b : *bulk_sources_) {
+    if (UsesBuffer(s, b)) return true;
+  }
+  return false;
 }
 
 }  // namespace tessel::passes::lower

@@ -14,8 +14,9 @@
 
 namespace tessel::passes {
 
-// In a kernel with an async-proxy read of shared memory (wgmma), a
-// fence_proxy_async before every __syncthreads() and mbarrier arrive.
+// In a kernel with an async-proxy read of shared memory (wgmma, bulk
+// reductions), a fence_proxy_async before every __syncthreads() and
+// mbarrier arrive; with bulk reductions a wait for their reads too.
 absl::Status FenceAsyncProxy(LoweringState& state);
 
 }  // namespace tessel::passes

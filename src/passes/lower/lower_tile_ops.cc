@@ -11,6 +11,14 @@ namespace tessel::passes {
 namespace lower {
 
 Stmt Lowerer::MutateStmt(const Stmt& s) {
+  if (s.defined() && WaitsForBulkReads(s)) {
+    return ir::Seq(
+        {Intrin(Intrinsic::kBulkWaitRead, {Expr(0)}), MutateTileStmt(s)});
+  }
+  return MutateTileStmt(s);
+}
+
+Stmt Lowerer::MutateTileStmt(const Stmt& s) {
   if (!s.defined() || s->loc.line() == 0) return IRMutator::MutateStmt(s);
   const ir::StmtNode* outer = user_stmt_;
   user_stmt_ = s.get();
@@ -31,6 +39,9 @@ Stmt Lowerer::Visit(const ir::KernelNode* op) {
   // The thread index first: rasterize_blocks adds its block remap after it.
   std::vector<Stmt> top{Let(tx_, ThreadIdx())};
   top.push_back(body);
+  // Bulk reductions read shared memory until waited for: not past the end.
+  if (bulk_sources_ && !bulk_sources_->empty())
+    top.push_back(Intrin(Intrinsic::kBulkWaitRead, {Expr(0)}));
   return ir::MakeStmt<ir::KernelNode>(op->grid, op->threads, op->block_vars,
                                       ir::Seq(top), op->loc);
 }

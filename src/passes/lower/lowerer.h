@@ -78,8 +78,10 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
  public:
   explicit Lowerer(LoweringState& state) : ThreadContext(state) {}
 
-  // Remembers the innermost statement with a user's line: errors name it.
+  // Remembers the innermost statement with a user's line: errors name it;
+  // a statement touching a bulk reduction's source waits for its reads.
   Stmt MutateStmt(const Stmt& s) override;
+  Stmt MutateTileStmt(const Stmt& s);
 
   // Structure (lower_tile_ops.cc).
   Stmt Visit(const ir::KernelNode* op) override;
@@ -115,6 +117,11 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   std::optional<Stmt> CopyRows(const ir::CopyNode& c);
   // atomic.cc
   Stmt LowerAtomic(const ir::AtomicNode& a);
+  Stmt BulkReduceRows(const ir::AtomicNode& a, const ir::Region& dst,
+                      const ir::Region& src);
+  // Whether tile statement s touches a shared tile that bulk reductions
+  // read (s not one of them): it waits for their reads first.
+  bool WaitsForBulkReads(const Stmt& s);
   // parallel.cc
   Stmt LowerParallel(const ir::ForNode* op);
   // Every fragment load (unless !loads) and store in s.
@@ -197,6 +204,9 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
 
   // Global -> shared copies that a commit follows: they become cp.async.
   std::unordered_set<const ir::CopyNode*> async_;
+  // The shared sources of the bulk reductions (atomic.cc), found on first
+  // use.
+  std::optional<std::unordered_set<const ir::BufferNode*>> bulk_sources_;
   int in_parallel_ = 0;  // inside a T.Parallel body
   // Some copy became TMA stores: the consumers wait for them at the end.
   bool tma_stores_ = false;

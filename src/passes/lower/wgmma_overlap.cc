@@ -15,10 +15,15 @@
 // A group retires before a statement that names its accumulator or its
 // register A operand, that writes into a shared operand (anything but a
 // gemm naming it), or that synchronizes (barriers, mbarrier arrivals: a
-// stage released must be read to the end). The list ends with nothing in
+// stage released must be read to the end; with
+// $TESSEL_WGMMA_ACROSS_BARRIERS=1 not a barrier when only the TMA writes its
+// shared operands). The list ends with nothing in
 // flight, so the loop's back edge and the code after it see finished
 // accumulators.
 #include "src/passes/lower/lowerer.h"
+
+#include <cstdlib>
+#include <string>
 
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
@@ -47,8 +52,58 @@ bool Synchronizes(const Stmt& s) {
   return found;
 }
 
+// $TESSEL_WGMMA_ACROSS_BARRIERS=1 (A/B timings): a group whose shared
+// operands only the TMA writes stays in flight across a barrier.
+bool AcrossBarriers() {
+  static const bool on = [] {
+    const char* v = std::getenv("TESSEL_WGMMA_ACROSS_BARRIERS");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return on;
+}
+
+// Whether the kernel writes shared tile b through TMA copies only (a
+// pipeline's staged tiles): those land after the consumers' mbarrier
+// arrivals, which retire every group, so a barrier need not.
+bool OnlyTmaWritten(const Stmt& body, const ir::BufferNode* b) {
+  bool only = true;
+  ForEachStmt(body, [&](const Stmt& s) {
+    switch (s->kind) {
+      case ir::StmtKind::kKernel:
+      case ir::StmtKind::kFor:
+      case ir::StmtKind::kIfThenElse:
+      case ir::StmtKind::kSeq:
+      case ir::StmtKind::kAllocate:
+      case ir::StmtKind::kWarpSpecialize:
+        return;  // their statements are visited one by one
+      case ir::StmtKind::kCopy: {
+        const auto* c = s.As<ir::CopyNode>();
+        if (c->dst.buffer.get() == b && !c->barrier.defined()) only = false;
+        return;
+      }
+      case ir::StmtKind::kGemm:
+        if (s.As<ir::GemmNode>()->c.buffer.get() == b) only = false;
+        return;
+      default:
+        if (UsesBuffer(s, b)) only = false;
+    }
+  });
+  return only;
+}
+
 // Whether statement s must wait for gemm g's group to retire.
-bool NeedsRetired(const ir::GemmNode& g, const Stmt& s) {
+bool NeedsRetired(const ir::GemmNode& g, const Stmt& s, const Stmt& kernel) {
+  if (AcrossBarriers() && s->kind == ir::StmtKind::kSyncThreads) {
+    // The barrier orders the group's reads before other threads' later
+    // writes; only the TMA writes its shared operands (its register ones
+    // and accumulator are this thread's).
+    bool tma_only = true;
+    for (const ir::Buffer& op : {g.a.buffer, g.b.buffer}) {
+      if (op->scope == ir::Scope::kShared)
+        tma_only = tma_only && OnlyTmaWritten(kernel, op.get());
+    }
+    if (tma_only) return false;
+  }
   if (Synchronizes(s) || UsesBuffer(s, g.c.buffer.get())) return true;
   for (const ir::Buffer& op : {g.a.buffer, g.b.buffer}) {
     if (op->scope == ir::Scope::kShared) {
@@ -80,7 +135,7 @@ Stmt Lowerer::LowerOverlappedWgmma(const ir::SeqNode* op) {
   for (const Stmt& s : op->stmts) {
     size_t needed = 0;
     for (size_t i = 0; i < groups.size(); ++i)
-      if (NeedsRetired(*groups[i], s)) needed = i + 1;
+      if (NeedsRetired(*groups[i], s, st_.program.body)) needed = i + 1;
     if (needed > 0) retire(needed, out);
     const auto* g = s.As<ir::GemmNode>();
     defer_wgmma_ = g != nullptr;

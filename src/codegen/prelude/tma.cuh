@@ -126,6 +126,9 @@ __device__ __forceinline__ void tma_store(const TmaDescriptor* desc, u32 src,
       "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], "
       "[%1];\n" ::"l"(tma_desc_addr(desc)),
       "r"(src), "r"(c0), "r"(c1)
+      : "memory");
+}
+
 // Adds `bytes` (a multiple of 16) of f32 at src (shared) into dst (global),
 // both 16-byte aligned, as one bulk reduction by the TMA unit (each element
 // added atomically at L2). It reads src asynchronously: tma_store_commit,

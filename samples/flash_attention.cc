@@ -32,6 +32,10 @@ absl::StatusOr<Program> MakeFlashAttention(const nlohmann::json& json,
       !json.contains("threads") && !json.contains("num_stages")) {
     if (!json.contains("overlap")) c.overlap = DeviceOverlap(c, target.sm());
     c = WithDeviceTile(c, target.sm());
+    if (!json.contains("align_end") && !json.contains("mask_after") &&
+        DeviceEndAlignedMask(c, target.sm())) {
+      c.align_end = c.mask_after = true;
+    }
   }
   return FlashAttentionProgram(c);
 }
@@ -117,6 +121,10 @@ FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm) {
 
 bool DeviceOverlap(const FlashAttentionConfig& c, int sm) {
   return sm >= 90 && c.D > 64 && c.D <= 128;
+}
+
+bool DeviceEndAlignedMask(const FlashAttentionConfig& c, int sm) {
+  return sm >= 90 && c.causal && c.D <= 64 && c.block_m == 192 && !c.overlap;
 }
 
 FlashBuffers AllocFlashBuffers(const FlashAttentionConfig& c) {

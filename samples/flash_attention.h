@@ -96,6 +96,14 @@ FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm);
 // 3.124 -> 3.009 ms full, 1.743 -> 1.680 causal.
 bool DeviceOverlap(const FlashAttentionConfig& c, int sm);
 
+// Whether the device tile of a causal forward takes align_end and
+// mask_after when the user does not say: on sm_90 at D <= 64 (the 192-row
+// tile, no overlap). On the H200 (B8 S4096 H32 D64 causal) the pair took
+// 1.520 -> 1.362 ms (1.455 align_end alone, 1.441 mask_after alone;
+// bench/results/h200_s10/call3_flash_compile/). The variable-length
+// forward keeps its order (it has neither).
+bool DeviceEndAlignedMask(const FlashAttentionConfig& c, int sm);
+
 absl::StatusOr<Program> FlashAttentionProgram(
     const FlashAttentionConfig& config);
 

@@ -128,14 +128,17 @@ FlashAttentionBackwardConfig WithDeviceTile(FlashAttentionBackwardConfig c,
     c.block_m = 128;
     c.block_n = 0;
     c.threads = 256;
-    if (c.D > 64) {
-      // H200, B8 S4096 H16 D128, backward alone: full 7.277 ms -> 6.659
-      // with the padding (6.691 with the overlap too), causal 4.114 -> 3.807
-      // with all three (bench/results/h200_s9/).
-      c.dq_pad = 4;
-      c.overlap = !c.dq_first;
-      c.mask_diagonal_only = true;
-    }
+    // H200, B8 S4096 H16 D128, backward alone: full 7.277 ms -> 6.659
+    // with the padding (6.691 with the overlap too), causal 4.114 -> 3.807
+    // with all three (bench/results/h200_s9/). H32 D64, the same schedule
+    // (dQ rows padded by 8): full 7.979 -> 7.155, causal 4.557 -> 4.231
+    // (bench/results/h200_s10/call3_flash_compile/).
+    c.dq_pad = c.D > 64 ? 4 : 8;
+    c.overlap = !c.dq_first;
+    c.mask_diagonal_only = true;
+    // dQ by bulk reductions (a pass option of the main step): D128 full
+    // 6.807 -> 6.595 ms, causal 3.836 -> 3.788 (same call).
+    c.dq_bulk = !c.dq_registers;
   }
   return c;
 }

@@ -241,6 +241,11 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       if (causal == "false" && is_causal) continue;
       FlashAttentionConfig c = shape;
       c.causal = is_causal;
+      if (args.backend == Backend::kGpu && !tile_flags &&
+          DeviceEndAlignedMask(c, Target::detect().sm())) {
+        if (!flags.Has("align-end")) c.align_end = true;
+        if (!flags.Has("mask-after")) c.mask_after = true;
+      }
       configs.push_back(c);
     }
   }

@@ -256,7 +256,7 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
   if (c.tma_store) w.shape += " tma-store";
   w.steps.push_back({.program = program, .args = args});
   w.steps[0].pass_config.pingpong_consumers = c.tile.pingpong;
-  w.steps[0].pass_config.tma_store_epilogue = c.tma_store;
+  w.steps[0].pass_config.disable_tma_store_epilogue = !c.tma_store;
   if (const int slices = GemmKSlices(c); slices > 1) {
     // The gemm stores each K slice's partial sums, the reduce kernel adds
     // them (and the bias) into C.
@@ -267,7 +267,7 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
     w.steps = {{.program = program, .args = {"A", "B", "partials"}},
                {.program = reduce, .args = args}};
     w.steps[0].pass_config.pingpong_consumers = c.tile.pingpong;
-    w.steps[0].pass_config.tma_store_epilogue = c.tma_store;
+    w.steps[0].pass_config.disable_tma_store_epilogue = !c.tma_store;
     w.shape += absl::StrCat(" split_k=", slices);
   }
   w.outputs = {"C"};

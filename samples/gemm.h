@@ -93,9 +93,9 @@ struct GemmConfig {
   // The fused epilogue C = relu(op(A) op(B) + bias[j]), bias [N] of
   // in_dtype (a parameter between B and C).
   bool bias_relu = false;
-  // sm_90a: PassConfig::tma_store_epilogue, C stored through a shared
+  // sm_90a: PassConfig::disable_tma_store_epilogue, C stored through a shared
   // staging tile and the TMA (src/passes/epilogue_store.h).
-  bool tma_store = false;
+  bool tma_store = true;
 };
 
 // The tile program; InvalidArgument for a bad size, dtype or tile.

@@ -33,9 +33,9 @@ constexpr char kUsage[] =
     "                       tile flags the tile is 128x128x64, 6 stages,\n"
     "                       128 threads (PingpongGemmTile)\n"
     "  --tma-store=true|false  sm_90a: C through a shared staging tile and\n"
-    "                       TMA stores (PassConfig::tma_store_epilogue;\n"
-    "                       default false); where the lowering cannot, the\n"
-    "                       plain stores\n"
+    "                       TMA stores (default true; false: PassConfig::\n"
+    "                       disable_tma_store_epilogue); where the lowering\n"
+    "                       cannot, the plain stores\n"
     "  --split-k=N          cut K into N slices: f32 partial sums, then a\n"
     "                       reduce kernel (default: the tile table's choice,\n"
     "                       samples/gemm_tile.cc)\n"
@@ -81,7 +81,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                            ParseGemmLayout(flags.String("layout", "NN")));
   SAMPLES_ASSIGN_OR_RETURN(base.bias_relu, flags.Bool("bias-relu", false));
   SAMPLES_ASSIGN_OR_RETURN(const bool pingpong, flags.Bool("pingpong", false));
-  SAMPLES_ASSIGN_OR_RETURN(base.tma_store, flags.Bool("tma-store", false));
+  SAMPLES_ASSIGN_OR_RETURN(base.tma_store, flags.Bool("tma-store", true));
   // The device's best tile for the inputs unless the flags pin one.
   const int sm = args.backend == Backend::kGpu ? Target::detect().sm() : 0;
   int sms = 132;

@@ -73,8 +73,8 @@ struct PassConfig {
   // sm_90a warp-specialized kernels: an epilogue T.copy of a wgmma
   // accumulator to a global tensor goes through a swizzled shared staging
   // tile, column chunk by chunk, and TMA stores (src/passes/epilogue_store.h
-  // says when); elsewhere today's direct stores.
-  bool tma_store_epilogue = false;
+  // says when; elsewhere direct stores). This switch keeps direct stores.
+  bool disable_tma_store_epilogue = false;
   // sm_90a warp-specialized kernels of two or three consumer warpgroups
   // whose loop issues a gemm on shared operands, then one with A in
   // registers (flash attention's Q K^T and P V): the warpgroups take turns

@@ -22,7 +22,8 @@ std::optional<EpilogueStorePlan> Refuse(std::string* why, std::string reason) {
 std::optional<EpilogueStorePlan> PlanEpilogueStore(const ir::CopyNode& c,
                                                    const LoweringState& state,
                                                    std::string* why) {
-  if (!state.config.tma_store_epilogue) return Refuse(why, "switched off");
+  if (state.config.disable_tma_store_epilogue)
+    return Refuse(why, "switched off");
   if (state.target.arch() != "sm_90a") return Refuse(why, "not sm_90a");
   const ir::Region &src = c.src, &dst = c.dst;
   const ir::Buffer &f = src.buffer, &g = dst.buffer;
@@ -79,7 +80,7 @@ std::optional<EpilogueStorePlan> PlanEpilogueStore(const ir::CopyNode& c,
 
 void StageEpilogueStores(const std::vector<ir::Stmt>& after,
                          int64_t shared_bytes, LoweringState& state) {
-  if (!state.config.tma_store_epilogue) return;
+  if (state.config.disable_tma_store_epilogue) return;
   const int64_t limit = state.target.max_shared_bytes();
   // The copies among the statements, in lists and allocations (a bias
   // fragment's scope), not under loops or conditions.

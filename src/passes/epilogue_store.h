@@ -1,4 +1,4 @@
-// TMA-store epilogues (PassConfig::tma_store_epilogue, sm_90a, warp
+// TMA-store epilogues (PassConfig::disable_tma_store_epilogue, sm_90a, warp
 // specialized): the consumers' T.copy of a wgmma accumulator to a global
 // tile goes through a shared staging tile and the TMA, as CUTLASS's and
 // FlashAttention-3's epilogues do, instead of every thread storing its

@@ -157,7 +157,7 @@ struct LoweringState {
   // stage lists: the lowering keeps their wgmma in flight across the body's
   // statements until one needs a result (lower/wgmma_overlap.cc).
   std::unordered_set<const ir::VarNode*> wgmma_overlap_loops;
-  // warp_specialize with PassConfig::tma_store_epilogue: the epilogue
+  // warp_specialize with PassConfig::disable_tma_store_epilogue: the epilogue
   // copies that the lowering stores through the TMA.
   std::vector<EpilogueStore> epilogue_stores;
   const EpilogueStore* EpilogueStoreOf(const ir::StmtNode* copy) const {

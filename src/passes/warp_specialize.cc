@@ -300,7 +300,7 @@ class Specializer {
       consumer.push_back(
           ir::MakeStmt<ir::MbarrierArriveNode>(order, 1 - group, loop.loc));
     }
-    // PassConfig::tma_store_epilogue: the accumulator's store through a
+    // PassConfig::disable_tma_store_epilogue: the accumulator's store through a
     // staging tile and the TMA (one consumer group: the staging is per
     // warpgroup of the tile).
     if (!pingpong) StageEpilogueStores(after, SharedBytes(stages), state_);

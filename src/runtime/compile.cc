@@ -71,9 +71,11 @@ std::vector<std::string> Schedule(const passes::LoweringState& st) {
         "] and TMA stores (", e.buffers,
         e.buffers == 1 ? " buffer" : " buffers", " per warpgroup)"));
   }
-  if (st.config.tma_store_epilogue && st.epilogue_stores.empty())
+  // Warp-specialized kernels say why their epilogue kept plain stores.
+  if (!st.config.disable_tma_store_epilogue && st.producer_threads > 0 &&
+      st.epilogue_stores.empty())
     out.push_back(
-        "epilogue: plain stores (tma_store_epilogue: no epilogue copy the "
+        "epilogue: plain stores (no epilogue copy the "
         "TMA can store here, src/passes/epilogue_store.h)");
   if (st.persistent)
     out.push_back(

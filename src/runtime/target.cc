@@ -132,7 +132,7 @@ std::string PassConfig::ToString() const {
                       // Only when set: the default's text (part of every
                       // generated source and cache key) stays as it was.
                       pingpong_consumers ? " pingpong_consumers=1" : "",
-                      tma_store_epilogue ? " tma_store_epilogue=1" : "",
+                      disable_tma_store_epilogue ? " tma_store_epilogue=0" : "",
                       consumer_gemm_turns ? " consumer_gemm_turns=1" : "",
                       bulk_reduce_atomics ? " bulk_reduce_atomics=1" : "");
 }

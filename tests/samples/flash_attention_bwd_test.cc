@@ -20,11 +20,12 @@ namespace tessel::samples {
 namespace {
 
 // The sm_90 tile with the case's own schedule (WithDeviceTile gives D128
-// its measured one: DeviceScheduleIsTheMeasuredOne checks that).
+// and D64 their measured one: DeviceScheduleIsTheMeasuredOne checks that).
 FlashAttentionBackwardConfig Sm90(FlashAttentionBackwardConfig c) {
   FlashAttentionBackwardConfig t = WithDeviceTile(c, 90);
   t.dq_pad = c.dq_pad, t.overlap = c.overlap;
   t.mask_diagonal_only = c.mask_diagonal_only;
+  t.dq_bulk = c.dq_bulk;
   return t;
 }
 
@@ -34,10 +35,13 @@ TEST(FlashAttentionBackwardSm90Tile, DeviceScheduleIsTheMeasuredOne) {
   EXPECT_EQ(d128.dq_pad, 4);
   EXPECT_TRUE(d128.overlap);
   EXPECT_TRUE(d128.mask_diagonal_only);
+  EXPECT_TRUE(d128.dq_bulk);
   const FlashAttentionBackwardConfig d64 = WithDeviceTile(
       FlashAttentionBackwardConfig{.B = 1, .S = 333, .H = 2, .D = 64}, 90);
-  EXPECT_EQ(d64.dq_pad, 0);
-  EXPECT_FALSE(d64.overlap);
+  EXPECT_EQ(d64.dq_pad, 8);
+  EXPECT_TRUE(d64.overlap);
+  EXPECT_TRUE(d64.mask_diagonal_only);
+  EXPECT_TRUE(d64.dq_bulk);
   const FlashAttentionBackwardConfig first = WithDeviceTile(
       FlashAttentionBackwardConfig{
           .B = 1, .S = 333, .H = 2, .D = 128, .dq_first = true},

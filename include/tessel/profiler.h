@@ -41,8 +41,9 @@ struct BenchOptions {
   double warmup_ms = 25;
   // Time the measured runs should take together; sets how many there are.
   double rep_ms = 100;
-  // Overwrite a buffer larger than L2 before every sample, so each run
-  // starts with a cold cache as it would inside a model.
+  // Overwrite a buffer larger than L2 with zeros before every sample (as
+  // triton.testing.do_bench does), so each run starts with a cold cache as
+  // it would inside a model.
   bool flush_l2 = true;
   ReturnMode return_mode = ReturnMode::kMedian;
   // Extra quantiles of the samples, each in [0, 1] (0.5 is the median).

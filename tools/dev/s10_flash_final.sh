@@ -14,7 +14,7 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
 export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc_s10_flash
 fa=$S/samples/flash_attention
-deadline=${DEADLINE:-300}
+deadline=${DEADLINE:-260}
 step() {
   local n=$1 lim=$2 t=$SECONDS; shift 2
   if ((SECONDS + 5 > deadline)); then echo "$n skipped (deadline)" >>"$OUT/summary.txt"; return; fi
@@ -27,6 +27,7 @@ checks() {
   $fa --backend=gpu --check --size=1x333x2x128 || f=1
   $fa --backend=gpu --check --size=2x333x4x128 --heads-kv=2 --lse=true || f=1
   $fa --backend=gpu --check --size=1x333x3x64 || f=1
+  $fa --backend=gpu --check --size=2x1000x3x64 --causal=true || f=1
   $fa --backend=gpu --check --pass=fwd+bwd --size=1x333x2x128 || f=1
   $fa --backend=gpu --check --pass=fwd+bwd --size=1x333x2x64 || f=1
   $fa --backend=gpu --check --pass=fwd+bwd --size=1x333x4x128 --heads-kv=2 || f=1
@@ -36,11 +37,13 @@ checks() {
 export -f checks; export fa
 step checks 90 bash -c checks
 san="compute-sanitizer --report-api-errors no --error-exitcode 99 --tool"
+# The new defaults: the D64 causal forward (align_end + mask_after) and the
+# backward's D64 schedule with dQ by bulk reductions (D128's too).
 for tool in memcheck racecheck; do
-  step "$tool-fwd-d128" 40 $san $tool $fa --backend=gpu --check --size=1x300x2x128
-  step "$tool-fwdbwd-d128" 60 $san $tool $fa --backend=gpu --check --pass=fwd+bwd --size=1x200x2x128
-  step "$tool-fwdbwd-d64" 60 $san $tool $fa --backend=gpu --check --pass=fwd+bwd --size=1x200x2x64
+  step "$tool-fwd-d64-causal" 40 $san $tool $fa --backend=gpu --check --causal=true --size=1x300x2x64
+  step "$tool-fwdbwd-d64" 50 $san $tool $fa --backend=gpu --check --pass=fwd+bwd --size=1x200x2x64
 done
+step memcheck-fwdbwd-d128 50 $san memcheck $fa --backend=gpu --check --pass=fwd+bwd --size=1x200x2x128
 step peers-sdpa 90 python3 bench/peers.py --only sdpa --attention-passes fwd,fwd+bwd \
   --out "$OUT/peers_sdpa.json"
 for sz in 8x4096x16x128 8x4096x32x64 "8x4096x32x128 --heads-kv=8"; do

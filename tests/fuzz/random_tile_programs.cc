@@ -49,7 +49,6 @@ class Dice {
   std::mt19937_64 rng_;
 };
 
-
 Argument In(std::string name, DataType t, std::vector<int64_t> shape) {
   return {std::move(name), t, std::move(shape), Role::kInput};
 }

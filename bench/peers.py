@@ -75,7 +75,8 @@ def parse_args():
                    "cuda_graph (graph replays, variant \"cuda_graph\")")
     p.add_argument("--warmup-ms", type=float, default=25)
     p.add_argument("--rep-ms", type=float, default=100)
-    p.add_argument("--attention-shapes", default="8,4096,16,128;8,4096,32,64",
+    p.add_argument("--attention-shapes",
+                   default="8,4096,16,128;8,4096,32,64;2,16384,16,128",
                    help="B,S,H,D;... for flash attention")
     p.add_argument("--gqa-shapes", default="8,4096,32,8,128",
                    help="B,S,H,Hkv,D;... for grouped-query flash attention "

@@ -230,6 +230,10 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     }
   } else if (size == "bench") {
     shapes = {with(8, 4096, 16, 128), with(8, 4096, 32, 64)};
+    // The long sequence, benched beside SDPA (bench/peers.py's
+    // default shapes); --tune keeps to the two above (its float64
+    // reference of 16384 keys would take minutes).
+    if (!args.tune) shapes.push_back(with(2, 16384, 16, 128));
   } else {
     SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(size, {"B", "S", "H", "D"}));
     shapes = {with(dims["B"], dims["S"], dims["H"], dims["D"])};

@@ -253,7 +253,7 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
     args = {"A", "B", "bias", "C"};
     w.shape += " +bias+relu";
   }
-  if (c.tma_store) w.shape += " tma-store";
+  if (!c.tma_store) w.shape += " direct-stores";  // the default is TMA stores
   w.steps.push_back({.program = program, .args = args});
   w.steps[0].pass_config.pingpong_consumers = c.tile.pingpong;
   w.steps[0].pass_config.disable_tma_store_epilogue = !c.tma_store;

@@ -60,16 +60,19 @@ namespace tessel::jit {
   X(cuEventDestroy)
 
 // Entry points that old drivers may lack; null when absent.
-// cuCtxGetId (CUDA 12.0) tells a live context from a destroyed one whose
-// handle was reused; cuCtxCreate / cuCtxDestroy serve tests and hosts that
-// make their own contexts.
+// cuLaunchKernelEx and cuOccupancyMaxActiveClusters (CUDA 12.0) launch
+// thread-block clusters. cuCtxGetId (CUDA 12.0) tells a live context from a
+// destroyed one whose handle was reused; cuCtxCreate / cuCtxDestroy serve tests
+// and hosts that make their own contexts.
 #define TESSEL_DRIVER_OPTIONAL_ENTRY_POINTS(X) \
   X(cuFuncGetParamInfo)                        \
   X(cuTensorMapEncodeTiled)                    \
   X(cuCtxGetId)                                \
   X(cuStreamGetCtx)                            \
   X(cuCtxCreate)                               \
-  X(cuCtxDestroy)
+  X(cuCtxDestroy)                              \
+  X(cuLaunchKernelEx)                          \
+  X(cuOccupancyMaxActiveClusters)
 
 struct DriverApi {
 #define TESSEL_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;

@@ -136,20 +136,100 @@ absl::Status LoadedKernel::Launch(const LaunchConfig& config,
     params[i] = const_cast<void*>(args.value(i));
   }
   const DriverApi& cu = *module.api;
+  if (config.cluster_x > 1 &&
+      (g.x % config.cluster_x != 0 || cu.cuLaunchKernelEx == nullptr)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel '", module.entry, "': clusters of ", config.cluster_x,
+        " blocks need ",
+        cu.cuLaunchKernelEx == nullptr
+            ? "a CUDA 12 driver (cuLaunchKernelEx)"
+            : absl::StrCat("a grid of a multiple of them, not ", g.x)));
+  }
+  auto launch = [&]() -> absl::Status {
+    if (config.cluster_x <= 1) {
+      return TESSEL_CU_CALL(
+          cu, cuLaunchKernel(module.function, g.x, g.y, g.z, b.x, b.y, b.z,
+                             config.dynamic_smem_bytes, config.stream,
+                             params.data(), nullptr));
+    }
+    CUlaunchAttribute cluster{};
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = config.cluster_x;
+    cluster.value.clusterDim.y = 1;
+    cluster.value.clusterDim.z = 1;
+    CUlaunchConfig lc{};
+    lc.gridDimX = g.x, lc.gridDimY = g.y, lc.gridDimZ = g.z;
+    lc.blockDimX = b.x, lc.blockDimY = b.y, lc.blockDimZ = b.z;
+    lc.sharedMemBytes = config.dynamic_smem_bytes;
+    lc.hStream = config.stream;
+    lc.attrs = &cluster;
+    lc.numAttrs = 1;
+    return TESSEL_CU_CALL(
+        cu, cuLaunchKernelEx(&lc, module.function, params.data(), nullptr));
+  };
   CUcontext current = nullptr;
   if (cu.cuCtxGetCurrent(&current) != CUDA_SUCCESS ||
       current != module.context) {
     ScopedContext scoped(cu, module.context);
     if (!scoped.status().ok()) return scoped.status();
-    return TESSEL_CU_CALL(
-        cu, cuLaunchKernel(module.function, g.x, g.y, g.z, b.x, b.y, b.z,
-                           config.dynamic_smem_bytes, config.stream,
-                           params.data(), nullptr));
+    return launch();
   }
-  return TESSEL_CU_CALL(
-      cu, cuLaunchKernel(module.function, g.x, g.y, g.z, b.x, b.y, b.z,
-                         config.dynamic_smem_bytes, config.stream,
-                         params.data(), nullptr));
+  return launch();
+}
+
+absl::StatusOr<int> LoadedKernel::MaxActiveClusters(
+    const LaunchConfig& config) const {
+  if (module_ == nullptr) {
+    return absl::FailedPreconditionError("an unloaded LoadedKernel");
+  }
+  const LoadedModule& module = *module_;
+  const DriverApi& cu = *module.api;
+  if (cu.cuOccupancyMaxActiveClusters == nullptr) {
+    return absl::UnavailableError(
+        "the CUDA driver has no cuOccupancyMaxActiveClusters (clusters need "
+        "a CUDA 12 driver)");
+  }
+  const Dim3& b = config.block;
+  const uint64_t key = (uint64_t{config.cluster_x} << 52) ^
+                       (uint64_t{b.x * b.y * b.z} << 32) ^
+                       config.dynamic_smem_bytes ^ (uint64_t{1} << 63);
+  auto& mutable_module = const_cast<LoadedModule&>(module);
+  {
+    absl::MutexLock lock(&mutable_module.clusters_mu);
+    if (mutable_module.clusters_key == key) return mutable_module.clusters;
+  }
+  if (static_cast<int64_t>(config.dynamic_smem_bytes) >
+      module.dynamic_smem_limit.load(std::memory_order_relaxed)) {
+    if (absl::Status s = RaiseDynamicSmem(module, config.dynamic_smem_bytes);
+        !s.ok()) {
+      return s;
+    }
+  }
+  CUlaunchAttribute cluster{};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = config.cluster_x;
+  cluster.value.clusterDim.y = 1;
+  cluster.value.clusterDim.z = 1;
+  CUlaunchConfig lc{};
+  lc.gridDimX = config.grid.x, lc.gridDimY = config.grid.y;
+  lc.gridDimZ = config.grid.z;
+  lc.blockDimX = b.x, lc.blockDimY = b.y, lc.blockDimZ = b.z;
+  lc.sharedMemBytes = config.dynamic_smem_bytes;
+  lc.hStream = config.stream;
+  lc.attrs = &cluster;
+  lc.numAttrs = 1;
+  ScopedContext scoped(cu, module.context);
+  if (!scoped.status().ok()) return scoped.status();
+  int clusters = 0;
+  if (absl::Status s = TESSEL_CU_CALL(
+          cu, cuOccupancyMaxActiveClusters(&clusters, module.function, &lc));
+      !s.ok()) {
+    return s;
+  }
+  absl::MutexLock lock(&mutable_module.clusters_mu);
+  mutable_module.clusters = clusters;
+  mutable_module.clusters_key = key;
+  return clusters;
 }
 
 namespace internal {

@@ -113,6 +113,9 @@ struct LaunchConfig {
   Dim3 block;
   uint32_t dynamic_smem_bytes = 0;
   CUstream stream = nullptr;  // the host app's stream; null: legacy default
+  // Blocks per thread-block cluster along x (sm_90; grid.x a multiple of
+  // it); 1: no clusters.
+  uint32_t cluster_x = 1;
 };
 
 namespace internal {
@@ -136,6 +139,10 @@ class LoadedKernel {
   // The most dynamic shared memory a launch may ask for: the device's opt-in
   // per-block limit less the kernel's static shared memory.
   int max_dynamic_smem_bytes() const;
+  // How many clusters of config.cluster_x blocks of config's size can run
+  // at once on the device (cuOccupancyMaxActiveClusters); remembered per
+  // (cluster_x, block, shared memory).
+  absl::StatusOr<int> MaxActiveClusters(const LaunchConfig& config) const;
 
  private:
   friend absl::StatusOr<LoadedKernel> LoadKernelFromModule(

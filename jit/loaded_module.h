@@ -34,6 +34,10 @@ struct LoadedModule {
   // The kernel's current dynamic shared memory limit; raised on demand.
   std::atomic<int> dynamic_smem_limit{0};
   absl::Mutex raise_mu;
+  // MaxActiveClusters' last answer and what it was asked (0: none yet).
+  absl::Mutex clusters_mu;
+  uint64_t clusters_key ABSL_GUARDED_BY(clusters_mu) = 0;
+  int clusters ABSL_GUARDED_BY(clusters_mu) = 0;
 
   ~LoadedModule() {
     if (module == nullptr) return;

@@ -235,12 +235,13 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
       tb ? std::vector<int64_t>{c.N, c.K} : std::vector<int64_t>{c.K, c.N};
   Workload w;
   w.kernel = "gemm";
-  w.shape = absl::StrCat(c.M, "x", c.N, "x", c.K, " ", DtypeName(c.in_dtype),
-                         "->", DtypeName(c.out_dtype), " ",
-                         std::string(GemmLayoutName(c.layout)), " tile ",
-                         c.tile.block_m, "x", c.tile.block_n, "x",
-                         c.tile.block_k, " s", c.tile.num_stages, " t",
-                         c.tile.threads, c.tile.pingpong ? " pingpong" : "");
+  w.shape = absl::StrCat(
+      c.M, "x", c.N, "x", c.K, " ", DtypeName(c.in_dtype), "->",
+      DtypeName(c.out_dtype), " ", std::string(GemmLayoutName(c.layout)),
+      " tile ", c.tile.block_m, "x", c.tile.block_n, "x", c.tile.block_k, " s",
+      c.tile.num_stages, " t", c.tile.threads,
+      c.tile.pingpong ? " pingpong" : "",
+      c.tile.cluster > 1 ? absl::StrCat(" cluster", c.tile.cluster) : "");
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["A"],
                            RandomInput(c.in_dtype, a_shape, seed));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["B"],
@@ -256,6 +257,7 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
   if (!c.tma_store) w.shape += " direct-stores";  // the default is TMA stores
   w.steps.push_back({.program = program, .args = args});
   w.steps[0].pass_config.pingpong_consumers = c.tile.pingpong;
+  w.steps[0].pass_config.cluster_size = c.tile.cluster;
   w.steps[0].pass_config.disable_tma_store_epilogue = !c.tma_store;
   if (const int slices = GemmKSlices(c); slices > 1) {
     // The gemm stores each K slice's partial sums, the reduce kernel adds
@@ -267,6 +269,7 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
     w.steps = {{.program = program, .args = {"A", "B", "partials"}},
                {.program = reduce, .args = args}};
     w.steps[0].pass_config.pingpong_consumers = c.tile.pingpong;
+    w.steps[0].pass_config.cluster_size = c.tile.cluster;
     w.steps[0].pass_config.disable_tma_store_epilogue = !c.tma_store;
     w.shape += absl::StrCat(" split_k=", slices);
   }

@@ -60,6 +60,9 @@ struct GemmTile {
   // sm_90a: PassConfig::pingpong_consumers, two consumer warpgroups taking
   // alternate tiles (threads must be 128: one warpgroup's tile).
   bool pingpong = false;
+  // sm_90a: PassConfig::cluster_size, blocks in pairs along M that share
+  // B's tile, each loading half of it for both (TMA multicast).
+  int cluster = 1;
 };
 
 // The default tile for sm_<sm> (samples/gemm_tile.cc): on sm_90 and later

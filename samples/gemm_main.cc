@@ -36,6 +36,10 @@ constexpr char kUsage[] =
     "                       TMA stores (default true; false: PassConfig::\n"
     "                       disable_tma_store_epilogue); where the lowering\n"
     "                       cannot, the plain stores\n"
+    "  --cluster=1|2        sm_90a: blocks in clusters of two along M that\n"
+    "                       share B's tile, each loading half and the TMA\n"
+    "                       multicasting it (PassConfig::cluster_size;\n"
+    "                       default: the tile table's choice)\n"
     "  --split-k=N          cut K into N slices: f32 partial sums, then a\n"
     "                       reduce kernel (default: the tile table's choice,\n"
     "                       samples/gemm_tile.cc)\n"
@@ -108,11 +112,14 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                           flags.Has("block-k") || flags.Has("stages") ||
                           flags.Has("threads") || flags.Has("panel") ||
                           flags.Has("split-k");
+  int cluster = 1;
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"cluster", &cluster}}));
   auto with = [&](int m, int n, int k) {
     GemmConfig c = base;
     c.M = m, c.N = n, c.K = k;
     if (args.backend == Backend::kGpu && !tile_flags && !pingpong)
       c.tile = DefaultGemmTile(sm, c.in_dtype, m, n, k, sms);
+    if (flags.Has("cluster")) c.tile.cluster = cluster;
     return c;
   };
   // --tune alone tunes the bench size.

@@ -86,6 +86,12 @@ struct PassConfig {
   // reductions (cp.reduce.async.bulk .add.f32, one per row, from the TMA
   // unit) instead of vector atomics from every thread; needs 16-byte rows.
   bool bulk_reduce_atomics = false;
+  // sm_90a persistent warp-specialized kernels: blocks run in clusters of
+  // this many (1 or 2) on neighbouring tiles that read the same tile of one
+  // gemm operand; each block loads half of that tile and the TMA multicasts
+  // it into both, so the pair reads it from L2 once. Ignored where it does
+  // not apply (src/passes/warp_specialize.h says where).
+  int cluster_size = 1;
   // A folder: the IR after every pass is written there (also
   // $TESSEL_DUMP_IR).
   std::string dump_ir;

@@ -355,6 +355,8 @@ std::string Printer::Call(const ir::CallNode& c) {
       return "static_cast<int>(threadIdx.x)";
     case I::kGridDimX:
       return "static_cast<int>(gridDim.x)";
+    case I::kClusterRank:
+      return "static_cast<int>(tl::cluster_block_rank())";
     case I::kSharedAddr: {
       const auto* l = c.args[0].As<ir::LoadNode>();
       int eb = dtype_bytes(l->buffer->dtype);

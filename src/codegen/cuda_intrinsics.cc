@@ -276,6 +276,23 @@ void Printer::Intrinsic(const ir::CallNode& c) {
       Line(line + ");");
       return;
     }
+    case I::kTmaLoadMulticast: {
+      const passes::TensorMapParam& map =
+          st_.tensor_maps.at(*ir::AsConstInt(c.args[0]));
+      std::string line = absl::StrCat(
+          "tl::tma_load_multicast(", arg(1), ", &", Name(&map, map.name), ", ",
+          Addr(c.args[2]), ", static_cast<tl::u16>(", arg(3), ")");
+      for (size_t i = 4; i < c.args.size(); ++i)
+        absl::StrAppend(&line, ", ", arg(i));
+      Line(line + ");");
+      return;
+    }
+    case I::kMbarrierArrivePair:
+      Line(absl::StrCat("tl::mbarrier_arrive_pair(", Addr(c.args[0]), ");"));
+      return;
+    case I::kClusterSync:
+      Line("tl::cluster_sync();");
+      return;
     case I::kTmaPrefetch: {
       const passes::TensorMapParam& map =
           st_.tensor_maps.at(*ir::AsConstInt(c.args[0]));

@@ -41,6 +41,14 @@
 //   tma_load(map, smem_addr, bar_load, c0, ...)  one box of tensor map
 //                                        LoweringState::tensor_maps[map] at
 //                                        coordinates c0 (innermost), ...
+//   tma_load_multicast(map, smem_addr, bar_load, mask, c0, ...)  tma_load
+//                                        into the same address and barrier
+//                                        of each block of the cluster in
+//                                        mask (bit i: rank i)
+//   mbarrier_arrive_pair(bar_load)       in a cluster of two: lane 0 of the
+//                                        warp arrives on this block's
+//                                        barrier, lane 1 on the other's
+//   cluster_sync()                       barrier.cluster arrive + wait
 //   tma_prefetch(map)                    fetch tensor_maps[map]'s descriptor
 //                                        into the TMA unit ahead of its loads
 //   tma_store(map, smem_addr, c0, ...)   one box of tensor_maps[map] from a
@@ -58,6 +66,7 @@
 // Expressions:
 //   thread_idx()                         threadIdx.x
 //   grid_dim_x()                         gridDim.x (a persistent grid's size)
+//   cluster_rank()                       the block's rank in its cluster
 //   shared_addr(load)                    u32 address of a shared element
 //   ref(load with fewer indices)         a sub-array reference
 //   address_of(load)                     &buffer[index]
@@ -112,6 +121,9 @@ enum class Intrinsic {
   kMbarrierWaitParity,
   kMbarrierExpectTx,
   kTmaLoad,
+  kTmaLoadMulticast,
+  kMbarrierArrivePair,
+  kClusterSync,
   kTmaPrefetch,
   kTmaStore,
   kTmaStoreCommit,
@@ -123,6 +135,7 @@ enum class Intrinsic {
   // Expressions.
   kThreadIdx,
   kGridDimX,
+  kClusterRank,
   kSharedAddr,
   kRef,
   kAddressOf,

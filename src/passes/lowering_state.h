@@ -153,6 +153,14 @@ struct LoweringState {
   // The full / empty barriers warp_specialize made: arrivals on them order
   // no generic-proxy writes for the TMA (fence_proxy_async skips them).
   std::unordered_set<const ir::BufferNode*> tma_barriers;
+  // warp_specialize with PassConfig::cluster_size 2: blocks run in clusters
+  // of two on tiles that differ in cluster_var alone. TMA copies whose
+  // source does not use it are multicast, each block loading half
+  // (HalfRowsPlan); arrivals on cluster_empty count both blocks' consumer
+  // warps (mbarrier_arrive_pair).
+  int cluster_size = 1;
+  ir::Var cluster_var;
+  const ir::BufferNode* cluster_empty = nullptr;
   // The variables of consumer loops warp_specialize scheduled under order /
   // stage lists: the lowering keeps their wgmma in flight across the body's
   // statements until one needs a result (lower/wgmma_overlap.cc).

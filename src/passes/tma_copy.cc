@@ -111,7 +111,21 @@ std::optional<TmaCopyPlan> PlanTmaCopy(const ir::CopyNode& c,
   if (plan.box_cols > kMaxBoxExtent)
     return Refuse(why, "box extent not a constant in [1, 256]");
   plan.bytes = rows * cols * eb;
+  if (squeezed.size() == 2) {
+    for (size_t d = 0; d < plan.box.size() && plan.rows_dim < 0; ++d)
+      if (plan.box[d] != 1) plan.rows_dim = static_cast<int>(d);
+  }
   return plan;
+}
+
+std::optional<TmaCopyPlan> HalfRowsPlan(const TmaCopyPlan& plan) {
+  if (plan.rows_dim < 0) return std::nullopt;
+  const int64_t rows = plan.box[plan.rows_dim];
+  if (rows % 16 != 0) return std::nullopt;
+  TmaCopyPlan half = plan;
+  half.box[plan.rows_dim] = rows / 2;
+  half.bytes = plan.bytes / 2;
+  return half;
 }
 
 }  // namespace tessel::passes

@@ -32,6 +32,7 @@ struct TmaCopyPlan {
   int boxes = 1;             // along the innermost dimension
   int64_t box_cols = 0;      // elements of a box's innermost dimension
   int64_t bytes = 0;         // the whole copy: what its barrier expects
+  int rows_dim = -1;         // the box dimension of the tile's rows, if any
 };
 
 // The plan of copy c, or nullopt with the reason in *why. The destination
@@ -39,6 +40,13 @@ struct TmaCopyPlan {
 std::optional<TmaCopyPlan> PlanTmaCopy(const ir::CopyNode& c,
                                        const LoweringState& state,
                                        std::string* why);
+
+// The plan of one block's half of the copy in a cluster pair that shares
+// it (PassConfig::cluster_size): every box with half its rows, the block
+// of rank r taking rows [r * half, (r + 1) * half) and the TMA multicasting
+// them to both. nullopt when the halves would not start on a swizzle
+// period (8 rows) or the tile has no rows to split.
+std::optional<TmaCopyPlan> HalfRowsPlan(const TmaCopyPlan& plan);
 
 }  // namespace tessel::passes
 

@@ -4,6 +4,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "src/ir/visitor.h"
 #include "src/passes/epilogue_store.h"
 #include "src/passes/intrinsics.h"
@@ -152,6 +153,43 @@ class Specializer {
     return n;
   }
 
+  // PassConfig::cluster_size 2: the grid dimension whose neighbouring tiles
+  // (2i, 2i + 1) run as a cluster pair, sharing the copies whose source does
+  // not use that block index; the one that shares the most bytes. -1: none
+  // (a 2-d persistent grid of one consumer group, an even extent there, a
+  // shared copy whose rows split in halves on swizzle periods).
+  int PairDim(const Split& split, bool persistent, bool pingpong) const {
+    if (state_.config.cluster_size != 2 || !persistent || pingpong ||
+        kernel_->grid.size() != 2) {
+      return -1;
+    }
+    int best = -1;
+    int64_t best_bytes = 0;
+    for (int d : {1, 0}) {
+      if (*ir::AsConstInt(kernel_->grid[d]) % 2 != 0) continue;
+      const ir::VarNode* v = kernel_->block_vars[d].get();
+      int64_t bytes = 0;
+      for (const ir::CopyNode* c : split.copies)
+        if (SharedByPair(*c, v))
+          bytes += PlanTmaCopy(*c, state_, nullptr)->bytes;
+      if (bytes > best_bytes) best = d, best_bytes = bytes;
+    }
+    return best;
+  }
+
+  bool SharedByPair(const ir::CopyNode& c, const ir::VarNode* v) const {
+    for (const Expr& e : c.src.start)
+      if (UsesVar(e, v)) return false;
+    std::optional<TmaCopyPlan> plan = PlanTmaCopy(c, state_, nullptr);
+    return plan && HalfRowsPlan(*plan);
+  }
+
+  // The tiles (cluster pairs) this block runs on a persistent grid.
+  Expr BlockTiles() const {
+    if (pair_dim_ < 0) return ir::CeilDiv(Tiles() - first_tile_, GridDimX());
+    return ir::CeilDiv(Tiles() / 2 - Expr(first_tile_) / 2, GridDimX() / 2);
+  }
+
   // Ping-pong (PassConfig::pingpong_consumers): a consumer warpgroup of
   // its own per output tile. The groups share only the stage ring: another
   // shared buffer, or a reduction's scratch, would be one for both.
@@ -174,22 +212,37 @@ class Specializer {
   // With `group` (ping-pong), group g of two takes the block's tiles
   // t = 2 * turn + g:
   //   for turn in serial(ceildiv(ceildiv(...) - g, 2)): t = 2 * turn + g; ...
+  // A cluster pair (pair_dim_ >= 0) binds its tiles as one tile of a grid
+  // halved along pair_dim_, then its blocks to the two halves by rank:
+  //   <bind (bx, by') to pair first_tile / 2 + t * grid_dim_x() / 2>
+  //   by = by' * 2 + first_tile % 2        # pair_dim_ 1
   Stmt PerTile(const ir::Var& t, Stmt body, const ir::Var& group = {},
                const ir::Var& turn = {}) {
     Expr tile = Expr(first_tile_) + Expr(t) * GridDimX();
-    const auto& vars = kernel_->block_vars;
+    std::vector<ir::Var> vars = kernel_->block_vars;
+    std::vector<Expr> grid = kernel_->grid;
+    ir::Var paired;
+    if (pair_dim_ >= 0) {
+      tile = Expr(first_tile_) / 2 + Expr(t) * (GridDimX() / 2);
+      paired = vars[pair_dim_];
+      vars[pair_dim_] = ir::Var(paired->name + "_pair");
+      grid[pair_dim_] = Expr(*ir::AsConstInt(grid[pair_dim_]) / 2);
+    }
     std::vector<Stmt> s;
     if (group.defined()) s.push_back(Let(t, Expr(turn) * 2 + group));
     if (vars.size() == 1) {
       s.push_back(Let(vars[0], tile));
     } else {
-      for (Stmt& let :
-           BindRasterizedBlock(tile, vars[0], vars[1], kernel_->grid[0],
-                               kernel_->grid[1], panel_, column_major_))
+      for (Stmt& let : BindRasterizedBlock(tile, vars[0], vars[1], grid[0],
+                                           grid[1], panel_, column_major_))
         s.push_back(std::move(let));
     }
+    if (paired.defined()) {
+      s.push_back(
+          Let(paired, Expr(vars[pair_dim_]) * 2 + Expr(first_tile_) % 2));
+    }
     s.push_back(std::move(body));
-    Expr tiles = ir::CeilDiv(Tiles() - first_tile_, GridDimX());
+    Expr tiles = BlockTiles();
     if (group.defined()) {
       return MakeFor(turn, Expr(0), ir::CeilDiv(tiles - group, Expr(2)),
                      ir::ForKind::kSerial, ir::Seq(s));
@@ -228,6 +281,12 @@ class Specializer {
     // earlier fills (without them, a group could pass a wait on a fill two
     // phases ahead of the barrier's).
     const bool pingpong = persistent && PingpongFits();
+    pair_dim_ = PairDim(split, persistent, pingpong);
+    if (pair_dim_ >= 0) {
+      state_.cluster_size = 2;
+      state_.cluster_var = kernel_->block_vars[pair_dim_];
+      state_.cluster_empty = empty.get();
+    }
     ir::Var group, turn;
     ir::Buffer order;
     if (pingpong) {
@@ -310,12 +369,32 @@ class Specializer {
       producer = PerTile(producer_tile, producer);
       consumer_body = PerTile(consumer_tile, consumer_body, group, turn);
     }
+    // A cluster pair's consumers release each stage in both blocks, one
+    // arrival per warp on each: the stage is free when both pairs' reads
+    // of it (the tiles multicast into it) are done.
     std::vector<Expr> ones(stages, Expr(1)),
-        consumers(stages, Expr(state_.threads));
+        consumers(stages, Expr(pair_dim_ >= 0 ? 2 * state_.threads / 32
+                                              : state_.threads));
     top.insert(top.begin(),
                {ir::MakeStmt<ir::MbarrierInitNode>(full, ones, loop.loc),
                 ir::MakeStmt<ir::MbarrierInitNode>(empty, consumers, loop.loc),
                 ir::MakeStmt<ir::SyncThreadsNode>(loop.loc)});
+    if (pair_dim_ >= 0) {
+      // The peer's barriers are initialized before the first multicast or
+      // remote arrival reaches them.
+      top.insert(top.begin() + 3, Intrin(Intrinsic::kClusterSync, {}));
+      // The block stays until the peer's consumers have released every
+      // stage of its own (their arrivals land in this block's barriers):
+      // the producer waits on the empty barriers as `stages` more
+      // iterations would.
+      ir::Var j("drain");
+      Expr i = BlockTiles() * loop.extent + j;
+      producer = ir::Seq(
+          {producer,
+           MakeFor(j, Expr(0), Expr(stages), ir::ForKind::kSerial,
+                   ir::MakeStmt<ir::MbarrierWaitParityNode>(
+                       empty, i % stages, (i / stages + 1) % 2, loop.loc))});
+    }
     if (pingpong) {
       top.insert(
           top.begin() + 2,
@@ -339,6 +418,7 @@ class Specializer {
   BufferMap staged_;
   bool done_ = false;
   ir::Var first_tile_;  // defined: the grid is persistent
+  int pair_dim_ = -1;   // >= 0: the grid dimension of cluster pairs
   int panel_ = 0;       // the kernel's T.use_swizzle
   bool column_major_ = false;
 };
@@ -346,6 +426,11 @@ class Specializer {
 }  // namespace
 
 absl::Status WarpSpecialize(LoweringState& state) {
+  if (state.config.cluster_size != 1 && state.config.cluster_size != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("PassConfig::cluster_size is ", state.config.cluster_size,
+                     "; clusters of 1 or 2 blocks are supported"));
+  }
   // Order / stage lists are checked on every path, specialized or not.
   absl::Status checked = absl::OkStatus();
   ForEachStmt(state.program.body, [&](const Stmt& s) {

@@ -81,6 +81,18 @@ std::vector<std::string> Schedule(const passes::LoweringState& st) {
     out.push_back(
         "persistent grid: at most one block per SM, looping over "
         "the output tiles");
+  if (st.cluster_size > 1) {
+    out.push_back(absl::StrCat("clusters of ", st.cluster_size,
+                               " blocks on tiles next to each other "
+                               "along ",
+                               st.cluster_var->name,
+                               ", multicasting the operand tiles both read"));
+  } else if (st.config.cluster_size > 1 && st.producer_threads > 0) {
+    out.push_back(
+        "clusters: none (a 2-d persistent grid of one consumer group with an "
+        "even tile count along a block index that a copy's source does not "
+        "use, src/passes/warp_specialize.h)");
+  }
   return out;
 }
 
@@ -124,6 +136,7 @@ absl::StatusOr<std::shared_ptr<KernelImpl>> CompileCuda(
   impl->alignment = state.alignment;
   impl->tensor_maps = state.tensor_maps;
   impl->persistent = state.persistent;
+  impl->cluster_size = state.cluster_size;
   impl->schedule = Schedule(state);
   impl->cubin = *cubin;
   impl->signature = gen->signature;

@@ -45,11 +45,13 @@ absl::Status LaunchCuda(const runtime::KernelImpl& k,
     // One block per SM, each looping over the tiles (warp_specialize.h).
     absl::StatusOr<int> sms = jit::MultiprocessorCount(*context);
     if (!sms.ok()) return sms.status();
-    config.grid.x = std::min(config.grid.x, static_cast<uint32_t>(*sms));
+    if (k.cluster_size == 1)
+      config.grid.x = std::min(config.grid.x, static_cast<uint32_t>(*sms));
   }
   config.block.x = static_cast<uint32_t>(k.threads);
   config.dynamic_smem_bytes = static_cast<uint32_t>(k.dynamic_smem_bytes);
   config.stream = reinterpret_cast<CUstream>(stream);
+  config.cluster_x = static_cast<uint32_t>(k.cluster_size);
   jit::KernelArgs args;
   for (const TensorView& t : tensors)
     args.AddPointer(static_cast<CUdeviceptr>(t.data));
@@ -74,6 +76,15 @@ absl::Status LaunchCuda(const runtime::KernelImpl& k,
                        loaded.status().message()));
     }
     return loaded.status();
+  }
+  if (k.persistent && k.cluster_size > 1) {
+    // As many clusters as run at once (a second wave of a few would double
+    // the time), each looping over its pairs of tiles.
+    absl::StatusOr<int> clusters = loaded->MaxActiveClusters(config);
+    if (!clusters.ok()) return clusters.status();
+    const uint32_t most =
+        static_cast<uint32_t>(std::max(*clusters, 1) * k.cluster_size);
+    config.grid.x = std::min(config.grid.x, most);
   }
   return loaded->Launch(config, args);
 }

@@ -43,7 +43,9 @@ struct KernelImpl {
   std::vector<ir::Expr> grid;
   std::vector<passes::AlignmentRequirement> alignment;
   std::vector<passes::TensorMapParam> tensor_maps;  // encoded at launch
-  bool persistent = false;            // grid.x capped at the device's SM count
+  bool persistent = false;  // grid.x capped at the device's SM count
+  int cluster_size = 1;     // blocks per cluster (persistent: capped at the
+                            // clusters that fit the device at once)
   std::vector<std::string> schedule;  // CompiledKernel::schedule()
   jit::CachedCubin cubin;
   jit::KernelSignature signature;

@@ -123,18 +123,19 @@ std::string Target::ToString() const {
 }
 
 std::string PassConfig::ToString() const {
-  return absl::StrCat("tma_lower=", !disable_tma_lower,
-                      " warp_specialized=", !disable_warp_specialized,
-                      " async_copy=", !disable_async_copy,
-                      " thread_sync=", !disable_thread_sync,
-                      " wgmma=", !disable_wgmma,
-                      " persistent_grid=", !disable_persistent_grid,
-                      // Only when set: the default's text (part of every
-                      // generated source and cache key) stays as it was.
-                      pingpong_consumers ? " pingpong_consumers=1" : "",
-                      disable_tma_store_epilogue ? " tma_store_epilogue=0" : "",
-                      consumer_gemm_turns ? " consumer_gemm_turns=1" : "",
-                      bulk_reduce_atomics ? " bulk_reduce_atomics=1" : "");
+  return absl::StrCat(
+      "tma_lower=", !disable_tma_lower,
+      " warp_specialized=", !disable_warp_specialized,
+      " async_copy=", !disable_async_copy,
+      " thread_sync=", !disable_thread_sync, " wgmma=", !disable_wgmma,
+      " persistent_grid=", !disable_persistent_grid,
+      // Only when set: the default's text (part of every
+      // generated source and cache key) stays as it was.
+      pingpong_consumers ? " pingpong_consumers=1" : "",
+      disable_tma_store_epilogue ? " tma_store_epilogue=0" : "",
+      consumer_gemm_turns ? " consumer_gemm_turns=1" : "",
+      bulk_reduce_atomics ? " bulk_reduce_atomics=1" : "",
+      cluster_size != 1 ? absl::StrCat(" cluster_size=", cluster_size) : "");
 }
 
 }  // namespace tessel

@@ -14,6 +14,7 @@
 #include <cuda_fp8.h>
 
 #include "atomics.cuh"
+#include "cluster.cuh"
 #include "convert.cuh"
 #include "copy_async.cuh"
 #include "float_minmax.cuh"

@@ -19,6 +19,11 @@ Stmt Lowerer::Visit(const ir::MbarrierInitNode* op) {
 
 Stmt Lowerer::Visit(const ir::MbarrierArriveNode* op) {
   if (arrived_early_.count(op)) return ir::Seq({});  // wgmma_pipeline.cc
+  // A cluster pair's stage release (warp_specialize.h).
+  if (op->barriers.get() == st_.cluster_empty) {
+    return Intrin(Intrinsic::kMbarrierArrivePair,
+                  {ir::Load(op->barriers, {MutateExpr(op->index)})});
+  }
   return Intrin(Intrinsic::kMbarrierArrive,
                 {ir::Load(op->barriers, {MutateExpr(op->index)})});
 }

@@ -1,6 +1,9 @@
 // T.copy on the TMA (copies warp_specialize gave a barrier): the issuing
 // thread starts the boxes of the copy's tensor map (passes/tma_copy.h);
-// they land in the tile asynchronously and complete on the barrier.
+// they land in the tile asynchronously and complete on the barrier. In a
+// cluster pair (LoweringState::cluster_size 2) a copy both blocks make
+// (its source does not use cluster_var) is split by rows: each block
+// loads its half of every box and multicasts it into both.
 #include "src/passes/lower/lowerer.h"
 
 #include "src/passes/intrinsics.h"
@@ -36,20 +39,37 @@ Stmt Lowerer::LowerTmaCopy(const ir::CopyNode& c) {
     Fail(&c, "a TMA copy whose " + why + " (a tessel bug)");
     return Self(&c);
   }
-  const int map = TensorMapOf(*plan);
+  bool multicast = st_.cluster_size == 2;
+  for (const Expr& e : c.src.start)
+    multicast &= !UsesVar(e, st_.cluster_var.get());
+  std::optional<TmaCopyPlan> half;
+  if (multicast) half = HalfRowsPlan(*plan);
+  const int map = TensorMapOf(half ? *half : *plan);
   ir::Region src = MutateRegion(c.src), dst = MutateRegion(c.dst);
   Expr bar = ir::Load(c.barrier, {MutateExpr(c.barrier_index)});
+  // This block's half: rows [rank * half, (rank + 1) * half) of each box.
+  Expr row0;
+  if (half) {
+    row0 = IntrinExpr(DataType::kI32, Intrinsic::kClusterRank, {}) *
+           Expr(half->box[half->rows_dim]);
+  }
   std::vector<Stmt> out;
   const int last = src.rank() - 1;
   for (int j = 0; j < plan->boxes; ++j) {
     const int col = static_cast<int>(j * plan->box_cols);
     std::vector<Expr> idx = dst.start;
     idx.back() = Expr(col);
+    if (half) idx[idx.size() - 2] = idx[idx.size() - 2] + row0;
     std::vector<Expr> args{
         Expr(map), SharedAddr(dst.buffer, SharedOffset(dst.buffer, idx)), bar};
-    for (int d = last; d >= 0; --d)
-      args.push_back(d == last && col > 0 ? src.start[d] + col : src.start[d]);
-    out.push_back(Intrin(Intrinsic::kTmaLoad, args));
+    if (half) args.push_back(Expr(0b11));
+    for (int d = last; d >= 0; --d) {
+      Expr at = d == last && col > 0 ? src.start[d] + col : src.start[d];
+      if (half && d == half->rows_dim) at = at + row0;
+      args.push_back(at);
+    }
+    out.push_back(Intrin(
+        half ? Intrinsic::kTmaLoadMulticast : Intrinsic::kTmaLoad, args));
   }
   return ir::Seq(out);
 }

@@ -50,6 +50,18 @@
 // which also keeps the full barriers' parity waits exact (a group never
 // waits on a stage whose earlier fill the other group has not waited on).
 //
+// Cluster pairs (PassConfig::cluster_size 2; persistent 2-d grid, one
+// consumer group, an even tile count along the paired block index): blocks
+// 2c and 2c + 1 take tiles next to each other along by (or bx), and a copy
+// whose source does not use that index is shared: each block loads half of
+// every box's rows and the TMA multicasts it into both (lower/tma_copy.cc).
+// The full barriers expect the whole tile as before; the empty barriers
+// count two arrivals per consumer warp (this block's lane 0, the peer's
+// lane 1: a stage is refilled only when both blocks have read it). A
+// cluster_sync after the barrier inits, and the producer waits on the empty
+// barriers for `stages` more iterations before it exits, so no block leaves
+// while its peer may still arrive on its barriers.
+//
 // Applies to the kernel's one Pipelined loop (num_stages >= 2, 128, 256 or
 // 384 threads) whose global -> shared copies the TMA can all make
 // (tma_copy.h) and whose body reads their tiles only through gemms, after

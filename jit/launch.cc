@@ -59,6 +59,27 @@ absl::Status RaiseDynamicSmem(const LoadedModule& const_module,
   return absl::OkStatus();
 }
 
+// A launch of `config` with its cluster attribute; `cluster` must outlive
+// the returned config.
+CUlaunchConfig ClusterLaunch(const LaunchConfig& config,
+                             CUlaunchAttribute& cluster) {
+  cluster = {};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = config.cluster_x;
+  cluster.value.clusterDim.y = 1;
+  cluster.value.clusterDim.z = 1;
+  CUlaunchConfig lc{};
+  lc.gridDimX = config.grid.x, lc.gridDimY = config.grid.y;
+  lc.gridDimZ = config.grid.z;
+  lc.blockDimX = config.block.x, lc.blockDimY = config.block.y;
+  lc.blockDimZ = config.block.z;
+  lc.sharedMemBytes = config.dynamic_smem_bytes;
+  lc.hStream = config.stream;
+  lc.attrs = &cluster;
+  lc.numAttrs = 1;
+  return lc;
+}
+
 }  // namespace
 
 std::string ArgSpecName(const ArgSpec& spec) {
@@ -152,18 +173,8 @@ absl::Status LoadedKernel::Launch(const LaunchConfig& config,
                              config.dynamic_smem_bytes, config.stream,
                              params.data(), nullptr));
     }
-    CUlaunchAttribute cluster{};
-    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    cluster.value.clusterDim.x = config.cluster_x;
-    cluster.value.clusterDim.y = 1;
-    cluster.value.clusterDim.z = 1;
-    CUlaunchConfig lc{};
-    lc.gridDimX = g.x, lc.gridDimY = g.y, lc.gridDimZ = g.z;
-    lc.blockDimX = b.x, lc.blockDimY = b.y, lc.blockDimZ = b.z;
-    lc.sharedMemBytes = config.dynamic_smem_bytes;
-    lc.hStream = config.stream;
-    lc.attrs = &cluster;
-    lc.numAttrs = 1;
+    CUlaunchAttribute cluster;
+    CUlaunchConfig lc = ClusterLaunch(config, cluster);
     return TESSEL_CU_CALL(
         cu, cuLaunchKernelEx(&lc, module.function, params.data(), nullptr));
   };
@@ -205,19 +216,8 @@ absl::StatusOr<int> LoadedKernel::MaxActiveClusters(
       return s;
     }
   }
-  CUlaunchAttribute cluster{};
-  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  cluster.value.clusterDim.x = config.cluster_x;
-  cluster.value.clusterDim.y = 1;
-  cluster.value.clusterDim.z = 1;
-  CUlaunchConfig lc{};
-  lc.gridDimX = config.grid.x, lc.gridDimY = config.grid.y;
-  lc.gridDimZ = config.grid.z;
-  lc.blockDimX = b.x, lc.blockDimY = b.y, lc.blockDimZ = b.z;
-  lc.sharedMemBytes = config.dynamic_smem_bytes;
-  lc.hStream = config.stream;
-  lc.attrs = &cluster;
-  lc.numAttrs = 1;
+  CUlaunchAttribute cluster;
+  CUlaunchConfig lc = ClusterLaunch(config, cluster);
   ScopedContext scoped(cu, module.context);
   if (!scoped.status().ok()) return scoped.status();
   int clusters = 0;

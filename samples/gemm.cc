@@ -255,10 +255,15 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
     w.shape += " +bias+relu";
   }
   if (!c.tma_store) w.shape += " direct-stores";  // the default is TMA stores
+  // The tile's schedule switches, on the gemm step (not the reduce).
+  auto schedule = [&c](Step& gemm) {
+    gemm.pass_config.pingpong_consumers = c.tile.pingpong;
+    gemm.pass_config.cluster_size = c.tile.cluster;
+    gemm.pass_config.disable_persistent_grid = !c.tile.persistent;
+    gemm.pass_config.disable_tma_store_epilogue = !c.tma_store;
+  };
   w.steps.push_back({.program = program, .args = args});
-  w.steps[0].pass_config.pingpong_consumers = c.tile.pingpong;
-  w.steps[0].pass_config.cluster_size = c.tile.cluster;
-  w.steps[0].pass_config.disable_tma_store_epilogue = !c.tma_store;
+  schedule(w.steps[0]);
   if (const int slices = GemmKSlices(c); slices > 1) {
     // The gemm stores each K slice's partial sums, the reduce kernel adds
     // them (and the bias) into C.
@@ -268,9 +273,7 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
     args.insert(args.begin(), "partials");
     w.steps = {{.program = program, .args = {"A", "B", "partials"}},
                {.program = reduce, .args = args}};
-    w.steps[0].pass_config.pingpong_consumers = c.tile.pingpong;
-    w.steps[0].pass_config.cluster_size = c.tile.cluster;
-    w.steps[0].pass_config.disable_tma_store_epilogue = !c.tma_store;
+    schedule(w.steps[0]);
     w.shape += absl::StrCat(" split_k=", slices);
   }
   w.outputs = {"C"};

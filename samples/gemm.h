@@ -63,6 +63,9 @@ struct GemmTile {
   // sm_90a: PassConfig::cluster_size, blocks in pairs along M that share
   // B's tile, each loading half of it for both (TMA multicast).
   int cluster = 1;
+  // sm_90a: false sets PassConfig::disable_persistent_grid (one block per
+  // output tile instead of one per SM looping over the tiles).
+  bool persistent = true;
 };
 
 // The default tile for sm_<sm> (samples/gemm_tile.cc): on sm_90 and later

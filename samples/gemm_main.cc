@@ -58,7 +58,9 @@ absl::Status TuneTiles(std::vector<GemmConfig>& configs,
                                              {"stages", "num_stages"},
                                              {"threads", "threads"},
                                              {"panel", "panel"},
-                                             {"pingpong", "pingpong"}});
+                                             {"pingpong", "pingpong"},
+                                             {"cluster", "cluster"},
+                                             {"persistent", "persistent"}});
     std::cout << "tuning gemm " << c.M << "x" << c.N << "x" << c.K << " "
               << DtypeName(c.in_dtype) << "->" << DtypeName(c.out_dtype) << " "
               << GemmLayoutName(c.layout) << "\n";
@@ -114,12 +116,17 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                           flags.Has("split-k");
   int cluster = 1;
   SAMPLES_RETURN_IF_ERROR(flags.Ints({{"cluster", &cluster}}));
+  // Also a pass-config switch of every sample (sample_main.cc); the tile
+  // carries it so that --tune can pin it or choose it.
+  SAMPLES_ASSIGN_OR_RETURN(const bool persistent,
+                           flags.Bool("persistent", true));
   auto with = [&](int m, int n, int k) {
     GemmConfig c = base;
     c.M = m, c.N = n, c.K = k;
     if (args.backend == Backend::kGpu && !tile_flags && !pingpong)
       c.tile = DefaultGemmTile(sm, c.in_dtype, m, n, k, sms);
     if (flags.Has("cluster")) c.tile.cluster = cluster;
+    c.tile.persistent = persistent;
     return c;
   };
   // --tune alone tunes the bench size.

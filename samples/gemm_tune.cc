@@ -19,6 +19,17 @@ constexpr TileField kTileFields[] = {
     {"block_m", &GemmTile::block_m}, {"block_n", &GemmTile::block_n},
     {"block_k", &GemmTile::block_k}, {"num_stages", &GemmTile::num_stages},
     {"threads", &GemmTile::threads}, {"panel", &GemmTile::panel},
+    {"cluster", &GemmTile::cluster},
+};
+
+// Schedule switches of the tile, 0 / 1 parameters.
+struct SwitchField {
+  const char* name;
+  bool GemmTile::*field;
+};
+constexpr SwitchField kSwitchFields[] = {
+    {"pingpong", &GemmTile::pingpong},
+    {"persistent", &GemmTile::persistent},
 };
 
 int64_t SharedBytes(const GemmConfig& c, const TuneConfig& t) {
@@ -32,18 +43,23 @@ int64_t SharedBytes(const GemmConfig& c, const TuneConfig& t) {
 TuneConfig GemmTileConfig(const GemmTile& tile) {
   TuneConfig c;
   for (const TileField& f : kTileFields) c.Set(f.name, tile.*f.field);
-  c.Set("pingpong", tile.pingpong ? 1 : 0);
+  for (const SwitchField& f : kSwitchFields)
+    c.Set(f.name, tile.*f.field ? 1 : 0);
   return c;
 }
 
 absl::StatusOr<GemmTile> GemmTileFromConfig(const TuneConfig& config,
                                             GemmTile base) {
   for (const auto& [name, value] : config.values()) {
-    if (name == "pingpong") {
+    const SwitchField* on_off = nullptr;
+    for (const SwitchField& f : kSwitchFields) {
+      if (name == f.name) on_off = &f;
+    }
+    if (on_off != nullptr) {
       if (!value.is_int() || (value.int_value() != 0 && value.int_value() != 1))
         return absl::InvalidArgumentError(absl::StrCat(
-            "gemm tile: pingpong=", value.ToString(), " is not 0 or 1"));
-      base.pingpong = value.int_value() == 1;
+            "gemm tile: ", name, "=", value.ToString(), " is not 0 or 1"));
+      base.*on_off->field = value.int_value() == 1;
       continue;
     }
     const TileField* field = nullptr;
@@ -76,6 +92,11 @@ TuneSpace GemmTuneSpace(const GemmConfig& config, const Target& target,
   const bool hopper = target.sm() >= 90;
   std::vector<TuneValue> stages = {2, 3, 4};
   if (hopper) stages.push_back(6);
+  // sm_90a's schedules: persistent or one block per tile; cluster pairs
+  // (PassConfig::cluster_size) on the persistent cooperative kernel.
+  const std::vector<TuneValue> off = {0};
+  const std::vector<TuneValue> on = {1};
+  const std::vector<TuneValue> both = {0, 1};
   return TuneSpace::Product(
       {PinnedAxis("block_m", {64, 128, 256}, pinned),
        PinnedAxis("block_n", {64, 128, 256}, pinned),
@@ -83,10 +104,11 @@ TuneSpace GemmTuneSpace(const GemmConfig& config, const Target& target,
        PinnedAxis("num_stages", stages, pinned),
        PinnedAxis("threads", {128, 256}, pinned),
        PinnedAxis("panel", {config.tile.panel}, pinned),
-       PinnedAxis(
-           "pingpong",
-           hopper ? std::vector<TuneValue>{0, 1} : std::vector<TuneValue>{0},
-           pinned)},
+       PinnedAxis("pingpong", hopper ? both : off, pinned),
+       PinnedAxis("cluster", hopper ? std::vector<TuneValue>{1, 2} : on,
+                  pinned),
+       PinnedAxis("persistent", hopper ? std::vector<TuneValue>{1, 0} : on,
+                  pinned)},
       [config, max_shared, pinned](const TuneConfig& t) {
         const int64_t m = t.Int("block_m", 0), n = t.Int("block_n", 0);
         const int64_t per_thread =
@@ -102,6 +124,18 @@ TuneSpace GemmTuneSpace(const GemmConfig& config, const Target& target,
           return false;
         }
         if (free("num_stages") && st == 6 && !pp) return false;
+        // Pairs and ping-pong need the persistent grid, and pairs take one
+        // consumer group (ping-pong has two): the pass ignores them
+        // elsewhere, so such candidates would repeat another.
+        const bool pair = t.Int("cluster", 1) == 2;
+        const bool persistent = t.Int("persistent", 1) == 1;
+        if ((free("cluster") || free("persistent")) && pair && !persistent) {
+          return false;
+        }
+        if ((free("pingpong") || free("persistent")) && pp && !persistent) {
+          return false;
+        }
+        if ((free("cluster") || free("pingpong")) && pair && pp) return false;
         if ((free("block_m") || free("block_n")) && (m > 2 * n || n > 2 * m)) {
           return false;
         }
@@ -112,14 +146,17 @@ TuneSpace GemmTuneSpace(const GemmConfig& config, const Target& target,
       });
 }
 
+void ApplyGemmSchedule(const TuneConfig& config, CompileOptions& options) {
+  options.pass_config.pingpong_consumers = config.Int("pingpong", 0) == 1;
+  options.pass_config.cluster_size = static_cast<int>(config.Int("cluster", 1));
+  options.pass_config.disable_persistent_grid |=
+      config.Int("persistent", 1) == 0;
+}
+
 absl::StatusOr<TuneResult> TuneGemm(const GemmConfig& config,
                                     const TuneSpace& space,
                                     const TuneOptions& options, uint64_t seed) {
   SAMPLES_ASSIGN_OR_RETURN(Workload w, GemmWorkload(config, seed));
-  // The ping-pong axis is a pass config of the candidate, not its program.
-  auto pingpong = [](const TuneConfig& t, CompileOptions& o) {
-    o.pass_config.pingpong_consumers = t.Int("pingpong", 0) == 1;
-  };
   return TuneWorkload(
       w, absl::StrCat("gemm_", std::string(GemmLayoutName(config.layout))),
       space,
@@ -129,7 +166,7 @@ absl::StatusOr<TuneResult> TuneGemm(const GemmConfig& config,
                                  GemmTileFromConfig(t, config.tile));
         return GemmProgram(candidate);
       },
-      options, pingpong);
+      options, ApplyGemmSchedule);
 }
 
 }  // namespace tessel::samples

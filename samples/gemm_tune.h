@@ -7,8 +7,9 @@
 //       c, space, {.progress = &std::cout});
 //   if (r.ok()) c.tile = *tessel::samples::GemmTileFromConfig(r->best, c.tile);
 //
-// Parameters: block_m, block_n, block_k, num_stages, threads, panel (the
-// fields of GemmTile). Each candidate runs on one set of random inputs and is
+// Parameters: block_m, block_n, block_k, num_stages, threads, panel,
+// cluster, and the 0 / 1 switches pingpong and persistent (the fields of
+// GemmTile). Each candidate runs on one set of random inputs and is
 // checked against the float64 reference (computed once, at the first check)
 // before it is timed.
 #ifndef TESSEL_SAMPLES_GEMM_TUNE_H_
@@ -34,10 +35,17 @@ absl::StatusOr<GemmTile> GemmTileFromConfig(const TuneConfig& config,
 // A small space around the default tile: block_m x block_n of 64..256 (no
 // tile thinner than 1:2), block_k 32 or 64, 2 to 4 stages, 128 or 256
 // threads, filtered to tiles that fit the target's shared memory and give
-// each thread 32 to 128 accumulators. Axes named in `pinned` take its value
+// each thread 32 to 128 accumulators. On sm_90a also the schedules: ping-pong
+// (128 threads, 4 or 6 stages), cluster pairs, persistent or not (pairs and
+// ping-pong only persistent, never both). Axes named in `pinned` take its value
 // only (the command line's --block-m etc.).
 TuneSpace GemmTuneSpace(const GemmConfig& config, const Target& target,
                         const TuneConfig& pinned = {});
+
+// The schedule axes (pingpong, cluster, persistent) are pass configs, not
+// program changes: this sets them on a candidate's compile options, as
+// GemmWorkload does on its steps from the tile.
+void ApplyGemmSchedule(const TuneConfig& config, CompileOptions& options);
 
 // Tunes config's tile (config.tile fills what the space leaves out) on
 // device 0, as tessel::autotune does; Unavailable without a GPU.

@@ -209,12 +209,14 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
   for (Workload& w : workloads) {
     // Graph-timed records pair only with peers timed the same way.
     if (cuda_graph) w.label.variant = WithCudaGraph(w.label.variant);
+    // The flags switch steps off; they never switch on what a workload's
+    // step turned off itself (linear attention's mbarrier variant).
     for (Step& step : w.steps) {
-      step.pass_config.disable_wgmma = switches.disable_wgmma;
-      step.pass_config.disable_tma_lower = switches.disable_tma_lower;
-      step.pass_config.disable_warp_specialized =
+      step.pass_config.disable_wgmma |= switches.disable_wgmma;
+      step.pass_config.disable_tma_lower |= switches.disable_tma_lower;
+      step.pass_config.disable_warp_specialized |=
           switches.disable_warp_specialized;
-      step.pass_config.disable_persistent_grid =
+      step.pass_config.disable_persistent_grid |=
           switches.disable_persistent_grid;
     }
   }

@@ -129,6 +129,32 @@ TEST(AutotuneGpu, TunesTheSampleGemm) {
   ExpectMatchesReference(second->kernel, gemm);
 }
 
+TEST(AutotuneGpu, TunesTheScheduleAxes) {
+  TESSEL_SKIP_WITHOUT_GPU();
+  // One tile, its schedules free: persistent alone, in cluster pairs (4 x 4
+  // tiles: pairs along M), one block per tile. Every one must pass the
+  // float64 check the tuner runs before timing.
+  const samples::GemmConfig gemm = autotuner::testing::Gemm512();
+  const TuneSpace space = samples::GemmTuneSpace(gemm, Target::detect(),
+                                                 {{"block_m", 128},
+                                                  {"block_n", 128},
+                                                  {"block_k", 64},
+                                                  {"num_stages", 3},
+                                                  {"threads", 256},
+                                                  {"pingpong", 0}});
+  absl::StatusOr<std::vector<TuneConfig>> configs = space.Enumerate();
+  ASSERT_TRUE(configs.ok()) << configs.status();
+  ASSERT_EQ(configs->size(), Target::detect().sm() >= 90 ? 3u : 1u);
+  std::ostringstream progress;
+  absl::StatusOr<TuneResult> r = samples::TuneGemm(
+      gemm, space, {.persist = false, .progress = &progress});
+  std::cout << progress.str();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->timed, static_cast<int>(configs->size()));
+  EXPECT_EQ(r->failed, 0);
+  ExpectMatchesReference(r->kernel, gemm);
+}
+
 TEST(AutotuneGpu, NoCheckStillLaunchesAndTimes) {
   TESSEL_SKIP_WITHOUT_GPU();
   // Without a check the candidate must at least launch; the args' shapes

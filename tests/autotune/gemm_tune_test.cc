@@ -27,7 +27,7 @@ TEST(GemmTune, TileConfigRoundTrip) {
   TuneConfig c = samples::GemmTileConfig(tile);
   EXPECT_EQ(c.ToString(),
             "block_m=128 block_n=64 block_k=32 num_stages=2 threads=128 "
-            "panel=4 pingpong=0");
+            "panel=4 cluster=1 pingpong=0 persistent=1");
   absl::StatusOr<GemmTile> back = samples::GemmTileFromConfig(c);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->block_n, 64);
@@ -44,6 +44,13 @@ TEST(GemmTune, TileConfigRoundTrip) {
   EXPECT_EQ(samples::GemmTileConfig(*back).Int("pingpong", 0), 1);
   EXPECT_EQ(samples::GemmTileFromConfig({{"pingpong", 2}}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // So are the persistent grid and the cluster size.
+  back = samples::GemmTileFromConfig({{"persistent", 0}, {"cluster", 2}}, tile);
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->persistent);
+  EXPECT_EQ(back->cluster, 2);
+  EXPECT_THAT(samples::GemmTileFromConfig({{"persistent", 3}}).status().message(),
+              HasSubstr("persistent=3 is not 0 or 1"));
 }
 
 TEST(GemmTune, TileConfigErrors) {
@@ -62,8 +69,9 @@ TEST(GemmTune, SpaceIsSmallSaneAndBuilds) {
   absl::StatusOr<std::vector<TuneConfig>> configs =
       samples::GemmTuneSpace(gemm, Target::sm90a()).Enumerate();
   ASSERT_TRUE(configs.ok()) << configs.status();
-  // 54 cooperative tiles, 16 ping-pong ones (128 threads, 4 or 6 stages).
-  EXPECT_EQ(configs->size(), 70u);
+  // 54 cooperative tiles, each persistent alone or in cluster pairs or not
+  // persistent; 16 ping-pong ones (128 threads, 4 or 6 stages, persistent).
+  EXPECT_EQ(configs->size(), 54u * 3 + 16);
   // The measured default is a candidate.
   const TuneConfig def = samples::GemmTileConfig(GemmTile{});
   EXPECT_NE(std::find(configs->begin(), configs->end(), def), configs->end());
@@ -76,14 +84,25 @@ TEST(GemmTune, SpaceIsSmallSaneAndBuilds) {
     candidate.tile = *samples::GemmTileFromConfig(c, gemm.tile);
     EXPECT_TRUE(samples::GemmProgram(candidate).ok()) << c.ToString();
   }
+  int pairs = 0, one_per_tile = 0;
   for (const TuneConfig& c : *configs) {
+    const bool persistent = c.Int("persistent", 0) == 1;
     if (c.Int("pingpong", 0) == 1) {
       EXPECT_EQ(c.Int("threads", 0), 128) << c.ToString();
       EXPECT_GE(c.Int("num_stages", 0), 4) << c.ToString();
+      EXPECT_TRUE(persistent) << c.ToString();
+      EXPECT_EQ(c.Int("cluster", 0), 1) << c.ToString();
     } else {
       EXPECT_LE(c.Int("num_stages", 0), 4) << c.ToString();
     }
+    if (c.Int("cluster", 0) == 2) {
+      EXPECT_TRUE(persistent) << c.ToString();
+      ++pairs;
+    }
+    if (!persistent) ++one_per_tile;
   }
+  EXPECT_EQ(pairs, 54);
+  EXPECT_EQ(one_per_tile, 54);
   // A smaller shared memory filters the largest tiles out; sm_80 has no
   // ping-pong schedule.
   absl::StatusOr<std::vector<TuneConfig>> sm80 =
@@ -92,6 +111,8 @@ TEST(GemmTune, SpaceIsSmallSaneAndBuilds) {
   EXPECT_LT(sm80->size(), 54u);
   for (const TuneConfig& c : *sm80) {
     EXPECT_EQ(c.Int("pingpong", 1), 0) << c.ToString();
+    EXPECT_EQ(c.Int("cluster", 0), 1) << c.ToString();
+    EXPECT_EQ(c.Int("persistent", 0), 1) << c.ToString();
   }
 }
 
@@ -107,6 +128,35 @@ TEST(GemmTune, PinnedAxesTakeTheirValue) {
     EXPECT_EQ(c.Int("block_m", 0), 64);
     EXPECT_EQ(c.Int("threads", 0), 256);
   }
+}
+
+// The schedule axes change the compiled kernel, not the program: each of
+// persistent, cluster pairs and one block per tile gives its own source.
+TEST(GemmTune, ScheduleAxesReachTheCompiler) {
+  GemmConfig gemm{.M = 512, .N = 512, .K = 512};
+  gemm.tile = {.block_m = 128,
+               .block_n = 128,
+               .block_k = 64,
+               .num_stages = 3,
+               .threads = 256};
+  absl::StatusOr<Program> program = samples::GemmProgram(gemm);
+  ASSERT_TRUE(program.ok()) << program.status();
+  auto source = [&](const TuneConfig& schedule) -> std::string {
+    CompileOptions options{.target = Target::sm90a()};
+    samples::ApplyGemmSchedule(schedule, options);
+    absl::StatusOr<CompiledKernel> k = compile(*program, options);
+    EXPECT_TRUE(k.ok()) << k.status();
+    return k.ok() ? k->source() : "";
+  };
+  const std::string base = source({{"cluster", 1}, {"persistent", 1}});
+  const std::string pair = source({{"cluster", 2}, {"persistent", 1}});
+  const std::string blocks = source({{"cluster", 1}, {"persistent", 0}});
+  EXPECT_THAT(pair, HasSubstr("tl::cluster_sync();"));
+  EXPECT_THAT(base, ::testing::Not(HasSubstr("tl::cluster_sync();")));
+  EXPECT_NE(base, blocks);
+  EXPECT_NE(pair, blocks);
+  // A config without the axes keeps the defaults.
+  EXPECT_EQ(source({}), base);
 }
 
 // Real builds and compiles (NVRTC for sm_90a, no GPU needed) on the

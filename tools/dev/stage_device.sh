@@ -3,6 +3,9 @@
 # .probe/stage/build, laid out as the build folder is (so bench/run_all.py
 # --build works there), with the Abseil libraries the GPU machine lacks.
 # .probe is git-ignored; pass it to the device tool in `carry`.
+# The whole stage is over the device tool's 64 MiB carry; name the binaries
+# a call runs to stage only those (and the libraries):
+#   tools/dev/stage_device.sh samples/gemm bench/cublas_gemm
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 b=build/release
@@ -10,6 +13,13 @@ tools/bundle-runtime-libs.sh "$b" >/dev/null
 dst=.probe/stage/build
 rm -rf .probe/stage && mkdir -p "$dst"
 cd "$b"
+if (($#)); then
+  cp --parents "$@" "../../$dst/"
+  cp -r runtime-libs "../../$dst/"
+  cd ../..
+  du -sh .probe/stage
+  exit 0
+fi
 cp --parents tests/*/*gpu_test tests/codegen/tessel_gemm_bench \
    bench/cublas_gemm bench/jit_bench \
    samples/{gemm,splitk_gemm,linear_attention,flash_attention} \

@@ -146,8 +146,8 @@ TEST(AutotuneGpu, TunesTheScheduleAxes) {
   ASSERT_TRUE(configs.ok()) << configs.status();
   ASSERT_EQ(configs->size(), Target::detect().sm() >= 90 ? 3u : 1u);
   std::ostringstream progress;
-  absl::StatusOr<TuneResult> r = samples::TuneGemm(
-      gemm, space, {.persist = false, .progress = &progress});
+  absl::StatusOr<TuneResult> r =
+      samples::TuneGemm(gemm, space, {.persist = false, .progress = &progress});
   std::cout << progress.str();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->timed, static_cast<int>(configs->size()));

@@ -49,8 +49,9 @@ TEST(GemmTune, TileConfigRoundTrip) {
   ASSERT_TRUE(back.ok());
   EXPECT_FALSE(back->persistent);
   EXPECT_EQ(back->cluster, 2);
-  EXPECT_THAT(samples::GemmTileFromConfig({{"persistent", 3}}).status().message(),
-              HasSubstr("persistent=3 is not 0 or 1"));
+  EXPECT_THAT(
+      samples::GemmTileFromConfig({{"persistent", 3}}).status().message(),
+      HasSubstr("persistent=3 is not 0 or 1"));
 }
 
 TEST(GemmTune, TileConfigErrors) {

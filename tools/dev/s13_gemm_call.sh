@@ -13,7 +13,8 @@
 #   tools/dev/s13_gemm_call.sh .probe/stage/build
 set -u
 S=${1:?staged build folder}
-OUT=${OUT:-/tmp/out}/gemm
+TOP=${OUT:-/tmp/out}
+OUT=$TOP/gemm
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
 export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc TESSEL_REQUIRE_GPU=1
@@ -97,5 +98,8 @@ for r in $(seq 1 "$rounds"); do
   step "gemm-fp8-4096-r$r" 60 "$g" --bench --size=4096x4096x4096 --dtype=e4m3 --layout=NT --json="$OUT/run_fp8_NT_4096x4096x4096_r$r.json"
 done
 python3 tools/dev/s13_gemm_table.py "$OUT" | tee "$OUT/table.txt"
-(cd "$OUT" && tar -czf ../gemm_logs.tar.gz ./*.log && rm -f ./*.log)
-cat "$OUT/summary.txt" "$OUT/table.txt"
+# At most 8 files come back from the device: the table, the summary and
+# one archive of everything.
+cp "$OUT/table.txt" "$OUT/summary.txt" "$TOP"
+(cd "$TOP" && tar -czf gemm.tar.gz gemm && rm -rf gemm)
+cat "$TOP/summary.txt" "$TOP/table.txt"

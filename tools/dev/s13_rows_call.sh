@@ -37,7 +37,7 @@ for k in rmsnorm layernorm softmax; do
   timeout 30 "$S/samples/$k" --backend=gpu --bench --check --size=bench \
     --json="$O/${k}_bench.json" >"$O/${k}_bench.log" 2>&1 || echo "$k bench rc=$?"
 done
-python3 - "$O" <<'PY'
+python3 - "$O" >"$O/table.txt" <<'PY'
 import glob, json, os, re, statistics, sys
 o = sys.argv[1]
 def recs(f):
@@ -80,3 +80,7 @@ for k in ("rmsnorm", "layernorm", "softmax"):
         print(f"bench {k:9} {s:11} {r['ms']:8.4f} eager {e or 0:8.4f} compile {c or 0:8.4f} "
               f"best/t {best / r['ms']:6.3f} %copy {100 * cp / r['ms'] if cp else 0:4.0f} check {r.get('check', '-')}")
 PY
+# At most 8 files come back from the device: the table and one archive.
+cp "$O/table.txt" "${OUT:-/tmp/out}"
+(cd "${OUT:-/tmp/out}" && tar -czf rows.tar.gz rows && rm -rf rows)
+cat "${OUT:-/tmp/out}/table.txt"

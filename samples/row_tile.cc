@@ -19,8 +19,8 @@ RowTile PickRowTile(int N, int block_m, int block_n, int threads,
   if (block_m > 0) {
     t.block_m = block_m;
   } else if (narrow) {
-    t.block_m = std::clamp(kNarrowThreads * narrow_per_thread / t.block_n, 1,
-                           64);
+    t.block_m =
+        std::clamp(kNarrowThreads * narrow_per_thread / t.block_n, 1, 64);
   } else {
     t.block_m = std::clamp(kMaxRow / t.block_n, 1, 64);
   }

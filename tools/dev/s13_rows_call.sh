@@ -4,11 +4,16 @@
 # events (one call with a cold, zero-flushed L2). ROUNDS rounds, each the
 # peers (copy, eager, torch.compile; events), then every candidate tile
 # (float64-checked in round 1), so drift falls on both sides; the table
-# takes medians. The bench sizes (defaults) run once at the end.
+# takes medians. The bench sizes (defaults) run once at the end (BENCH_SIZES=
+# leaves them out). SIZE (default 8192x1024), KERNELS and TILES
+# ("block_m:threads[:grid] ...") pick other candidates.
 #   tools/dev/s13_rows_call.sh .probe/stage/build
 set -u
 S=${1:?staged build folder}
-O=${OUT:-/tmp/out}/rows
+size=${SIZE:-8192x1024}
+kernels=${KERNELS:-"rmsnorm layernorm softmax"}
+name=rows_$size
+O=${OUT:-/tmp/out}/$name
 mkdir -p "$O"
 export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
 export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc_rows
@@ -16,27 +21,29 @@ rounds=${ROUNDS:-3}
 # block_m:threads[:grid]
 tiles=${TILES:-"8:256 1:128 2:128 2:256 4:128 4:256 8:512 16:512 16:256 32:512"}
 for r in $(seq 1 "$rounds"); do
-  timeout 120 python3 bench/peers.py --only norms --compile-norms --row-shapes 8192,1024 \
+  timeout 120 python3 bench/peers.py --only norms --compile-norms --row-shapes "${size/x/,}" \
     --norm-timing events --out "$O/peers_r$r.json" >"$O/peers_r$r.log" 2>&1 ||
     echo "peers r$r rc=$?"
-  for k in rmsnorm layernorm softmax; do
+  for k in $kernels; do
     for t in $tiles; do
       IFS=: read -r bm th grid <<<"$t"
       extra=""; [ -n "$grid" ] && extra="--grid=$grid"
       chk=""; [ "$r" = 1 ] && chk="--check"
-      timeout 30 "$S/samples/$k" --backend=gpu --bench $chk --size=8192x1024 \
+      timeout 30 "$S/samples/$k" --backend=gpu --bench $chk --size=$size \
         --block-m=$bm --threads=$th $extra \
         --json="$O/${k}_${bm}_${th}_${grid:-0}_r$r.json" >"$O/${k}_${bm}_${th}_${grid:-0}_r$r.log" 2>&1 ||
         echo "$k $t r$r rc=$?"
     done
   done
 done
-timeout 120 python3 bench/peers.py --only norms --compile-norms \
-  --norm-timing events --out "$O/peers_bench.json" >"$O/peers_bench.log" 2>&1
-for k in rmsnorm layernorm softmax; do
-  timeout 30 "$S/samples/$k" --backend=gpu --bench --check --size=bench \
-    --json="$O/${k}_bench.json" >"$O/${k}_bench.log" 2>&1 || echo "$k bench rc=$?"
-done
+if [ -n "${BENCH_SIZES-1}" ]; then
+  timeout 120 python3 bench/peers.py --only norms --compile-norms \
+    --norm-timing events --out "$O/peers_bench.json" >"$O/peers_bench.log" 2>&1
+  for k in rmsnorm layernorm softmax; do
+    timeout 30 "$S/samples/$k" --backend=gpu --bench --check --size=bench \
+      --json="$O/${k}_bench.json" >"$O/${k}_bench.log" 2>&1 || echo "$k bench rc=$?"
+  done
+fi
 python3 - "$O" >"$O/table.txt" <<'PY'
 import glob, json, os, re, statistics, sys
 o = sys.argv[1]
@@ -51,7 +58,7 @@ for f in glob.glob(os.path.join(o, "peers_r*.json")):
         if "ms" in r and r.get("variant", "") == "":
             peer.setdefault((r["kernel"], r["impl"]), []).append(r["ms"])
 med = {k: statistics.median(v) for k, v in peer.items()}
-print("peers 8192x1024 (median ms):", {f"{k[0]}/{k[1]}": round(v, 4) for k, v in sorted(med.items())})
+print("peers (median ms):", {f"{k[0]}/{k[1]}": round(v, 4) for k, v in sorted(med.items())})
 runs, checks = {}, {}
 for f in glob.glob(os.path.join(o, "*_r*.json")):
     m = re.match(r"(rmsnorm|layernorm|softmax)_(\d+)_(\d+)_(\d+)_r(\d+)\.json", os.path.basename(f))
@@ -81,6 +88,6 @@ for k in ("rmsnorm", "layernorm", "softmax"):
               f"best/t {best / r['ms']:6.3f} %copy {100 * cp / r['ms'] if cp else 0:4.0f} check {r.get('check', '-')}")
 PY
 # At most 8 files come back from the device: the table and one archive.
-cp "$O/table.txt" "${OUT:-/tmp/out}"
-(cd "${OUT:-/tmp/out}" && tar -czf rows.tar.gz rows && rm -rf rows)
-cat "${OUT:-/tmp/out}/table.txt"
+cp "$O/table.txt" "${OUT:-/tmp/out}/$name.txt"
+(cd "${OUT:-/tmp/out}" && tar -czf $name.tar.gz $name && rm -rf $name)
+cat "${OUT:-/tmp/out}/$name.txt"

@@ -116,13 +116,12 @@ class Specializer {
 
   // A persistent grid: one block per SM loops over the output tiles, so
   // that the producer loads the next tile while the consumers store this
-  // one. For grids of constant size (1 to 3 dims: flash attention's query
-  // or key tiles x heads x batch) whose k loop runs the same iterations for
-  // every tile.
+  // one. For 1-d and 2-d grids of constant size whose k loop runs the same
+  // iterations for every tile.
   bool PersistentFits(const ir::ForNode& loop) const {
     if (state_.config.disable_persistent_grid) return false;
     const auto& grid = kernel_->grid;
-    if (grid.empty() || grid.size() > 3) return false;
+    if (grid.empty() || grid.size() > 2) return false;
     for (const Expr& g : grid)
       if (!ir::AsConstInt(g)) return false;
     for (const ir::Var& b : kernel_->block_vars) {
@@ -234,14 +233,6 @@ class Specializer {
     if (vars.size() == 1) {
       s.push_back(Let(vars[0], tile));
     } else {
-      // A third dim is the slowest: (bx, by) rasterize within each of its
-      // slices.
-      if (vars.size() == 3) {
-        ir::Var in_slice("tile_xy");
-        s.push_back(Let(vars[2], tile / (grid[0] * grid[1])));
-        s.push_back(Let(in_slice, tile % (grid[0] * grid[1])));
-        tile = in_slice;
-      }
       for (Stmt& let : BindRasterizedBlock(tile, vars[0], vars[1], grid[0],
                                            grid[1], panel_, column_major_))
         s.push_back(std::move(let));

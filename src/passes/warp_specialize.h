@@ -29,14 +29,11 @@
 //
 // The empty barriers' first wait (parity 1 of a fresh barrier) passes at
 // once: every stage starts free. On a persistent grid (the default for
-// constant grids of 1 to 3 dims whose loop runs the same steps for every
-// tile; PassConfig::disable_persistent_grid) the kernel's grid becomes the
-// tile count, launch() caps it at the SM count, and both roles wrap their
-// part in `for tile in T.serial(...)`, binding (bx, by) per tile through
-// the kernel's use_swizzle rasterization (a third index, bz, is the
-// slowest) and counting the iteration i = tile * n + k across tiles. The
-// statements before the loop (flash attention's K / V tiles) run per tile
-// on the consumers while the producer already fills the ring for it. The lowering keeps one
+// constant 1-d and 2-d grids; PassConfig::disable_persistent_grid) the
+// kernel's grid becomes the tile count, launch() caps it at the SM count,
+// and both roles wrap their part in `for tile in T.serial(...)`, binding
+// (bx, by) per tile through the kernel's use_swizzle rasterization and
+// counting the iteration i = tile * n + k across tiles. The lowering keeps one
 // wgmma group in flight in the consumer loop and releases a stage when its
 // reads retire (lower/wgmma_pipeline.cc).
 //

@@ -17,8 +17,8 @@ S=${1:?staged build folder}
 TOP=${OUT:-/tmp/out}
 O=$TOP/flash
 mkdir -p "$O"
-export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
-export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc_flash
+source tools/dev/device_steps.sh
+use_stage "$S" /tmp/tc_flash
 fa=$S/samples/flash_attention
 deadline=${DEADLINE:-430}
 S3="--bwd-stages=3"
@@ -27,18 +27,6 @@ XB=TESSEL_WGMMA_ACROSS_BARRIERS=1
 R240=TESSEL_WS_REGISTERS_24_240=1
 san="compute-sanitizer --report-api-errors no --error-exitcode 99 --tool"
 : >"$O/summary.txt"
-par() {  # name, limit, command...: in the background
-  local n=$1 lim=$2; shift 2
-  (t=$SECONDS; timeout "$lim" "$@" >"$O/$n.log" 2>&1
-   printf '%-28s rc=%-3s %4ss\n' "$n" "$?" "$((SECONDS - t))" >>"$O/summary.txt") &
-}
-step() {
-  local n=$1 lim=$2 t=$SECONDS; shift 2
-  if ((SECONDS + 20 > deadline)); then echo "$n skipped (deadline)" >>"$O/summary.txt"; return; fi
-  timeout "$lim" "$@" >"$O/$n.log" 2>&1
-  printf '%-28s rc=%-3s %4ss\n' "$n" "$?" "$((SECONDS - t))" >>"$O/summary.txt"
-  grep -h " gpu " "$O/$n.log" | sed "s|^|$n: |" >>"$O/bench.txt"
-}
 chk="$fa --backend=gpu --check --pass=bwd"
 fb="$fa --backend=gpu --check --pass=fwd+bwd"
 par chk-s3-fb-d128 100 $fb --size=1x333x2x128 $S3

@@ -16,18 +16,14 @@ S=${1:?staged build folder}
 TOP=${OUT:-/tmp/out}
 OUT=$TOP/gemm
 mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
-export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc TESSEL_REQUIRE_GPU=1
+source tools/dev/device_steps.sh
+use_stage "$S" /tmp/tc
+export TESSEL_REQUIRE_GPU=1
 g=$S/samples/gemm
 deadline=${DEADLINE:-570}
 rounds=${ROUNDS:-3}
 : >"$OUT/summary.txt"
-step() {
-  local n=$1 lim=$2 t=$SECONDS; shift 2
-  if ((SECONDS + 5 > deadline)); then echo "$n skipped (deadline)" >>"$OUT/summary.txt"; return; fi
-  timeout "$lim" "$@" >"$OUT/$n.log" 2>&1
-  printf '%-40s rc=%-3s %4ss\n' "$n" "$?" "$((SECONDS - t))" >>"$OUT/summary.txt"
-}
+O=$OUT
 suite="4096x4096x4096 8192x8192x8192 2048x2048x2048 4096x14336x4096
 4096x4096x14336 4096x6144x4096 8192x28672x8192 8192x8192x28672 512x4096x4096
 256x8192x8192 4096x4096x1024 16384x4096x4096 3000x5000x4000 4095x4097x4096

@@ -19,24 +19,12 @@ S=${1:?staged build folder}
 TOP=${OUT:-/tmp/out}
 O=$TOP/persistent
 mkdir -p "$O"
-export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
-export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc_persistent
+source tools/dev/device_steps.sh
+use_stage "$S" /tmp/tc_persistent
 fa=$S/samples/flash_attention la=$S/samples/linear_attention sk=$S/samples/splitk_gemm
 deadline=${DEADLINE:-250}
 san="compute-sanitizer --report-api-errors no --error-exitcode 99 --tool"
 : >"$O/summary.txt"
-par() {
-  local n=$1 lim=$2; shift 2
-  (t=$SECONDS; timeout "$lim" "$@" >"$O/$n.log" 2>&1
-   printf '%-28s rc=%-3s %4ss\n' "$n" "$?" "$((SECONDS - t))" >>"$O/summary.txt") &
-}
-step() {
-  local n=$1 lim=$2 t=$SECONDS; shift 2
-  if ((SECONDS + 15 > deadline)); then echo "$n skipped (deadline)" >>"$O/summary.txt"; return; fi
-  timeout "$lim" "$@" >"$O/$n.log" 2>&1
-  printf '%-28s rc=%-3s %4ss\n' "$n" "$?" "$((SECONDS - t))" >>"$O/summary.txt"
-  grep -h " gpu " "$O/$n.log" | sed "s|^|$n: |" >>"$O/bench.txt"
-}
 par chk-fb-d128 100 $fa --backend=gpu --check --pass=fwd+bwd --size=1x333x2x128 --causal=false
 par chk-fb-gqa-d128 100 $fa --backend=gpu --check --pass=fwd+bwd --size=2x333x4x128 --heads-kv=2 --causal=false
 par chk-fb-d64 100 $fa --backend=gpu --check --pass=fwd+bwd --size=2x333x2x64 --causal=false

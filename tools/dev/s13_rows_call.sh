@@ -15,8 +15,8 @@ kernels=${KERNELS:-"rmsnorm layernorm softmax"}
 name=rows_$size
 O=${OUT:-/tmp/out}/$name
 mkdir -p "$O"
-export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
-export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc_rows
+source tools/dev/device_steps.sh
+use_stage "$S" /tmp/tc_rows
 rounds=${ROUNDS:-3}
 # block_m:threads[:grid]
 tiles=${TILES:-"8:256 1:128 2:128 2:256 4:128 4:256 8:512 16:512 16:256 32:512"}
@@ -45,19 +45,11 @@ if [ -n "${BENCH_SIZES-1}" ]; then
   done
 fi
 python3 - "$O" >"$O/table.txt" <<'PY'
-import glob, json, os, re, statistics, sys
+import glob, os, re, statistics, sys
+sys.path.insert(0, "tools/dev")
+from device_records import peer_medians, records as recs
 o = sys.argv[1]
-def recs(f):
-    try:
-        return json.load(open(f))["records"]
-    except Exception as e:
-        print("no", os.path.basename(f), e); return []
-peer = {}
-for f in glob.glob(os.path.join(o, "peers_r*.json")):
-    for r in recs(f):
-        if "ms" in r and r.get("variant", "") == "":
-            peer.setdefault((r["kernel"], r["impl"]), []).append(r["ms"])
-med = {k: statistics.median(v) for k, v in peer.items()}
+med, _ = peer_medians(os.path.join(o, "peers_r*.json"), lambda r: (r["kernel"], r["impl"]))
 print("peers (median ms):", {f"{k[0]}/{k[1]}": round(v, 4) for k, v in sorted(med.items())})
 runs, checks = {}, {}
 for f in glob.glob(os.path.join(o, "*_r*.json")):

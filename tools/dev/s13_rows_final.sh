@@ -9,8 +9,8 @@ set -u
 S=${1:?staged build folder}
 O=${OUT:-/tmp/out}/rowsfinal
 mkdir -p "$O"
-export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
-export TESSEL_SOURCE_DIR=$PWD TESSEL_CACHE_DIR=/tmp/tc_rowsfinal
+source tools/dev/device_steps.sh
+use_stage "$S" /tmp/tc_rowsfinal
 rounds=${ROUNDS:-3}
 for r in $(seq 1 "$rounds"); do
   timeout 150 python3 bench/peers.py --only norms --compile-norms \
@@ -33,18 +33,13 @@ for k in rmsnorm layernorm softmax; do
   done
 done
 python3 - "$O" >"$O/table.txt" <<'PY'
-import glob, json, os, re, statistics, sys
+import glob, os, re, statistics, sys
+sys.path.insert(0, "tools/dev")
+from device_records import peer_medians, records as recs
 o = sys.argv[1]
-def recs(f):
-    try:
-        return json.load(open(f))["records"]
-    except Exception as e:
-        print("no", os.path.basename(f), e); return []
-peer, runs, checks = {}, {}, {}
-for f in glob.glob(os.path.join(o, "peers_r*.json")):
-    for r in recs(f):
-        if "ms" in r and r.get("variant", "") == "":
-            peer.setdefault((r["kernel"], r["impl"], r["size"]), []).append(r["ms"])
+_, peer = peer_medians(os.path.join(o, "peers_r*.json"),
+                       lambda r: (r["kernel"], r["impl"], r["size"]))
+runs, checks = {}, {}
 for f in glob.glob(os.path.join(o, "*_r*.json")):
     m = re.match(r"(rmsnorm|layernorm|softmax)_r\d+\.json", os.path.basename(f))
     if not m: continue

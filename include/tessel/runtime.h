@@ -90,8 +90,9 @@ class CompiledKernel {
   const std::string& arch() const;  // "sm_90a", ..., "cpu"
   // What the scheduler chose, one line each: every gemm's instruction
   // ("gemm C += A * B: wgmma, warps 8x1, ..."; "fma" where the dtypes have
-  // no tensor-core path), the warp-specialized TMA pipeline, a persistent
-  // grid. Empty for the CPU target.
+  // no tensor-core path), the warp-specialized TMA pipeline (on sm_90a, or
+  // why a Pipelined loop kept the cp.async one), a persistent grid. Empty
+  // for the CPU target.
   const std::vector<std::string>& schedule() const;
   int threads() const;
   int shared_memory_bytes() const;  // dynamic shared memory per block

@@ -142,6 +142,10 @@ struct LoweringState {
   int threads = 0;  // the kernel's threads: the consumers when specialized
   // warp_specialize: the producer warpgroup launched after them.
   int producer_threads = 0;
+  // warp_specialize on sm_90a: why a kernel with a Pipelined loop kept the
+  // cp.async pipeline (CompiledKernel::schedule() says it); empty when it
+  // was specialized or has no such loop.
+  std::string specialize_declined;
   // warp_specialize with PassConfig::pingpong_consumers: copies of the
   // kernel's threads that run the consumer code, each on its own tiles.
   int consumer_groups = 1;

@@ -12,6 +12,7 @@
 #include "src/passes/lower/rasterize_blocks.h"
 #include "src/passes/pipeline_schedule.h"
 #include "src/passes/tma_copy.h"
+#include "src/passes/warp_specialize_fits.h"
 #include "src/passes/warp_specialize_split.h"
 
 namespace tessel::passes {
@@ -19,38 +20,6 @@ namespace {
 
 using ir::Expr;
 using ir::Stmt;
-
-bool Applies(const LoweringState& state) {
-  const PassConfig& c = state.config;
-  return state.target.arch() == "sm_90a" && !c.disable_tma_lower &&
-         !c.disable_warp_specialized && !c.disable_async_copy &&
-         (state.threads == 128 || state.threads == 256 || state.threads == 384);
-}
-
-// Nothing the specialized kernel could not keep: user mbarriers and
-// barriers (they assume every thread runs every statement), a second
-// Pipelined loop.
-bool KernelAllows(const Stmt& body) {
-  int pipelined = 0;
-  bool ok = true;
-  ForEachStmt(body, [&](const Stmt& s) {
-    if (const auto* f = s.As<ir::ForNode>())
-      pipelined += f->for_kind == ir::ForKind::kPipelined;
-    switch (s->kind) {
-      case ir::StmtKind::kSyncThreads:
-      case ir::StmtKind::kMbarrierInit:
-      case ir::StmtKind::kMbarrierArrive:
-      case ir::StmtKind::kMbarrierExpectTx:
-      case ir::StmtKind::kMbarrierWaitParity:
-      case ir::StmtKind::kWarpSpecialize:
-        ok = false;
-        break;
-      default:
-        break;
-    }
-  });
-  return ok && pipelined == 1;
-}
 
 class Specializer {
  public:
@@ -438,8 +407,12 @@ absl::Status WarpSpecialize(LoweringState& state) {
       checked = CheckPipelineSchedule(*f);
   });
   if (!checked.ok()) return checked;
-  if (!Applies(state) || !KernelAllows(state.program.body))
+  std::optional<std::string> refused = SpecializeRefusal(state);
+  if (!refused) return absl::OkStatus();  // nothing to specialize here
+  if (!refused->empty()) {
+    state.specialize_declined = *refused;
     return absl::OkStatus();
+  }
   struct Kernels : ir::IRMutator {
     explicit Kernels(LoweringState& state) : state(state) {}
     Stmt Visit(const ir::KernelNode* op) override {
@@ -452,6 +425,12 @@ absl::Status WarpSpecialize(LoweringState& state) {
     LoweringState& state;
   } kernels(state);
   state.program.body = kernels.MutateStmt(state.program.body);
+  if (state.producer_threads == 0) {
+    state.specialize_declined =
+        "the Pipelined loop is not TMA copies into whole shared tiles read "
+        "only by gemms after them, or a copied tile is used outside it "
+        "(src/passes/warp_specialize.h says what applies)";
+  }
   return absl::OkStatus();
 }
 

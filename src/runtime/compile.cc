@@ -44,6 +44,10 @@ std::vector<std::string> Schedule(const passes::LoweringState& st) {
     }
     out.push_back(std::move(line));
   }
+  if (!st.specialize_declined.empty()) {
+    out.push_back(absl::StrCat("warp-specialized: no (", st.specialize_declined,
+                               "): the cp.async pipeline"));
+  }
   if (st.producer_threads > 0) {
     std::string maps;
     for (const passes::TensorMapParam& m : st.tensor_maps) {

@@ -34,7 +34,31 @@ TEST(Schedule, NamesTheHopperPath) {
   EXPECT_THAT(s, HasSubstr("persistent grid"));
   std::string plain = ScheduleOf(p, {.disable_warp_specialized = true});
   EXPECT_THAT(plain, HasSubstr(": wgmma"));
-  EXPECT_THAT(plain, ::testing::Not(HasSubstr("warp-specialized")));
+  EXPECT_THAT(plain, ::testing::Not(HasSubstr("TMA producer threads")));
+  // A kernel left on the cp.async pipeline says why.
+  EXPECT_THAT(plain, HasSubstr("warp-specialized: no (PassConfig::disable_warp_"
+                               "specialized): the cp.async pipeline"));
+  EXPECT_THAT(
+      ScheduleOf(p, {.disable_tma_lower = true}),
+      HasSubstr("warp-specialized: no (PassConfig::disable_tma_lower)"));
+}
+
+TEST(Schedule, SaysWhyAPipelinedLoopIsNotSpecialized) {
+  // Two warps: the producer / consumer split takes warpgroups.
+  testing::GemmShape g{.m = 128, .n = 128, .k = 128, .bm = 64, .bn = 64};
+  g.threads = 64;
+  EXPECT_THAT(ScheduleOf(testing::Gemm(g)),
+              HasSubstr("warp-specialized: no (the kernel has 64 threads; "
+                        "128, 256 or 384 are specialized)"));
+  // User mbarriers assume every thread runs every statement.
+  EXPECT_THAT(ScheduleOf(testing::MbarrierPipeline(4)),
+              HasSubstr("warp-specialized: no (the kernel places its own "
+                        "mbarriers or barriers)"));
+  // No Pipelined loop: nothing to say.
+  g.threads = 128;
+  g.stages = 0;
+  EXPECT_THAT(ScheduleOf(testing::Gemm(g)),
+              ::testing::Not(HasSubstr("warp-specialized")));
 }
 
 TEST(Schedule, SaysWhenAGemmHasNoTensorCorePath) {

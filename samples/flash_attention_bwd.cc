@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "samples/attention_grid.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
 
@@ -84,6 +85,8 @@ absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
                              params.IntInRange("dq_pad", 0, 64, c.dq_pad));
     SAMPLES_ASSIGN_OR_RETURN(c.overlap, params.Bool("overlap", c.overlap));
     SAMPLES_ASSIGN_OR_RETURN(c.dv_early, params.Bool("dv_early", c.dv_early));
+    SAMPLES_ASSIGN_OR_RETURN(c.longest_first,
+                             params.Bool("longest_first", c.longest_first));
   }
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
@@ -153,11 +156,14 @@ absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
   auto LSE = p.tensor("LSE", {c.B, c.H, c.S}, f32);
   auto Delta = p.tensor("Delta", {c.B, c.H, Sp}, f32);
   auto LSE2 = p.tensor("LSE2", {c.B, c.H, Sp}, f32);
+  auto dQ = p.tensor("dQ_acc", {c.B, c.S, c.H, D}, f32);
   {
     T::Kernel kernel(T::ceildiv(c.S, rows), c.H, c.B, {.threads = 128});
     auto [bx, by, bz] = kernel.block_index();
-    auto o = T::alloc_shared({rows, D}, f16, "o");
-    auto d_o = T::alloc_shared({rows, D}, f16, "do");
+    // Straight from global memory into registers: each row's sum is the
+    // threads' own products, then shuffles.
+    auto o = T::alloc_fragment({rows, D}, f16, "o");
+    auto d_o = T::alloc_fragment({rows, D}, f16, "do");
     auto acc = T::alloc_fragment({rows, D}, f32, "acc");
     auto delta = T::alloc_fragment({rows}, f32, "delta");
     auto lse = T::alloc_fragment({rows}, f32, "lse");
@@ -173,6 +179,10 @@ absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
     T::copy(LSE(bz, by, tile), lse);
     for (auto i : T::Parallel(rows)) lse(i) = lse(i) * kLog2e;
     T::copy(lse, LSE2(bz, by, tile));
+    // The main kernel adds dQ into dQ_acc: zero its rows here, a pass over
+    // memory fewer than a kernel of its own.
+    T::clear(acc);
+    T::copy(acc, dQ(bz, tile, by, T::all));
   }
   return p.finish();
 }
@@ -247,8 +257,13 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
   auto dK = p.tensor("dK", {c.B, c.S, Hkv, D}, f16);
   auto dV = p.tensor("dV", {c.B, c.S, Hkv, D}, f16);
   {
-    T::Kernel kernel(T::ceildiv(c.S, bm), Hkv, c.B, {.threads = c.threads});
-    auto [bx, by, bz] = kernel.block_index();
+    const AttentionGrid grid((c.S + bm - 1) / bm, Hkv, c.B,
+                             c.causal && c.longest_first);
+    T::Kernel kernel(grid.x(), grid.y(), grid.z(), {.threads = c.threads});
+    auto [block_x, block_y, block_z] = kernel.block_index();
+    // The key tile (its rank: tile 0 runs the most query tiles), the key /
+    // value head, the batch.
+    const auto [bx, by, bz] = grid.Block(block_x, block_y, block_z);
     auto K_shared = T::alloc_shared({bm, D}, f16, "K_shared");
     auto V_shared = T::alloc_shared({bm, D}, f16, "V_shared");
     auto q = T::alloc_shared({bn, D}, f16, "q");

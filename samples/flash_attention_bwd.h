@@ -4,25 +4,24 @@
 //
 //   1. flash_attention_bwd_preprocess: Delta = rowsum(dO * O) and LSE2 =
 //      LSE log2(e), f32 [B, H, Sp] (S padded to whole 128-byte rows, which
-//      the TMA needs; the padding is 0).
+//      the TMA needs; the padding is 0); dQ_acc (below) zeroed.
 //   2. flash_attention_bwd[_gqa][_causal]: one block per (key tile, kv
 //      head, batch) loops over the query tiles (and, with grouped heads,
 //      over the group's query heads): P^T and dS^T are recomputed from
 //      Q K^T and the LSE, dK and dV summed in register fragments and
 //      written once, dQ added into an f32 buffer with atomic_add.
-//   3. the host wrapper zeroes that buffer before and casts it to f16 after
-//      (samples/tensor_ops.h).
+//   3. the host wrapper casts that buffer to f16 (samples/tensor_ops.h).
 //
 //   FlashAttentionBackwardConfig c{.B = 8, .S = 4096, .H = 16, .D = 128};
 //   absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c);
 //
 // Parameters: preprocess (O, dO [B, S, H, D] f16, LSE [B, H, S] f32, Delta,
-// LSE2 [B, H, Sp] f32); main (Q [B, S, H, D], K, V [B, S, Hkv, D], dO, LSE2,
-// Delta, dQ_acc [B, S, H, D] f32, dK, dV [B, S, Hkv, D] f16). Registered for
-// tessel-warmup as "flash_attention_bwd" (params B, S, H, D, heads_kv, causal,
-// block_m, block_n, num_stages, threads, dq_first, dq_registers,
-// mask_diagonal_only, dq_pad, overlap, dv_early; without block_m, block_n and
-// threads, the target's tile: WithDeviceTile) and
+// LSE2 [B, H, Sp] f32, dQ_acc [B, S, H, D] f32); main (Q [B, S, H, D], K, V [B,
+// S, Hkv, D], dO, LSE2, Delta, dQ_acc [B, S, H, D] f32, dK, dV [B, S, Hkv, D]
+// f16). Registered for tessel-warmup as "flash_attention_bwd" (params B, S, H,
+// D, heads_kv, causal, block_m, block_n, num_stages, threads, dq_first,
+// dq_registers, mask_diagonal_only, dq_pad, overlap, dv_early, longest_first;
+// without block_m, block_n and threads, the target's tile: WithDeviceTile) and
 // "flash_attention_bwd_preprocess" (B, S, H, D).
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_BWD_H_
 #define TESSEL_SAMPLES_FLASH_ATTENTION_BWD_H_
@@ -77,6 +76,9 @@ struct FlashAttentionBackwardConfig {
   // row from the TMA unit (PassConfig::bulk_reduce_atomics on the main
   // step), instead of every thread's vector atomics; not with dq_registers.
   bool dq_bulk = false;
+  // Causal: the key tiles with the most query tiles launched first
+  // (samples/attention_grid.h).
+  bool longest_first = true;
 };
 
 // The backward of a forward config's sizes (heads, causal), default tiles.
@@ -100,8 +102,8 @@ absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
 absl::StatusOr<Program> FlashAttentionBackwardProgram(
     const FlashAttentionBackwardConfig& config);
 
-// Random Q, K, V, dO; O and LSE from the float64 forward; the four steps
-// (zero dQ_acc, preprocess, main, cast dQ); checked against the float64
+// Random Q, K, V, dO; O and LSE from the float64 forward; the three steps
+// (preprocess with dQ_acc zeroed, main, cast dQ); checked against the float64
 // gradients.
 absl::StatusOr<Workload> FlashAttentionBackwardWorkload(
     const FlashAttentionBackwardConfig& config, uint64_t seed = 1);

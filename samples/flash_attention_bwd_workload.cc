@@ -1,5 +1,5 @@
-// The backward's host wrapper (zero dQ_acc, Delta, the main kernel, dQ to
-// f16) as a Workload, alone or after the forward.
+// The backward's host wrapper (Delta with dQ_acc zeroed, the main kernel,
+// dQ to f16) as a Workload, alone or after the forward.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -44,7 +44,6 @@ absl::Status AddBackwardSteps(const FlashAttentionBackwardConfig& c,
   const std::vector<int64_t> q_shape = {c.B, c.S, c.H, c.D},
                              kv_shape = {c.B, c.S, Hkv, c.D};
   const int64_t n_q = NumElements(q_shape);
-  SAMPLES_ASSIGN_OR_RETURN(Program zero, ZeroProgram(n_q, f32));
   SAMPLES_ASSIGN_OR_RETURN(Program cast, CastProgram(n_q, f32, f16));
   const int64_t Sp = PaddedSeqLen(c);
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["Delta"], Sentinel(f32, {c.B, c.H, Sp}));
@@ -53,9 +52,8 @@ absl::Status AddBackwardSteps(const FlashAttentionBackwardConfig& c,
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["dQ"], Sentinel(f16, q_shape));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["dK"], Sentinel(f16, kv_shape));
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["dV"], Sentinel(f16, kv_shape));
-  w.steps.push_back({.program = zero, .args = {Arg("dQ_acc", {n_q})}});
   w.steps.push_back(
-      {.program = pre, .args = {"O", "dO", "LSE", "Delta", "LSE2"}});
+      {.program = pre, .args = {"O", "dO", "LSE", "Delta", "LSE2", "dQ_acc"}});
   w.main_step = static_cast<int>(w.steps.size());
   w.steps.push_back(
       {.program = main,

@@ -45,6 +45,9 @@ constexpr char kUsage[] =
     "                       8 at D64, overlap, mask-diagonal, dq-bulk)\n"
     "  --bwd-dv-early=true|false  with --bwd-overlap: dV's gemm issued before\n"
     "                       dS^T's math, which runs under it\n"
+    "  --bwd-longest-first=true|false  causal: the backward's longest key\n"
+    "                       tiles launched first over groups of heads\n"
+    "                       (default true; false: within each head)\n"
     "  --bwd-dq-bulk=true|false  sm_90a: the backward adds dQ's shared tile\n"
     "                       to global as bulk reductions (one per row, by\n"
     "                       the TMA unit), not vector atomics (default: on\n"
@@ -282,6 +285,9 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                            flags.Bool("bwd-dv-early", bwd_tile.dv_early));
   SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dq_bulk,
                            flags.Bool("bwd-dq-bulk", bwd_tile.dq_bulk));
+  SAMPLES_ASSIGN_OR_RETURN(
+      bwd_tile.longest_first,
+      flags.Bool("bwd-longest-first", bwd_tile.longest_first));
   auto backward = [&](const FlashAttentionConfig& c) {
     FlashAttentionBackwardConfig b = BackwardOf(c);
     b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
@@ -297,6 +303,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     if (flags.Has("bwd-overlap")) b.overlap = bwd_tile.overlap;
     if (flags.Has("bwd-dq-bulk")) b.dq_bulk = bwd_tile.dq_bulk;
     if (flags.Has("bwd-dv-early")) b.dv_early = bwd_tile.dv_early;
+    b.longest_first = bwd_tile.longest_first;
     return b;
   };
   std::vector<Workload> out;

@@ -142,6 +142,12 @@ FlashAttentionBackwardConfig WithDeviceTile(FlashAttentionBackwardConfig c,
     // dQ by bulk reductions (a pass option of the main step): D128 full
     // 6.807 -> 6.595 ms, causal 3.836 -> 3.788 (same call).
     c.dq_bulk = !c.dq_registers;
+    // Causal D128: dV's gemm before dS^T's math and the groups across the
+    // barriers, 3.538 -> 3.433 ms (full: 6.319 -> 6.404, kept as it is;
+    // D64 causal with dv_early alone 4.228 -> 4.160, full 6.960 -> 8.069;
+    // bench/results/h200_s14/).
+    if (c.causal && c.D > 64 && c.overlap)
+      c.dv_early = c.across_barriers = true;
   }
   return c;
 }

@@ -76,6 +76,11 @@ struct FlashAttentionBackwardConfig {
   // row from the TMA unit (PassConfig::bulk_reduce_atomics on the main
   // step), instead of every thread's vector atomics; not with dq_registers.
   bool dq_bulk = false;
+  // sm_90a: the main step's wgmma groups on TMA-written tiles stay in
+  // flight across its barriers (PassConfig::wgmma_across_barriers on the
+  // main step): with dv_early, dK's gemm runs on while dQ's waits for the
+  // other warpgroup's dS^T.
+  bool across_barriers = false;
   // Causal: the key tiles with the most query tiles launched first
   // (samples/attention_grid.h).
   bool longest_first = true;

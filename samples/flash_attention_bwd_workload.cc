@@ -59,6 +59,7 @@ absl::Status AddBackwardSteps(const FlashAttentionBackwardConfig& c,
       {.program = main,
        .args = {"Q", "K", "V", "dO", "LSE2", "Delta", "dQ_acc", "dK", "dV"}});
   w.steps.back().pass_config.bulk_reduce_atomics = c.dq_bulk;
+  w.steps.back().pass_config.wgmma_across_barriers = c.across_barriers;
   w.steps.push_back(
       {.program = cast, .args = {Arg("dQ_acc", {n_q}), Arg("dQ", {n_q})}});
   for (const char* out : {"dQ", "dK", "dV"}) w.outputs.push_back(out);

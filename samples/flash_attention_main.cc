@@ -45,6 +45,10 @@ constexpr char kUsage[] =
     "                       8 at D64, overlap, mask-diagonal, dq-bulk)\n"
     "  --bwd-dv-early=true|false  with --bwd-overlap: dV's gemm issued before\n"
     "                       dS^T's math, which runs under it\n"
+    "  --bwd-across-barriers=true|false  sm_90a: the backward's wgmma\n"
+    "                       groups stay in flight across its barriers\n"
+    "                       (PassConfig::wgmma_across_barriers; default:\n"
+    "                       on with dv-early for the sm_90 causal D128 tile)\n"
     "  --bwd-longest-first=true|false  causal: the backward's longest key\n"
     "                       tiles launched first over groups of heads\n"
     "                       (default true; false: within each head)\n"
@@ -286,6 +290,9 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dq_bulk,
                            flags.Bool("bwd-dq-bulk", bwd_tile.dq_bulk));
   SAMPLES_ASSIGN_OR_RETURN(
+      bwd_tile.across_barriers,
+      flags.Bool("bwd-across-barriers", bwd_tile.across_barriers));
+  SAMPLES_ASSIGN_OR_RETURN(
       bwd_tile.longest_first,
       flags.Bool("bwd-longest-first", bwd_tile.longest_first));
   auto backward = [&](const FlashAttentionConfig& c) {
@@ -303,6 +310,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     if (flags.Has("bwd-overlap")) b.overlap = bwd_tile.overlap;
     if (flags.Has("bwd-dq-bulk")) b.dq_bulk = bwd_tile.dq_bulk;
     if (flags.Has("bwd-dv-early")) b.dv_early = bwd_tile.dv_early;
+    if (flags.Has("bwd-across-barriers"))
+      b.across_barriers = bwd_tile.across_barriers;
     b.longest_first = bwd_tile.longest_first;
     return b;
   };

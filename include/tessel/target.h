@@ -86,6 +86,12 @@ struct PassConfig {
   // reductions (cp.reduce.async.bulk .add.f32, one per row, from the TMA
   // unit) instead of vector atomics from every thread; needs 16-byte rows.
   bool bulk_reduce_atomics = false;
+  // sm_90a loops scheduled by order / stage lists (wgmma groups left in
+  // flight): a group whose shared operands only the TMA writes stays in
+  // flight across a barrier instead of retiring before it; those writes
+  // follow the consumers' pipeline arrivals, which retire every group
+  // (src/passes/lower/wgmma_overlap.cc).
+  bool wgmma_across_barriers = false;
   // sm_90a persistent warp-specialized kernels: blocks run in clusters of
   // this many (1 or 2) on neighbouring tiles that read the same tile of one
   // gemm operand; each block loads half of that tile and the TMA multicasts

@@ -135,6 +135,7 @@ std::string PassConfig::ToString() const {
       disable_tma_store_epilogue ? " tma_store_epilogue=0" : "",
       consumer_gemm_turns ? " consumer_gemm_turns=1" : "",
       bulk_reduce_atomics ? " bulk_reduce_atomics=1" : "",
+      wgmma_across_barriers ? " wgmma_across_barriers=1" : "",
       cluster_size != 1 ? absl::StrCat(" cluster_size=", cluster_size) : "");
 }
 

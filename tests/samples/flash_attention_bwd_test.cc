@@ -26,6 +26,7 @@ FlashAttentionBackwardConfig Sm90(FlashAttentionBackwardConfig c) {
   t.dq_pad = c.dq_pad, t.overlap = c.overlap;
   t.mask_diagonal_only = c.mask_diagonal_only;
   t.dq_bulk = c.dq_bulk;
+  t.dv_early = c.dv_early, t.across_barriers = c.across_barriers;
   return t;
 }
 
@@ -273,6 +274,60 @@ TEST(FlashAttentionBackwardSm90Tile, DvEarlyRunsUnderDs) {
   c.overlap = false;
   EXPECT_THAT(FlashAttentionBackwardProgram(c).status().message(),
               ::testing::HasSubstr("needs overlap"));
+}
+
+// PassConfig::wgmma_across_barriers: the causal D128 device tile (dv_early)
+// keeps dK's group (its B, the query tile, only the TMA writes) in flight
+// through the barrier before dQ's gemm; without it every group retires
+// there. The workload puts the option on the main step; sm_80 and the
+// full tile leave it off.
+TEST(FlashAttentionBackwardSm90Tile, AcrossBarriersKeepsDkInFlight) {
+  const FlashAttentionBackwardConfig c = WithDeviceTile(
+      FlashAttentionBackwardConfig{
+          .B = 1, .S = 333, .H = 2, .D = 128, .causal = true},
+      90);
+  ASSERT_TRUE(c.dv_early && c.across_barriers);
+  absl::StatusOr<Program> p = FlashAttentionBackwardProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto source = [&](bool across) -> std::string {
+    absl::StatusOr<runtime::Lowered> l = runtime::Lower(
+        p->ir(), {.target = Target::sm90a(),
+                  .pass_config = {.bulk_reduce_atomics = true,
+                                  .wgmma_across_barriers = across}});
+    EXPECT_TRUE(l.ok()) << l.status();
+    return l.ok() ? l->generated.source.text : "";
+  };
+  // From dK's gemm to dQ's (the one reading dsT_shared).
+  auto between = [](const std::string& src) {
+    const size_t dk = src.find("\"+f\"(dk[0])");
+    const size_t dq = src.find("wgmma_desc_sw128((dsT_shared_addr", dk);
+    EXPECT_NE(dq, std::string::npos);
+    return dq == std::string::npos ? "" : src.substr(dk, dq - dk);
+  };
+  const std::string on = between(source(true)), off = between(source(false));
+  EXPECT_EQ(Count(on, "tl::named_barrier_sync("), 1);
+  EXPECT_EQ(Count(on, "tl::wgmma_wait<"), 0) << "dK stays in flight";
+  EXPECT_EQ(Count(off, "tl::named_barrier_sync("), 1);
+  EXPECT_EQ(Count(off, "tl::wgmma_wait<0>();"), 1) << "dK retires";
+  absl::StatusOr<Workload> w = FlashAttentionBackwardWorkload(c, 32);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_TRUE(w->steps[w->main_step].pass_config.wgmma_across_barriers);
+  absl::StatusOr<std::string> cache = CompileSteps(*w, Target::sm90a());
+  EXPECT_TRUE(cache.ok()) << cache.status();
+  EXPECT_FALSE(
+      WithDeviceTile(
+          FlashAttentionBackwardConfig{.B = 1, .S = 333, .H = 2, .D = 128}, 90)
+          .across_barriers);
+  EXPECT_FALSE(WithDeviceTile(
+                   FlashAttentionBackwardConfig{
+                       .B = 1, .S = 333, .H = 2, .D = 64, .causal = true},
+                   90)
+                   .across_barriers);
+  EXPECT_FALSE(WithDeviceTile(
+                   FlashAttentionBackwardConfig{
+                       .B = 1, .S = 333, .H = 2, .D = 128, .causal = true},
+                   80)
+                   .across_barriers);
 }
 
 // dq_bulk: dQ's shared rows reach dQ_acc as bulk reductions (one per row,

@@ -16,14 +16,11 @@
 // register A operand, that writes into a shared operand (anything but a
 // gemm naming it), or that synchronizes (barriers, mbarrier arrivals: a
 // stage released must be read to the end; with
-// $TESSEL_WGMMA_ACROSS_BARRIERS=1 not a barrier when only the TMA writes its
-// shared operands). The list ends with nothing in
+// PassConfig::wgmma_across_barriers not a barrier when only the TMA writes
+// its shared operands). The list ends with nothing in
 // flight, so the loop's back edge and the code after it see finished
 // accumulators.
 #include "src/passes/lower/lowerer.h"
-
-#include <cstdlib>
-#include <string>
 
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
@@ -50,16 +47,6 @@ bool Synchronizes(const Stmt& s) {
     }
   });
   return found;
-}
-
-// $TESSEL_WGMMA_ACROSS_BARRIERS=1 (A/B timings): a group whose shared
-// operands only the TMA writes stays in flight across a barrier.
-bool AcrossBarriers() {
-  static const bool on = [] {
-    const char* v = std::getenv("TESSEL_WGMMA_ACROSS_BARRIERS");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  return on;
 }
 
 // Whether the kernel writes shared tile b through TMA copies only (a
@@ -91,9 +78,11 @@ bool OnlyTmaWritten(const Stmt& body, const ir::BufferNode* b) {
   return only;
 }
 
-// Whether statement s must wait for gemm g's group to retire.
-bool NeedsRetired(const ir::GemmNode& g, const Stmt& s, const Stmt& kernel) {
-  if (AcrossBarriers() && s->kind == ir::StmtKind::kSyncThreads) {
+// Whether statement s must wait for gemm g's group to retire; across
+// barriers: PassConfig::wgmma_across_barriers.
+bool NeedsRetired(const ir::GemmNode& g, const Stmt& s, const Stmt& kernel,
+                  bool across_barriers) {
+  if (across_barriers && s->kind == ir::StmtKind::kSyncThreads) {
     // The barrier orders the group's reads before other threads' later
     // writes; only the TMA writes its shared operands (its register ones
     // and accumulator are this thread's).
@@ -135,7 +124,9 @@ Stmt Lowerer::LowerOverlappedWgmma(const ir::SeqNode* op) {
   for (const Stmt& s : op->stmts) {
     size_t needed = 0;
     for (size_t i = 0; i < groups.size(); ++i)
-      if (NeedsRetired(*groups[i], s, st_.program.body)) needed = i + 1;
+      if (NeedsRetired(*groups[i], s, st_.program.body,
+                       st_.config.wgmma_across_barriers))
+        needed = i + 1;
     if (needed > 0) retire(needed, out);
     const auto* g = s.As<ir::GemmNode>();
     defer_wgmma_ = g != nullptr;

@@ -107,6 +107,10 @@ absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
 absl::StatusOr<Program> FlashAttentionBackwardProgram(
     const FlashAttentionBackwardConfig& config);
 
+// The pass config the workload compiles the main step with (dq_bulk,
+// across_barriers); samples/kernels.json lists its entries with the same.
+PassConfig BackwardMainPassConfig(const FlashAttentionBackwardConfig& config);
+
 // Random Q, K, V, dO; O and LSE from the float64 forward; the three steps
 // (preprocess with dQ_acc zeroed, main, cast dQ); checked against the float64
 // gradients.

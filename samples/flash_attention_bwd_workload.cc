@@ -58,8 +58,7 @@ absl::Status AddBackwardSteps(const FlashAttentionBackwardConfig& c,
   w.steps.push_back(
       {.program = main,
        .args = {"Q", "K", "V", "dO", "LSE2", "Delta", "dQ_acc", "dK", "dV"}});
-  w.steps.back().pass_config.bulk_reduce_atomics = c.dq_bulk;
-  w.steps.back().pass_config.wgmma_across_barriers = c.across_barriers;
+  w.steps.back().pass_config = BackwardMainPassConfig(c);
   w.steps.push_back(
       {.program = cast, .args = {Arg("dQ_acc", {n_q}), Arg("dQ", {n_q})}});
   for (const char* out : {"dQ", "dK", "dV"}) w.outputs.push_back(out);
@@ -97,6 +96,13 @@ double ForwardFlops(const FlashAttentionBackwardConfig& c) {
 }
 
 }  // namespace
+
+PassConfig BackwardMainPassConfig(const FlashAttentionBackwardConfig& c) {
+  PassConfig config;
+  config.bulk_reduce_atomics = c.dq_bulk;
+  config.wgmma_across_barriers = c.across_barriers;
+  return config;
+}
 
 absl::StatusOr<Workload> FlashAttentionBackwardWorkload(
     const FlashAttentionBackwardConfig& c, uint64_t seed) {

@@ -11,6 +11,7 @@ absl::StatusOr<LoweredKernel> LowerWithCodegen(const Program& program,
   compile_options.target = Target::cuda(options.arch);
   compile_options.fast_math = options.fast_math;
   compile_options.lineinfo = options.lineinfo;
+  compile_options.pass_config = options.pass_config;
   absl::StatusOr<runtime::Lowered> lowered =
       runtime::Lower(program.ir(), compile_options);
   if (!lowered.ok()) return lowered.status();

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "jit/nvrtc.h"
 #include "tessel/program.h"
+#include "tessel/target.h"
 
 namespace tessel::tools {
 
@@ -23,6 +24,7 @@ struct LowerOptions {
   std::string arch;  // "sm_90a"
   bool fast_math = false;
   bool lineinfo = false;
+  PassConfig pass_config;
 };
 
 struct LoweredKernel {

@@ -83,6 +83,54 @@ void CheckFields(const json& object, const std::vector<std::string>& known,
   }
 }
 
+// PassConfig's switches by manifest name; cluster_size apart (an integer).
+const std::vector<std::pair<const char*, bool PassConfig::*>>&
+PassConfigSwitches() {
+  static const auto* switches =
+      new std::vector<std::pair<const char*, bool PassConfig::*>>{
+          {"disable_tma_lower", &PassConfig::disable_tma_lower},
+          {"disable_warp_specialized", &PassConfig::disable_warp_specialized},
+          {"disable_async_copy", &PassConfig::disable_async_copy},
+          {"disable_wgmma", &PassConfig::disable_wgmma},
+          {"disable_persistent_grid", &PassConfig::disable_persistent_grid},
+          {"pingpong_consumers", &PassConfig::pingpong_consumers},
+          {"disable_tma_store_epilogue",
+           &PassConfig::disable_tma_store_epilogue},
+          {"consumer_gemm_turns", &PassConfig::consumer_gemm_turns},
+          {"bulk_reduce_atomics", &PassConfig::bulk_reduce_atomics},
+          {"wgmma_across_barriers", &PassConfig::wgmma_across_barriers},
+      };
+  return *switches;
+}
+
+void ParsePassConfig(const json& value, const std::string& path,
+                     PassConfig& config, ErrorList& errors) {
+  if (!value.is_object()) {
+    errors.Add(absl::StrCat(path, ": expected an object of pass switches, ",
+                            "got ", Show(value)));
+    return;
+  }
+  CheckFields(value, ManifestPassConfigFields(), path, errors);
+  for (const auto& [field, member] : PassConfigSwitches()) {
+    auto it = value.find(field);
+    if (it == value.end()) continue;
+    if (it->is_boolean()) {
+      config.*member = it->get<bool>();
+    } else {
+      errors.Add(absl::StrCat(path, ".", field,
+                              ": expected true or false, got ", Show(*it)));
+    }
+  }
+  if (auto it = value.find("cluster_size"); it != value.end()) {
+    if (it->is_number_integer() && (*it == 1 || *it == 2)) {
+      config.cluster_size = it->get<int>();
+    } else {
+      errors.Add(absl::StrCat(path, ".cluster_size: expected 1 or 2, got ",
+                              Show(*it)));
+    }
+  }
+}
+
 void ParseEntry(const json& value, int index, Manifest& manifest,
                 ErrorList& errors) {
   ManifestEntry entry;
@@ -140,6 +188,10 @@ void ParseEntry(const json& value, int index, Manifest& manifest,
       errors.Add(absl::StrCat(path, ".", field,
                               ": expected true or false, got ", Show(*it)));
     }
+  }
+  if (auto config = value.find("pass_config"); config != value.end()) {
+    ParsePassConfig(*config, absl::StrCat(path, ".pass_config"),
+                    entry.pass_config, errors);
   }
   if (auto comment = value.find("comment");
       comment != value.end() && !comment->is_string()) {
@@ -300,7 +352,17 @@ std::string ManifestEntry::Path() const {
 }
 
 std::string ManifestEntry::Describe() const {
-  return params.empty() ? name : absl::StrCat(name, " ", params.dump());
+  std::string out =
+      params.empty() ? name : absl::StrCat(name, " ", params.dump());
+  std::vector<std::string> set;
+  for (const auto& [field, member] : PassConfigSwitches()) {
+    if (pass_config.*member) set.push_back(field);
+  }
+  if (pass_config.cluster_size != 1) {
+    set.push_back(absl::StrCat("cluster_size=", pass_config.cluster_size));
+  }
+  if (!set.empty()) absl::StrAppend(&out, " [", absl::StrJoin(set, " "), "]");
+  return out;
 }
 
 const std::vector<std::string>& ManifestTopLevelFields() {
@@ -311,7 +373,19 @@ const std::vector<std::string>& ManifestTopLevelFields() {
 
 const std::vector<std::string>& ManifestEntryFields() {
   static const auto* fields = new std::vector<std::string>{
-      "name", "params", "archs", "fast_math", "lineinfo", "comment"};
+      "name",     "params",      "archs",  "fast_math",
+      "lineinfo", "pass_config", "comment"};
+  return *fields;
+}
+
+const std::vector<std::string>& ManifestPassConfigFields() {
+  static const auto* fields = [] {
+    auto* list = new std::vector<std::string>();
+    for (const auto& [field, member] : PassConfigSwitches())
+      list->push_back(field);
+    list->push_back("cluster_size");
+    return list;
+  }();
   return *fields;
 }
 

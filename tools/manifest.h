@@ -26,6 +26,7 @@
 #include "nlohmann/json.hpp"
 #include "tessel/program.h"
 #include "tessel/registry.h"
+#include "tessel/target.h"
 
 namespace tessel::tools {
 
@@ -42,10 +43,15 @@ struct ManifestEntry {
   // NVRTC flags the application compiles with: they are part of the key.
   bool fast_math = false;
   bool lineinfo = false;
+  // The pass config the application compiles with (part of the key too):
+  // "pass_config": {"bulk_reduce_atomics": true, "cluster_size": 2}, the
+  // fields of tessel::PassConfig by name (ManifestPassConfigFields()).
+  PassConfig pass_config;
 
   // "kernels[3]"
   std::string Path() const;
-  // "gemm {"K":4096,"M":4096,"N":4096}"
+  // "gemm {"K":4096,"M":4096,"N":4096}", then the pass config where it is
+  // not the default: " [bulk_reduce_atomics=1]"
   std::string Describe() const;
 };
 
@@ -58,6 +64,7 @@ struct Manifest {
 // same; a test keeps them in step).
 const std::vector<std::string>& ManifestTopLevelFields();
 const std::vector<std::string>& ManifestEntryFields();
+const std::vector<std::string>& ManifestPassConfigFields();
 
 // OK for an arch tessel can compile for here: "sm_<NN>[a|f]", at least sm_80
 // (tessel's CUDA path) and one this NVRTC supports.

@@ -41,11 +41,18 @@ uint64_t JobHash(const ManifestEntry& entry, absl::string_view arch) {
   // params.dump() is canonical: nlohmann's objects keep their keys sorted.
   // NUL never occurs inside the fields (dump() escapes it), so the
   // separators keep field boundaries unambiguous.
-  const std::string identity =
+  std::string identity =
       absl::StrCat(entry.name, std::string(1, '\0'), entry.params.dump(),
                    std::string(1, '\0'), arch, std::string(1, '\0'),
                    entry.fast_math ? "fast_math" : "", std::string(1, '\0'),
                    entry.lineinfo ? "lineinfo" : "");
+  // Only a pass config that is not the default joins the identity: the
+  // jobs without one keep their shards.
+  const PassConfig plain;
+  if (entry.pass_config.ToString() != plain.ToString()) {
+    absl::StrAppend(&identity, std::string(1, '\0'),
+                    entry.pass_config.ToString());
+  }
   return XXH3_64bits(identity.data(), identity.size());
 }
 

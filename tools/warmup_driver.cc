@@ -64,7 +64,8 @@ json RunChildJob(const WarmupJob& job, const WarmupOptions& options, int fd) {
   hook("lower");
   const LowerOptions lower_options{.arch = job.arch,
                                    .fast_math = job.entry->fast_math,
-                                   .lineinfo = job.entry->lineinfo};
+                                   .lineinfo = job.entry->lineinfo,
+                                   .pass_config = job.entry->pass_config};
   absl::StatusOr<LoweredKernel> lowered =
       options.lower(*job.program, lower_options);
   if (!lowered.ok()) {

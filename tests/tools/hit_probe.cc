@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
       ++kernels;
       absl::StatusOr<tessel::CompiledKernel> kernel =
           tessel::compile(program.ir(), {.target = tessel::Target::cuda(arch),
+                                         .pass_config = entry.pass_config,
                                          .fast_math = entry.fast_math,
                                          .lineinfo = entry.lineinfo});
       if (!kernel.ok()) {

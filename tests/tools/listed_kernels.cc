@@ -54,6 +54,7 @@ std::vector<ListedKernel> ListedKernels(const tools::Manifest& manifest) {
     CompileOptions options;
     options.fast_math = e.fast_math;
     options.lineinfo = e.lineinfo;
+    options.pass_config = e.pass_config;
     ProgramOf build =
         [e](const std::string& arch) -> absl::StatusOr<ir::Program> {
       absl::StatusOr<Program> p =

@@ -1,9 +1,12 @@
 #include "tools/manifest.h"
 
+#include <map>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "samples/flash_attention_bwd.h"
 #include "tests/tools/test_util.h"
 
 namespace tessel::tools {
@@ -41,6 +44,50 @@ TEST(ManifestTest, SyntaxErrorsGiveLineAndColumn) {
   EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(m.status().message(), HasSubstr("kernels.json:3:"));
   EXPECT_THAT(m.status().message(), HasSubstr("not valid JSON"));
+}
+
+// "pass_config": PassConfig's fields by name; the rest keep their defaults.
+TEST(ManifestTest, ParsesPassConfigAndNamesItsErrors) {
+  absl::StatusOr<Manifest> m = ParseManifest(R"({"kernels": [
+      {"name": "a", "pass_config": {"bulk_reduce_atomics": true,
+                                    "wgmma_across_barriers": true,
+                                    "cluster_size": 2}},
+      {"name": "b", "pass_config": {"disable_tma_lower": true,
+                                    "disable_warp_specialized": false}},
+      {"name": "c", "pass_config": {}}
+    ]})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const PassConfig& a = m->kernels[0].pass_config;
+  EXPECT_TRUE(a.bulk_reduce_atomics);
+  EXPECT_TRUE(a.wgmma_across_barriers);
+  EXPECT_EQ(a.cluster_size, 2);
+  EXPECT_FALSE(a.disable_tma_lower);
+  EXPECT_TRUE(m->kernels[1].pass_config.disable_tma_lower);
+  EXPECT_FALSE(m->kernels[1].pass_config.disable_warp_specialized);
+  EXPECT_EQ(m->kernels[2].pass_config.ToString(), PassConfig().ToString());
+  EXPECT_EQ(m->kernels[0].Describe(),
+            "a [bulk_reduce_atomics wgmma_across_barriers cluster_size=2]");
+  EXPECT_EQ(m->kernels[1].Describe(), "b [disable_tma_lower]");
+  EXPECT_EQ(m->kernels[2].Describe(), "c");
+
+  absl::StatusOr<Manifest> bad = ParseManifest(R"({"kernels": [
+      {"name": "a", "pass_config": {"bulk_reduce_atomic": true}},
+      {"name": "b", "pass_config": {"disable_wgmma": 1}},
+      {"name": "c", "pass_config": {"cluster_size": 4}},
+      {"name": "d", "pass_config": [true]},
+      {"name": "e", "pass_config": {"dump_ir": "/tmp/x"}}
+    ]})");
+  ASSERT_FALSE(bad.ok());
+  const absl::string_view message = bad.status().message();
+  EXPECT_THAT(message, HasSubstr("kernels[0].pass_config.bulk_reduce_atomic: "
+                                 "unknown field (expected one of "
+                                 "disable_tma_lower, "));
+  EXPECT_THAT(message, HasSubstr("kernels[1].pass_config.disable_wgmma: "
+                                 "expected true or false, got 1"));
+  EXPECT_THAT(message, HasSubstr("kernels[2].pass_config.cluster_size: "
+                                 "expected 1 or 2, got 4"));
+  EXPECT_THAT(message, HasSubstr("kernels[3].pass_config: expected an object"));
+  EXPECT_THAT(message, HasSubstr("kernels[4].pass_config.dump_ir: unknown"));
 }
 
 TEST(ManifestTest, StructureErrorsNameTheirJsonPath) {
@@ -121,6 +168,43 @@ TEST(ManifestTest, HostileTextIsAnErrorWithItsPath) {
   EXPECT_FALSE(CheckSupportedArch("sm_90x").ok());
 }
 
+// The samples' manifest warms what the flash_attention sample runs: every
+// (flash_attention_bwd entry, arch) compiles with the pass config the
+// sample's workload gives its main step on that arch, and each of the two
+// archs is warmed.
+TEST(ManifestTest, FlashBackwardEntriesCarryTheSamplesPassConfig) {
+  absl::StatusOr<Manifest> m = LoadManifest(SourcePath("samples/kernels.json"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::map<std::string, int> warmed;  // "<params> <arch>"
+  for (const ManifestEntry& e : m->kernels) {
+    if (e.name != "flash_attention_bwd") continue;
+    samples::FlashAttentionBackwardConfig c{
+        .B = e.params["B"].get<int>(),
+        .S = e.params["S"].get<int>(),
+        .H = e.params["H"].get<int>(),
+        .D = e.params["D"].get<int>(),
+        .heads_kv = e.params.value("heads_kv", 0),
+        .causal = e.params.value("causal", false)};
+    ASSERT_FALSE(e.archs.empty()) << e.Describe() << ": each arch its own pass config";
+    for (const std::string& arch : e.archs) {
+      const int sm = arch == "sm_90a" ? 90 : 80;
+      EXPECT_EQ(e.pass_config.ToString(),
+                samples::BackwardMainPassConfig(samples::WithDeviceTile(c, sm))
+                    .ToString())
+          << e.Path() << " " << e.Describe() << " on " << arch;
+      ++warmed[absl::StrCat(e.params.dump(), " ", arch)];
+    }
+  }
+  ASSERT_FALSE(warmed.empty());
+  for (const auto& [job, count] : warmed) EXPECT_EQ(count, 1) << job;
+  for (const auto& [job, count] : warmed) {
+    const std::string params = job.substr(0, job.rfind(' '));
+    EXPECT_TRUE(warmed.count(params + " sm_80") &&
+                warmed.count(params + " sm_90a"))
+        << params;
+  }
+}
+
 TEST(ManifestTest, ADirectoryIsNotAManifest) {
   testing::TempDir dir;
   absl::StatusOr<Manifest> m = LoadManifest(dir.path());
@@ -146,7 +230,10 @@ TEST(ManifestTest, EveryEntryOfTheSamplesManifestFitsEachArch) {
       fits += s.ok();
     }
   }
-  EXPECT_EQ(fits, 2 * static_cast<int>(m->kernels.size()));
+  int jobs = 0;  // each entry on its archs, or on both
+  for (const ManifestEntry& e : m->kernels)
+    jobs += e.archs.empty() ? 2 : static_cast<int>(e.archs.size());
+  EXPECT_EQ(fits, jobs);
   // An explicit num_stages is the user's: two stages of D = 128 tiles do
   // not fit sm_80 (what the default was before it was chosen per arch).
   nlohmann::json params = {
@@ -245,6 +332,12 @@ TEST(ManifestTest, SchemaListsTheParsersFields) {
             std::set<std::string>(entry.begin(), entry.end()));
   EXPECT_EQ(schema["additionalProperties"], false);
   EXPECT_EQ(schema["$defs"]["kernel"]["additionalProperties"], false);
+  const nlohmann::json& config =
+      schema["$defs"]["kernel"]["properties"]["pass_config"];
+  const std::vector<std::string>& switches = ManifestPassConfigFields();
+  EXPECT_EQ(keys(config["properties"]),
+            std::set<std::string>(switches.begin(), switches.end()));
+  EXPECT_EQ(config["additionalProperties"], false);
 }
 
 }  // namespace

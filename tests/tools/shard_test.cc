@@ -101,6 +101,17 @@ TEST(ShardTest, ShardIgnoresPositionAndKeyOrder) {
   ManifestEntry lines = first;
   lines.lineinfo = true;
   EXPECT_NE(JobHash(fast, "sm_90a"), JobHash(lines, "sm_90a"));
+  // A pass config other than the default too; the default one keeps the
+  // hash of an entry without it.
+  ManifestEntry bulk = first;
+  bulk.pass_config.bulk_reduce_atomics = true;
+  EXPECT_NE(JobHash(first, "sm_90a"), JobHash(bulk, "sm_90a"));
+  ManifestEntry pair = first;
+  pair.pass_config.cluster_size = 2;
+  EXPECT_NE(JobHash(bulk, "sm_90a"), JobHash(pair, "sm_90a"));
+  ManifestEntry plain = first;
+  plain.pass_config = PassConfig();
+  EXPECT_EQ(JobHash(first, "sm_90a"), JobHash(plain, "sm_90a"));
 }
 
 // The same job must be in the same shard on every machine and with every

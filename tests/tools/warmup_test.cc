@@ -92,6 +92,27 @@ TEST_F(WarmupTest, EveryArchIsItsOwnEntryAndEntriesCanLimitArchs) {
   EXPECT_NE(report.results[1].key, report.results[2].key);
 }
 
+// An entry's pass config reaches the lowering: its key is the one compile()
+// gives with that config, not the default's.
+TEST_F(WarmupTest, PassConfigIsCompiledAndKeyed) {
+  manifest_.kernels.resize(1);
+  programs_.resize(1);
+  manifest_.kernels[0].pass_config.disable_async_copy = true;
+  WarmupReport report = Warm(options_);
+  ASSERT_EQ(report.results.size(), 1u);
+  EXPECT_EQ(report.Count(JobOutcome::kCompiled), 1) << FormatSummary(report);
+  absl::StatusOr<LoweredKernel> lowered = LowerWithCodegen(
+      programs_[0].at("sm_80"),
+      {.arch = "sm_80", .pass_config = {.disable_async_copy = true}});
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<std::string> key =
+      jit::ComputeCacheKey(lowered->source, lowered->options);
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(report.results[0].key, *key);
+  EXPECT_NE(report.results[0].key, KeyOf(0, "sm_80"));
+  EXPECT_THAT(lowered->source.text, HasSubstr("async_copy=0"));
+}
+
 TEST_F(WarmupTest, DryRunListsMissingAndWritesNothing) {
   options_.dry_run = true;
   WarmupReport before = Warm(options_);

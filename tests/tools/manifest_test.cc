@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "samples/flash_attention_bwd.h"
+#include "samples/linear_attention.h"
 #include "tests/tools/test_util.h"
 
 namespace tessel::tools {
@@ -168,11 +169,11 @@ TEST(ManifestTest, HostileTextIsAnErrorWithItsPath) {
   EXPECT_FALSE(CheckSupportedArch("sm_90x").ok());
 }
 
-// The samples' manifest warms what the flash_attention sample runs: every
+// The samples' manifest warms what the samples run: every
 // (flash_attention_bwd entry, arch) compiles with the pass config the
 // sample's workload gives its main step on that arch, and each of the two
-// archs is warmed.
-TEST(ManifestTest, FlashBackwardEntriesCarryTheSamplesPassConfig) {
+// archs is warmed; linear attention's mbarrier forward likewise.
+TEST(ManifestTest, SampleEntriesCarryTheSamplesPassConfig) {
   absl::StatusOr<Manifest> m = LoadManifest(SourcePath("samples/kernels.json"));
   ASSERT_TRUE(m.ok()) << m.status();
   std::map<std::string, int> warmed;  // "<params> <arch>"
@@ -185,7 +186,8 @@ TEST(ManifestTest, FlashBackwardEntriesCarryTheSamplesPassConfig) {
         .D = e.params["D"].get<int>(),
         .heads_kv = e.params.value("heads_kv", 0),
         .causal = e.params.value("causal", false)};
-    ASSERT_FALSE(e.archs.empty()) << e.Describe() << ": each arch its own pass config";
+    ASSERT_FALSE(e.archs.empty())
+        << e.Describe() << ": each arch its own pass config";
     for (const std::string& arch : e.archs) {
       const int sm = arch == "sm_90a" ? 90 : 80;
       EXPECT_EQ(e.pass_config.ToString(),
@@ -197,6 +199,17 @@ TEST(ManifestTest, FlashBackwardEntriesCarryTheSamplesPassConfig) {
   }
   ASSERT_FALSE(warmed.empty());
   for (const auto& [job, count] : warmed) EXPECT_EQ(count, 1) << job;
+  // linear attention's mbarrier forward runs on the cp.async pipeline
+  // everywhere.
+  int mbarrier = 0;
+  for (const ManifestEntry& e : m->kernels) {
+    if (e.name != "linear_attention_fwd_mbarrier") continue;
+    ++mbarrier;
+    EXPECT_EQ(e.pass_config.ToString(),
+              samples::LinearAttentionMbarrierPassConfig().ToString())
+        << e.Path();
+  }
+  EXPECT_GT(mbarrier, 0);
   for (const auto& [job, count] : warmed) {
     const std::string params = job.substr(0, job.rfind(' '));
     EXPECT_TRUE(warmed.count(params + " sm_80") &&

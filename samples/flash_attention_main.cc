@@ -277,24 +277,21 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       flags.Has("bwd-stages") || flags.Has("bwd-threads");
   SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dq_first,
                            flags.Bool("bwd-dq-first", bwd_tile.dq_first));
-  SAMPLES_ASSIGN_OR_RETURN(
-      bwd_tile.dq_registers,
-      flags.Bool("bwd-dq-registers", bwd_tile.dq_registers));
-  SAMPLES_ASSIGN_OR_RETURN(
-      bwd_tile.mask_diagonal_only,
-      flags.Bool("bwd-mask-diagonal", bwd_tile.mask_diagonal_only));
-  SAMPLES_ASSIGN_OR_RETURN(bwd_tile.overlap,
-                           flags.Bool("bwd-overlap", bwd_tile.overlap));
-  SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dv_early,
-                           flags.Bool("bwd-dv-early", bwd_tile.dv_early));
-  SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dq_bulk,
-                           flags.Bool("bwd-dq-bulk", bwd_tile.dq_bulk));
-  SAMPLES_ASSIGN_OR_RETURN(
-      bwd_tile.across_barriers,
-      flags.Bool("bwd-across-barriers", bwd_tile.across_barriers));
-  SAMPLES_ASSIGN_OR_RETURN(
-      bwd_tile.longest_first,
-      flags.Bool("bwd-longest-first", bwd_tile.longest_first));
+  // The backward's schedule switches: each one given overrides the device
+  // tile's schedule.
+  using BwdConfig = FlashAttentionBackwardConfig;
+  const std::vector<std::pair<std::string, bool BwdConfig::*>> bwd_switches = {
+      {"bwd-dq-registers", &BwdConfig::dq_registers},
+      {"bwd-mask-diagonal", &BwdConfig::mask_diagonal_only},
+      {"bwd-overlap", &BwdConfig::overlap},
+      {"bwd-dv-early", &BwdConfig::dv_early},
+      {"bwd-dq-bulk", &BwdConfig::dq_bulk},
+      {"bwd-across-barriers", &BwdConfig::across_barriers},
+      {"bwd-longest-first", &BwdConfig::longest_first}};
+  for (const auto& [flag, field] : bwd_switches) {
+    SAMPLES_ASSIGN_OR_RETURN(bwd_tile.*field,
+                             flags.Bool(flag, bwd_tile.*field));
+  }
   auto backward = [&](const FlashAttentionConfig& c) {
     FlashAttentionBackwardConfig b = BackwardOf(c);
     b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
@@ -303,16 +300,10 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     // The device's tile comes with its schedule; flags given override it.
     if (args.backend == Backend::kGpu && !bwd_tile_flags)
       b = WithDeviceTile(b, Target::detect().sm());
-    if (flags.Has("bwd-dq-registers")) b.dq_registers = bwd_tile.dq_registers;
-    if (flags.Has("bwd-mask-diagonal"))
-      b.mask_diagonal_only = bwd_tile.mask_diagonal_only;
     if (flags.Has("bwd-dq-pad")) b.dq_pad = bwd_tile.dq_pad;
-    if (flags.Has("bwd-overlap")) b.overlap = bwd_tile.overlap;
-    if (flags.Has("bwd-dq-bulk")) b.dq_bulk = bwd_tile.dq_bulk;
-    if (flags.Has("bwd-dv-early")) b.dv_early = bwd_tile.dv_early;
-    if (flags.Has("bwd-across-barriers"))
-      b.across_barriers = bwd_tile.across_barriers;
-    b.longest_first = bwd_tile.longest_first;
+    for (const auto& [flag, field] : bwd_switches) {
+      if (flags.Has(flag)) b.*field = bwd_tile.*field;
+    }
     return b;
   };
   std::vector<Workload> out;

@@ -8,15 +8,10 @@
 #   tools/dev/s14_flash_final.sh .probe/stage/build
 set -u
 S=${1:?staged build folder}
-TOP=${OUT:-/tmp/out}
-O=$TOP/final
-mkdir -p "$O"
 source tools/dev/device_steps.sh
-use_stage "$S" /tmp/tc_flash_final
+begin_call "$S" final /tmp/tc_flash_final
 fa=$S/samples/flash_attention
 deadline=${DEADLINE:-540}
-san="compute-sanitizer --report-api-errors no --error-exitcode 99 --tool"
-: >"$O/summary.txt"
 g="$fa --backend=gpu --check"
 par chk-fwd-d128 120 $g --size=1x333x2x128
 par chk-fwd-gqa 120 $g --size=2x333x4x128 --heads-kv=2 --lse=true
@@ -33,8 +28,6 @@ par sync-bwd-d128 120 $san synccheck $g --pass=bwd --size=1x200x2x128 --causal=t
 par mem-fb-d64 120 $san memcheck $g --pass=fwd+bwd --size=1x200x2x64 --causal=true
 par race-fb-d64 120 $san racecheck $g --pass=fwd+bwd --size=1x200x2x64
 wait
-grep -h " gpu " "$O"/chk-*.log | awk '{print $NF}' | sort | uniq -c >"$O/checks.txt"
-grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$O"/mem-*.log "$O"/race-*.log "$O"/sync-*.log >>"$O/checks.txt"
 step sdpa 200 python3 bench/peers.py --only sdpa,sdpa_varlen \
   --attention-passes fwd,fwd+bwd --out "$O/peers.json"
 grep -h "cudnn\|varlen" "$O/sdpa.log" >>"$O/bench.txt" 2>/dev/null
@@ -46,6 +39,4 @@ step fb-d128 90 $b --pass=fwd+bwd --size=8x4096x16x128 --json="$O/fb_d128.json"
 step fb-d64 90 $b --pass=fwd+bwd --size=8x4096x32x64 --json="$O/fb_d64.json"
 step bwd-d128 90 $b --pass=bwd --size=8x4096x16x128 --json="$O/bwd_d128.json"
 grep -h "timed" "$O"/*.log >>"$O/bench.txt"
-cat "$O/summary.txt" "$O/checks.txt" "$O/bench.txt" >"$TOP/final_table.txt"
-(cd "$TOP" && tar -czf final.tar.gz final && rm -rf final)
-cat "$TOP/final_table.txt"
+end_call final

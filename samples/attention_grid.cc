@@ -9,14 +9,15 @@ namespace {
 // an H200).
 constexpr int kGroupBlocks = 128;
 constexpr int kMaxGroup = 8;
-constexpr int kMaxGridZ = 65535;
+constexpr int kMaxGridZ = 65535;  // and y's
 
 }  // namespace
 
 AttentionGrid::AttentionGrid(int tiles, int heads, int batch,
                              bool longest_first)
     : tiles_(tiles), heads_(heads), batch_(batch) {
-  if (!longest_first || tiles <= 1) return;
+  // The tiles move to y, whose limit is z's.
+  if (!longest_first || tiles <= 1 || tiles > kMaxGridZ) return;
   const int64_t blocks = static_cast<int64_t>(heads) * batch;
   int group = std::clamp(kGroupBlocks / tiles, 1, kMaxGroup);
   while (blocks % group != 0) --group;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "samples/attention_grid.h"
 #include "samples/execute.h"
 #include "samples/flash_attention_bwd.h"
 #include "src/runtime/lower.h"
@@ -328,6 +329,28 @@ TEST(FlashAttentionBackwardSm90Tile, AcrossBarriersKeepsDkInFlight) {
                        .B = 1, .S = 333, .H = 2, .D = 128, .causal = true},
                    80)
                    .across_barriers);
+}
+
+// The longest-first grid: groups of heads (about 128 blocks) dividing heads
+// x batch, the tiles in y; the plain grid where it is off, where a group
+// would not divide, and past the grid's y / z limits.
+TEST(AttentionGrid, GroupsHeadsWithinTheGridLimits) {
+  const AttentionGrid grouped(32, 16, 8, true);
+  EXPECT_EQ(grouped.group(), 4);
+  EXPECT_EQ(grouped.x(), 4);
+  EXPECT_EQ(grouped.y(), 32);
+  EXPECT_EQ(grouped.z(), 32);
+  const AttentionGrid plain(32, 16, 8, false);
+  EXPECT_EQ(plain.group(), 0);
+  EXPECT_EQ(plain.x() * plain.y() * plain.z(), 32 * 16 * 8);
+  EXPECT_EQ(plain.x(), 32);
+  EXPECT_EQ(AttentionGrid(32, 3, 1, true).group(), 3);      // divides 3
+  EXPECT_EQ(AttentionGrid(256, 7, 1, true).group(), 1);     // 128 / 256 -> 1
+  EXPECT_EQ(AttentionGrid(1, 16, 8, true).group(), 0);      // one tile: plain
+  EXPECT_EQ(AttentionGrid(70000, 2, 1, true).group(), 0);   // y limit
+  EXPECT_EQ(AttentionGrid(64, 65535, 3, true).group(), 0);  // z limit
+  EXPECT_EQ(AttentionGrid(64, 65535, 4, true).group(), 0);  // 131070 in z
+  EXPECT_EQ(AttentionGrid(64, 32767, 4, true).group(), 2);  // 65534 in z
 }
 
 // dq_bulk: dQ's shared rows reach dQ_acc as bulk reductions (one per row,

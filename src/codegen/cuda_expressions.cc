@@ -379,8 +379,10 @@ std::string Printer::Call(const ir::CallNode& c) {
       return absl::StrCat("tl::", c.name, "<", Expr(c.args[0]), ", ",
                           ir::IsConstInt(c.args[1], 1) ? "true" : "false", ">(",
                           Expr(c.args[2]), ")");
+    case I::kWarpUniform:
     case I::kPackB16x2:
     case I::kWgmmaDescSw128:
+    case I::kWgmmaDescAdd:
       return absl::StrCat("tl::", c.name, "(", args(), ")");
     default:
       error_ =

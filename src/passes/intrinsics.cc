@@ -85,8 +85,10 @@ const std::vector<IntrinsicInfo>& Table() {
       // (width, reverse, v): v of the last lane of this lane's group of
       // width (the first, reversed).
       {I::kWarpGroupLast, "warp_group_last", 3, 3, {}, kExpression},
+      {I::kWarpUniform, "warp_uniform", 1, 1, {}, kExpression},
       {I::kPackB16x2, "pack_b16x2", 2, 2, {}, kExpression},
       {I::kWgmmaDescSw128, "wgmma_desc_sw128", 3, 2, {}, kExpression},
+      {I::kWgmmaDescAdd, "wgmma_desc_add", 2, 2, {}, kExpression},
   };
   return *table;
 }

@@ -71,9 +71,14 @@
 //   ref(load with fewer indices)         a sub-array reference
 //   address_of(load)                     &buffer[index]
 //   warp_reduce_{sum,max,min}(width, v)  tl::warp_reduce_<kind><width>(v)
+//   warp_uniform(v)                      v read from lane 0: the compiler
+//                                        then knows it is warp-uniform
+//                                        (it must be)
 //   pack_b16x2(lo, hi)                   two 16-bit values in a u32
 //   wgmma_desc_sw128(smem_addr, [lbo,] sbo)  a SWIZZLE_128B wgmma
 //                                        descriptor (lbo: atom stride)
+//   wgmma_desc_add(desc, units)          that descriptor `units` 16-byte
+//                                        units further on (one 32-bit add)
 #ifndef TESSEL_SRC_PASSES_INTRINSICS_H_
 #define TESSEL_SRC_PASSES_INTRINSICS_H_
 
@@ -144,8 +149,10 @@ enum class Intrinsic {
   kWarpReduceMin,
   kWarpScanExclusiveSum,
   kWarpGroupLast,
+  kWarpUniform,
   kPackB16x2,
   kWgmmaDescSw128,
+  kWgmmaDescAdd,
 };
 
 // What an intrinsic does besides computing its value (bits of

@@ -57,8 +57,10 @@ TEST(WgmmaFp8, SampleTileTakesWgmmaK32) {
     // No transpose immediates for fp8 (K-major only).
     EXPECT_EQ(Count(src, "p, 1, 1;"), 4);
     EXPECT_EQ(Count(src, "ldmatrix"), 0);
-    // k32 steps: +32, +64, +96 bytes into the 128-byte atom rows.
-    EXPECT_TRUE(absl::StrContains(src, " + 96))), 1024))"));
+    // k32 steps: +32, +64, +96 bytes into the 128-byte atom rows (2, 4, 6
+    // 16-byte units added to the step's base).
+    EXPECT_TRUE(absl::StrContains(src, "tl::wgmma_desc_add(A_shared_desc, 6)"));
+    EXPECT_TRUE(absl::StrContains(src, "tl::wgmma_desc_add(B_shared_desc, 6)"));
     const std::string s = Schedule(k);
     EXPECT_THAT(s, HasSubstr("gemm C_local += A_shared * B_shared: wgmma, "
                              "warps 8x1, warp tile 16x256 (1x32 tiles), 4 "

@@ -43,8 +43,13 @@ TEST(WgmmaSample, DefaultTileTakesWgmma) {
       EXPECT_EQ(Count(src, "wgmma.mma_async"), 8);
       EXPECT_TRUE(
           absl::StrContains(src, nt ? "p, 1, 1, 0, 0;" : "p, 1, 1, 0, 1;"));
-      // B's LBO: one descriptor per k16 step, read by both m64 blocks.
-      EXPECT_EQ(Count(src, ", 8192, 1024))"), nt ? 0 : 4);
+      // B's descriptor built once (with its LBO when N-major), the other
+      // k16 steps one add each (read by both m64 blocks); A's (K-major)
+      // steps and second m64 block add to its base too.
+      EXPECT_EQ(Count(src, ", 8192, 1024);"), nt ? 0 : 1);
+      EXPECT_EQ(Count(src, "tl::wgmma_desc_sw128("), 2);
+      EXPECT_EQ(Count(src, "tl::wgmma_desc_add(B_shared_desc, "), 3);
+      EXPECT_EQ(Count(src, "tl::wgmma_desc_add(A_shared_desc, "), 7);
       // The k step's wgmmas are one asm statement, each accumulator named
       // once in it (and once in its fence after the loop): NVVM's time grows
       // faster than linearly with a kernel's asm operands.

@@ -20,7 +20,7 @@ namespace {
 
 TEST(Intrinsics, TableCoversTheEnumInOrderWithUniqueNames) {
   std::set<std::string> names;
-  for (int i = 0; i <= static_cast<int>(Intrinsic::kWgmmaDescSw128); ++i) {
+  for (int i = 0; i <= static_cast<int>(Intrinsic::kWgmmaDescAdd); ++i) {
     const auto id = static_cast<Intrinsic>(i);
     const IntrinsicInfo& info = InfoOf(id);
     EXPECT_EQ(info.id, id) << info.name;

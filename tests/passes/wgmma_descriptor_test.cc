@@ -29,20 +29,38 @@ namespace tessel::passes {
 namespace {
 
 using Env = std::map<std::string, int64_t>;
+// The values the lowered program's Lets bind (descriptor bases, the
+// warpgroup index).
+using Lets = std::map<const ir::VarNode*, ir::Expr>;
 
-// Integer value of an index expression with its variables (by name) set.
-int64_t Eval(const ir::Expr& e, const Env& env) {
+Lets LetsOf(const ir::Stmt& body) {
+  Lets lets;
+  ForEachStmt(body, [&](const ir::Stmt& s) {
+    if (const ir::CallNode* c = AsIntrin(s, Intrinsic::kLet))
+      lets[c->args[0].As<ir::VarNode>()] = c->args[1];
+  });
+  return lets;
+}
+
+// Integer value of an index expression with its variables set (by name),
+// else bound by a Let.
+int64_t Eval(const ir::Expr& e, const Env& env, const Lets& lets = {}) {
   if (auto c = ir::AsConstInt(e)) return *c;
   if (const auto* v = e.As<ir::VarNode>()) {
     auto it = env.find(v->name);
-    EXPECT_NE(it, env.end()) << "unset variable " << v->name;
-    return it == env.end() ? 0 : it->second;
+    if (it != env.end()) return it->second;
+    if (auto let = lets.find(v); let != lets.end())
+      return Eval(let->second, env, lets);
+    ADD_FAILURE() << "unset variable " << v->name;
+    return 0;
   }
-  if (const auto* c = e.As<ir::CastNode>()) return Eval(c->value, env);
+  if (const auto* c = e.As<ir::CastNode>()) return Eval(c->value, env, lets);
+  if (const auto* c = e.As<ir::CallNode>(); c && c->name == "warp_uniform")
+    return Eval(c->args[0], env, lets);
   const auto* b = e.As<ir::BinaryNode>();
   EXPECT_NE(b, nullptr) << "not an index expression";
   if (b == nullptr) return 0;
-  const int64_t x = Eval(b->a, env), y = Eval(b->b, env);
+  const int64_t x = Eval(b->a, env, lets), y = Eval(b->b, env, lets);
   auto floordiv = [](int64_t p, int64_t q) {
     return p / q - ((p % q != 0) && ((p < 0) != (q < 0)));
   };
@@ -77,14 +95,27 @@ struct Descriptor {
   int64_t start = 0, lbo = 0, sbo = 0;
 };
 
-Descriptor Decode(const ir::Expr& desc, const Env& env) {
+// A wgmma's descriptor operand: built whole, a base bound by a Let, or
+// wgmma_desc_add(base, units) (the start address field + units).
+Descriptor Decode(const ir::Expr& desc, const Env& env, const Lets& lets) {
+  if (const auto* v = desc.As<ir::VarNode>()) {
+    auto let = lets.find(v);
+    EXPECT_NE(let, lets.end()) << "unbound descriptor " << v->name;
+    return let == lets.end() ? Descriptor{} : Decode(let->second, env, lets);
+  }
   const auto* c = desc.As<ir::CallNode>();
+  if (c->name == "wgmma_desc_add") {
+    Descriptor d = Decode(c->args[0], env, lets);
+    d.start += Eval(c->args[1], env) * 16;
+    return d;
+  }
   EXPECT_EQ(c->name, "wgmma_desc_sw128");
   const auto* addr = c->args[0].As<ir::CallNode>();
   const auto* load = addr->args[0].As<ir::LoadNode>();
   Descriptor d;
   d.buffer = load->buffer->name;
-  d.start = Eval(load->indices[0], env) * dtype_bytes(load->buffer->dtype);
+  d.start =
+      Eval(load->indices[0], env, lets) * dtype_bytes(load->buffer->dtype);
   d.lbo = c->args.size() == 3 ? *ir::AsConstInt(c->args[1]) : 16;
   d.sbo = *ir::AsConstInt(c->args.back());
   return d;
@@ -158,6 +189,7 @@ void CheckDescriptors(const testing::GemmShape& g) {
   };
 
   LoweringState lowered = Lower(program);
+  const Lets lets = LetsOf(lowered.program.body);
   std::vector<const ir::CallNode*> wgmma;
   ForEachStmt(lowered.program.body, [&](const ir::Stmt& s) {
     if (const ir::CallNode* c = AsIntrin(s, Intrinsic::kWgmma))
@@ -186,7 +218,8 @@ void CheckDescriptors(const testing::GemmShape& g) {
         // A from shared memory, K-major unless transposed.
         ASSERT_EQ(*ir::AsConstInt(c.args[2]), g.transpose_a ? 1 : 0);
         ASSERT_EQ(*ir::AsConstInt(c.args[3]), g.transpose_b ? 0 : 1);
-        Descriptor a = Decode(c.args[6], env), b = Decode(c.args[7], env);
+        Descriptor a = Decode(c.args[6], env, lets),
+                   b = Decode(c.args[7], env, lets);
         ASSERT_EQ(a.buffer, "A_shared");
         ASSERT_EQ(b.buffer, "B_shared");
         const int64_t row0 = group * (g.bm / groups) + mi * 64;

@@ -27,5 +27,13 @@ __device__ __forceinline__ int warp_id() {
   return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
 }
 
+// v, which every lane of the warp holds alike, read from lane 0 so the
+// compiler knows it too: what is computed from it stays in uniform
+// registers (a wgmma descriptor from the warpgroup index: no R2UR per
+// wgmma). The whole warp must be here.
+__device__ __forceinline__ int warp_uniform(int v) {
+  return __shfl_sync(0xffffffffu, v, 0);
+}
+
 }  // namespace dev
 }  // namespace tessel

@@ -3,29 +3,89 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "src/passes/lower/lowerer.h"
 
+#include "absl/strings/str_cat.h"
+#include "src/ir/arith/linear.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 
 namespace tessel::passes::lower {
 
-// The descriptor of the k step starting at column k0 of a SWIZZLE_128B
-// operand region whose M/N extent starts at mn0: it starts at that
-// element's own address (a K-major step and an M/N piece start inside an
-// atom, at its row 0); an M/N-major operand wider than one atom has its
-// atoms LBO apart. A step is 32 bytes of K for every type (k16, fp8 k32).
-Expr Lowerer::WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o,
-                              int k0, Expr mn0) {
+// Where the k step starting at column k0 of a SWIZZLE_128B operand region
+// whose M/N extent starts at mn0 begins: its flat shared buffer and the
+// element offset in it. The descriptor starts at that element's own address
+// (a K-major step and an M/N piece start inside an atom, at its row 0); an
+// M/N-major operand wider than one atom has its atoms LBO apart. A step is
+// 32 bytes of K for every type (k16, fp8 k32).
+std::pair<ir::Buffer, Expr> Lowerer::WgmmaStart(const ir::Region& region,
+                                                const WgmmaOperand& o, int k0,
+                                                Expr mn0) {
   ir::Region r = MutateRegion(region);
   std::vector<Expr> idx =
       RegionIndices(r, o.k_major ? std::vector<Expr>{mn0, Expr(k0)}
                                  : std::vector<Expr>{Expr(k0), mn0});
-  std::vector<Expr> args{SharedAddr(r.buffer, SharedOffset(r.buffer, idx))};
+  return {r.buffer, SharedOffset(r.buffer, idx)};
+}
+
+namespace {
+
+// $TESSEL_WGMMA_DESC_WHOLE=1: every wgmma descriptor built whole from
+// tx / 128, as before session 15; for A/B timings of the generated code.
+bool DescriptorsWhole() {
+  static const bool whole = [] {
+    const char* v = std::getenv("TESSEL_WGMMA_DESC_WHOLE");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return whole;
+}
+
+Expr BuildDescriptor(const ir::Buffer& buffer, const Expr& offset,
+                     const WgmmaOperand& o) {
+  std::vector<Expr> args{SharedAddr(buffer, offset)};
   if (!o.k_major && o.atom_bytes > 0) args.push_back(Expr(o.atom_bytes));
   args.push_back(Expr(kWgmmaGroupBytes));
   return IntrinExpr(DataType::kI64, Intrinsic::kWgmmaDescSw128, args);
+}
+
+}  // namespace
+
+// The operand's first step (k 0 at mn0); `shared` (more than one step reads
+// the operand): its descriptor built once, bound by a Let appended to
+// `lets`, so that each step costs one add (the PTX census of the flash
+// backward step: 56 descriptors built whole, docs/benchmarks.md).
+WgmmaDescriptors Lowerer::WgmmaBase(const ir::Region& region,
+                                    const WgmmaOperand& o, Expr mn0,
+                                    bool shared, std::vector<Stmt>& lets) {
+  WgmmaDescriptors d{.region = &region, .operand = &o};
+  std::tie(d.buffer, d.offset) = WgmmaStart(region, o, 0, mn0);
+  if (shared && !DescriptorsWhole()) {
+    d.base = ir::Var(absl::StrCat(d.buffer->name, "_desc"), DataType::kI64);
+    lets.push_back(Let(d.base, BuildDescriptor(d.buffer, d.offset, o)));
+  }
+  return d;
+}
+
+// The step's descriptor: the base's plus the 16-byte units between their
+// starts when those are a constant apart (they are for the swizzled
+// layouts: a k step, an N piece, the next m64 rows), else built whole.
+// The add stays inside the start address field (wgmma_desc_add).
+Expr Lowerer::WgmmaDescriptor(const WgmmaDescriptors& d, int k0, Expr mn0) {
+  auto [buffer, offset] = WgmmaStart(*d.region, *d.operand, k0, mn0);
+  if (d.base.defined() && buffer.get() == d.buffer.get()) {
+    if (std::optional<int64_t> diff = ir::ConstDifference(offset, d.offset)) {
+      const int64_t bytes = *diff * dtype_bytes(buffer->dtype);
+      if (bytes == 0) return Expr(d.base);
+      if (bytes % 16 == 0) {
+        return IntrinExpr(DataType::kI64, Intrinsic::kWgmmaDescAdd,
+                          {Expr(d.base), Expr(static_cast<int>(bytes / 16))});
+      }
+    }
+  }
+  return BuildDescriptor(buffer, offset, *d.operand);
 }
 
 namespace {
@@ -43,19 +103,39 @@ std::string WgmmaTypes(const ir::GemmNode& g) {
 
 }  // namespace
 
+// The first row of A that warpgroup w reads in its m64 block mi: each
+// reads 64 x MI rows from row 64 MI w, w = tx / 128 of the current thread
+// index, as a warp-uniform value: the descriptors built from it stay in
+// uniform registers (the flash backward step: 51 R2UR -> 3).
+Expr Lowerer::WgmmaRowsA(const MmaGemm& m, int mi) {
+  Expr w = Expr(tx_) / 128;
+  if (!DescriptorsWhole()) {
+    ir::Var& v = warpgroups_[tx_.get()];
+    if (!v.defined()) v = ir::Var("warpgroup");
+    w = v;
+  }
+  Expr rows = w * (64 * m.MI);
+  return mi > 0 ? rows + 64 * mi : rows;
+}
+
+std::vector<Stmt> Lowerer::WarpgroupLet(const ir::Var& tx) {
+  auto it = warpgroups_.find(tx.get());
+  if (it == warpgroups_.end()) return {};
+  return {Let(it->second, IntrinExpr(DataType::kI32, Intrinsic::kWarpUniform,
+                                     {Expr(tx) / 128}))};
+}
+
 // One m64nNkK wgmma of k step kk: rows of the warpgroup's m64 block mi,
 // accumulator columns n0..n0+n. Args (type, N, A M-major (-1: A in
 // registers), B N-major, accumulator row block, its first n8 tile, A's
 // registers or descriptor, B's descriptor).
-Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
-                        int n0, int n, bool accumulate) {
-  Expr b = WgmmaDescriptor(g.b, *m.wgmma, kk * m.k_step, Expr(n0));
+Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g,
+                        const WgmmaDescriptors& da, const WgmmaDescriptors& db,
+                        int kk, int mi, int n0, int n, bool accumulate) {
+  Expr b = WgmmaDescriptor(db, kk * m.k_step, Expr(n0));
   Expr a, a_mn_major = Expr(-1);
   if (m.wgmma_a) {
-    // Warpgroup w reads its rows of A: 64 x MI of them from row 64 MI w.
-    Expr rows = Expr(tx_) / 128 * (64 * m.MI);
-    if (mi > 0) rows = rows + 64 * mi;
-    a = WgmmaDescriptor(g.a, *m.wgmma_a, kk * m.k_step, rows);
+    a = WgmmaDescriptor(da, kk * m.k_step, WgmmaRowsA(m, mi));
     a_mn_major = Expr(m.wgmma_a->k_major ? 0 : 1);
   } else {
     a = m.a_keep.defined() ? Ref(m.a_keep, {Expr(kk), Expr(mi)})
@@ -126,12 +206,19 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
   // Taking turns (gemm_turns.cc): the gemm with A in registers waits for
   // this warpgroup's turn, its fragments ready.
   if (in_turns_ > 0 && !m.wgmma_a) body.push_back(GemmTurnSync());
-  body.push_back(Intrin(Intrinsic::kWgmmaFence, {}));
   const int n_total = static_cast<int>(m.wtn);
+  const int pieces = (n_total + m.wgmma_n - 1) / m.wgmma_n;
+  WgmmaDescriptors db =
+      WgmmaBase(g.b, *m.wgmma, Expr(0), m.KK * m.MI * pieces > 1, body);
+  WgmmaDescriptors da;
+  if (m.wgmma_a) {
+    da = WgmmaBase(g.a, *m.wgmma_a, WgmmaRowsA(m, 0), m.KK * m.MI > 1, body);
+  }
+  body.push_back(Intrin(Intrinsic::kWgmmaFence, {}));
   for (int kk = 0; kk < m.KK; ++kk) {
     for (int mi = 0; mi < m.MI; ++mi) {
       for (int n0 = 0; n0 < n_total; n0 += m.wgmma_n) {
-        body.push_back(WgmmaStep(m, g, kk, mi, n0,
+        body.push_back(WgmmaStep(m, g, da, db, kk, mi, n0,
                                  std::min(m.wgmma_n, n_total - n0),
                                  /*accumulate=*/kk > 0 || !overwrite_first));
       }

@@ -35,9 +35,11 @@ Stmt Lowerer::Visit(const ir::KernelNode* op) {
   // A persistent kernel's per-tile block indices range as a grid's.
   for (const auto& [var, extent] : st_.tile_block_vars)
     ranges_[var.get()] = {0, extent - 1};
+  warpgroups_.clear();
   Stmt body = MutateStmt(op->body);
   // The thread index first: rasterize_blocks adds its block remap after it.
   std::vector<Stmt> top{Let(tx_, ThreadIdx())};
+  for (Stmt& let : WarpgroupLet(tx_)) top.push_back(let);
   top.push_back(body);
   // Bulk reductions read shared memory until waited for: not past the end.
   if (bulk_sources_ && !bulk_sources_->empty())

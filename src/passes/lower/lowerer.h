@@ -61,6 +61,17 @@ struct MmaGemm {
   int wgmma_n = 0;  // N of each wgmma (GemmPlan::wgmma_n)
 };
 
+// One shared operand's wgmma descriptors across a gemm (gemm_wgmma.cc): the
+// first step's built once into `base`, the other steps' that plus a
+// constant number of 16-byte units.
+struct WgmmaDescriptors {
+  const ir::Region* region = nullptr;
+  const WgmmaOperand* operand = nullptr;
+  ir::Buffer buffer;  // the flat shared buffer the offsets index
+  Expr offset;        // the first step's element offset in it
+  ir::Var base;       // undefined: every step builds its own
+};
+
 // The steady state inject_pipeline (and insert_barriers) make of a
 // Pipelined loop whose only consumer is one gemm of the current stage:
 //   for k: cp_async_wait(S-2); __syncthreads(); if (k+S-1 < n) prefetch;
@@ -155,10 +166,20 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
                             const std::vector<Stmt>& lowered,
                             const std::vector<ir::Buffer>& kept);
   // gemm_wgmma.cc
-  Expr WgmmaDescriptor(const ir::Region& region, const WgmmaOperand& o, int k0,
-                       Expr mn0);
-  Stmt WgmmaStep(const MmaGemm& m, const ir::GemmNode& g, int kk, int mi,
-                 int n0, int n, bool accumulate);
+  std::pair<ir::Buffer, Expr> WgmmaStart(const ir::Region& region,
+                                         const WgmmaOperand& o, int k0,
+                                         Expr mn0);
+  WgmmaDescriptors WgmmaBase(const ir::Region& region, const WgmmaOperand& o,
+                             Expr mn0, bool shared, std::vector<Stmt>& lets);
+  Expr WgmmaDescriptor(const WgmmaDescriptors& d, int k0, Expr mn0);
+  Expr WgmmaRowsA(const MmaGemm& m, int mi);
+  // The Let of tl::warp_uniform(tx / 128) where thread index tx is bound
+  // (the block's, a ping-pong group's); none when no gemm used it.
+  std::vector<Stmt> WarpgroupLet(const ir::Var& tx);
+  std::unordered_map<const ir::VarNode*, ir::Var> warpgroups_;
+  Stmt WgmmaStep(const MmaGemm& m, const ir::GemmNode& g,
+                 const WgmmaDescriptors& a, const WgmmaDescriptors& b, int kk,
+                 int mi, int n0, int n, bool accumulate);
   Stmt WaitWgmma(const std::vector<ir::Buffer>& accumulators, int pending = 0);
   Stmt LowerWgmma(const ir::GemmNode& g, const MmaGemm& m);
   bool JoinsDeferredWgmma(const Stmt& s);

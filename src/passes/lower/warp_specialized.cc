@@ -81,8 +81,11 @@ Stmt Lowerer::Visit(const ir::WarpSpecializeNode* op) {
   Expr barrier_id = groups > 1 ? Expr(1) + op->group : Expr(1);
   consumer = ConsumerBarriers(st_.threads, barrier_id).MutateStmt(consumer);
   if (groups > 1) {
-    consumer = ir::Seq({Let(op->group, Expr(tx_) / st_.threads),
-                        Let(group_tx, Expr(tx_) % st_.threads), consumer});
+    std::vector<Stmt> lets{Let(op->group, Expr(tx_) / st_.threads),
+                           Let(group_tx, Expr(tx_) % st_.threads)};
+    for (Stmt& let : WarpgroupLet(group_tx)) lets.push_back(let);
+    lets.push_back(consumer);
+    consumer = ir::Seq(lets);
   }
   std::vector<Stmt> p, c;
   // With one consumer warpgroup every role has registers to spare.

@@ -7,6 +7,7 @@
 #include "src/ir/visitor.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/plan_shared_memory.h"
 
 namespace tessel::passes {
 namespace {
@@ -97,6 +98,11 @@ class Planner {
         Result r{s, {{w->barriers.get(), false, true, ir::Expr()}}, {}, false};
         if (full_barriers_.count(w->barriers.get())) r.synced = true;
         return r;
+      }
+      case ir::StmtKind::kReduce: {
+        const auto* r = s.As<ir::ReduceNode>();
+        if (LeavesScratchOpen(*r, state_)) return ScanOpenReduce(s, *r);
+        break;
       }
       default:
         break;
@@ -254,11 +260,14 @@ class Planner {
       next_head.push_back(s);
     }
     const Accesses& carried = r.tail;  // without a sync: everything
-    bool at_least_once = false;
-    if (auto n = ir::AsConstInt(f.extent)) at_least_once = *n >= 1;
+    bool at_least_once = false, at_most_once = false;
+    if (auto n = ir::AsConstInt(f.extent)) {
+      at_least_once = *n >= 1;
+      at_most_once = *n <= 1;  // no back edge (a row's one column chunk)
+    }
     ir::Stmt body = r.stmt;
     Result out;
-    if (Conflicts(carried, next_head)) {
+    if (!at_most_once && Conflicts(carried, next_head)) {
       if (divergent_depth_ > 0) Reject(f.body);
       body = ir::Seq({Sync(), body});
       out.head = {};
@@ -278,6 +287,19 @@ class Planner {
     out.stmt =
         ir::MakeStmt<ir::ForNode>(f.var, f.min, f.extent, f.for_kind,
                                   f.num_stages, f.order, f.stage, body, f.loc);
+    return out;
+  }
+
+  // A row reduce across warps (LeavesScratchOpen) writes its scratch slot,
+  // syncs and reads the slot back: a barrier inside, and the reads still
+  // pending after it, so that the slot's next writer (a later reduce, or
+  // this one in the next iteration) gets a barrier before it here.
+  Result ScanOpenReduce(const ir::Stmt& s, const ir::ReduceNode& r) {
+    Accesses a = Leaf(s);
+    Result out{s, a, a, true};
+    const ir::BufferNode* scratch = state_.smem.ScratchOf(&r).get();
+    out.head.push_back({scratch, true, false, {}});
+    out.tail.push_back({scratch, false, false, {}});
     return out;
   }
 

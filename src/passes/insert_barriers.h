@@ -13,13 +13,16 @@
 // barrier against the body's first ones in the next iteration (loop
 // variable + 1), so `As[(k + 2) % 3]` written in iteration k + 1 does not
 // conflict with `As[(k + 1) % 3]` read in iteration k, but `As[k % 2]` in a
-// two-stage loop does. cp_async_wait counts as the write of every
-// cp.async-filled buffer (the data of other threads lands there), so a
-// barrier follows each wait before the data is read. Atomics to global
-// memory never need one; an mbarrier wait whose barrier every thread
-// arrives on is itself a full barrier. A barrier is never placed inside a
-// branch whose condition differs between threads: such a program is
-// rejected with FailedPrecondition.
+// two-stage loop does; a loop of at most one iteration has no back edge. A
+// row reduce across warps (LeavesScratchOpen) counts as a write of its
+// scratch slot, its own barrier, and a read of the slot left pending, so
+// the slot's next writer waits for its readers. cp_async_wait counts as the
+// write of every cp.async-filled buffer (the data of other threads lands
+// there), so a barrier follows each wait before the data is read. Atomics
+// to global memory never need one; an mbarrier wait whose barrier every
+// thread arrives on is itself a full barrier. A barrier is never placed
+// inside a branch whose condition differs between threads: such a program
+// is rejected with FailedPrecondition.
 //
 // Skipped entirely with PassConfig::disable_thread_sync (tests of the race
 // detector).

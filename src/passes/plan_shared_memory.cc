@@ -219,6 +219,11 @@ int64_t RowsReduceScratchBytes(const ir::ReduceNode& r,
          dtype_bytes(RowsScratchType(r.dst->dtype));
 }
 
+bool LeavesScratchOpen(const ir::ReduceNode& r, const LoweringState& s) {
+  return IsRowsReduce(r, s) &&
+         RowsReduceScratchBytes(r, s.layouts.at(r.src.get())) > 0;
+}
+
 int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s) {
   if (IsRowsReduce(r, s))
     return RowsReduceScratchBytes(r, s.layouts.at(r.src.get()));
@@ -296,46 +301,83 @@ SharedPlan Place(const Liveness& lv, int64_t scratch) {
   return plan;
 }
 
+// The scratch area: the ops whose lowering ends with a barrier (their
+// scratch free again) share its first bytes; the row reduces that leave
+// theirs read after their one barrier (LeavesScratchOpen) take turns between
+// up to two slots after those, so that two in a row need no barrier between
+// them. The barrier planner orders each slot's next writer after its readers.
+struct ScratchLayout {
+  int64_t closed = 0;  // bytes of the shared part
+  int64_t open = 0;    // bytes of one slot
+  int open_users = 0;
+  int64_t Slot(int i) const {
+    return AlignUp(closed, 16) + i * AlignUp(open, 16);
+  }
+  int64_t Bytes() const {
+    return open_users == 0 ? closed : Slot(std::min(open_users, 2) - 1) + open;
+  }
+};
+
+ScratchLayout MeasureScratch(const ir::Stmt& body, const LoweringState& state) {
+  ScratchLayout l;
+  ForEachStmt(body, [&](const ir::Stmt& s) {
+    if (const auto* r = s.As<ir::ReduceNode>()) {
+      if (LeavesScratchOpen(*r, state)) {
+        l.open = std::max(l.open, ReduceScratchBytes(*r, state));
+        ++l.open_users;
+      } else {
+        l.closed = std::max(l.closed, ReduceScratchBytes(*r, state));
+      }
+    }
+    if (const auto* c = s.As<ir::CumsumNode>())
+      l.closed = std::max(l.closed, CumsumScratchBytes(*c, state));
+  });
+  return l;
+}
+
 // The scratch buffer of each reduce / cumsum whose lowering stages through
-// shared memory, in the dtype it stages: all at the scratch offset (one
-// runs at a time, barriers around each).
+// shared memory, in the dtype it stages: the closed ones all at the scratch
+// offset (one runs at a time, barriers around each), the open ones in
+// alternate slots in program order.
 void PlanScratch(const ir::Stmt& body, const LoweringState& state,
-                 SharedPlan& plan) {
-  auto add = [&](const ir::Stmt& op, DataType t) {
-    ir::Buffer b = ir::MakeBuffer(
-        "red_scratch", t, {ir::Expr(int(plan.scratch_bytes / dtype_bytes(t)))},
-        ir::Scope::kShared);
-    plan.offset[b.get()] = plan.scratch_offset;
-    plan.bytes[b.get()] = plan.scratch_bytes;
+                 const ScratchLayout& layout, SharedPlan& plan) {
+  auto add = [&](const ir::Stmt& op, DataType t, int64_t at, int64_t bytes) {
+    ir::Buffer b = ir::MakeBuffer("red_scratch", t,
+                                  {ir::Expr(int(bytes / dtype_bytes(t)))},
+                                  ir::Scope::kShared);
+    plan.offset[b.get()] = plan.scratch_offset + at;
+    plan.bytes[b.get()] = bytes;
     plan.scratch.push_back({op, b});
   };
+  auto closed = [&](const ir::Stmt& op, DataType t) {
+    add(op, t, 0, layout.closed);
+  };
+  int open = 0;
   ForEachStmt(body, [&](const ir::Stmt& s) {
     if (const auto* r = s.As<ir::ReduceNode>()) {
       if (IsMmaRowReduce(*r, state)) {
         if (state.layouts.at(r->src.get()).warps_n() > 1)
-          add(s, DataType::kF32);
+          closed(s, DataType::kF32);
+      } else if (LeavesScratchOpen(*r, state)) {
+        add(s, RowsScratchType(r->dst->dtype), layout.Slot(open++ % 2),
+            layout.open);
       } else if (IsRowsReduce(*r, state)) {
-        if (RowsReduceScratchBytes(*r, state.layouts.at(r->src.get())) > 0)
-          add(s, RowsScratchType(r->dst->dtype));
+        // Within warps: no scratch.
       } else if (r->src->scope != ir::Scope::kShared) {
-        add(s, r->src->dtype);
+        closed(s, r->src->dtype);
       }
     }
     if (const auto* c = s.As<ir::CumsumNode>())
-      if (!IsRowsCumsum(*c, state)) add(s, c->src->dtype);
+      if (!IsRowsCumsum(*c, state)) closed(s, c->src->dtype);
   });
 }
 
 }  // namespace
 
 absl::Status PlanSharedMemory(LoweringState& state) {
-  int64_t scratch = 0;
-  ForEachStmt(state.program.body, [&](const ir::Stmt& s) {
-    if (const auto* r = s.As<ir::ReduceNode>())
-      scratch = std::max(scratch, ReduceScratchBytes(*r, state));
-    if (const auto* c = s.As<ir::CumsumNode>())
-      scratch = std::max(scratch, CumsumScratchBytes(*c, state));
-  });
+  const ScratchLayout scratch_layout =
+      MeasureScratch(state.program.body, state);
+  const int64_t scratch = scratch_layout.Bytes();
   std::unordered_set<const ir::BufferNode*> tma;
   ForEachStmt(state.program.body, [&](const ir::Stmt& s) {
     if (const auto* c = s.As<ir::CopyNode>())
@@ -391,7 +433,7 @@ absl::Status PlanSharedMemory(LoweringState& state) {
         "; ", state.target.arch(), " allows ", limit,
         ". Use smaller tiles or fewer pipeline stages."));
   }
-  PlanScratch(state.program.body, state, plan);
+  PlanScratch(state.program.body, state, scratch_layout, plan);
   state.smem = std::move(plan);
   return absl::OkStatus();
 }

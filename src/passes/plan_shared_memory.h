@@ -35,6 +35,12 @@ bool IsRowsReduce(const ir::ReduceNode& r, const LoweringState& s);
 DataType RowsScratchType(DataType t);
 int64_t RowsReduceScratchBytes(const ir::ReduceNode& r,
                                const FragmentLayout& l);
+// A row reduce across warps publishes the partials to its scratch, syncs
+// once and reads them back, and ends there: its scratch stays read after
+// its last barrier. InsertBarriers puts the barrier before the slot's next
+// writer (a later reduce, or the same one in the next iteration) where one
+// is needed; consecutive ones take turns between two slots.
+bool LeavesScratchOpen(const ir::ReduceNode& r, const LoweringState& s);
 
 // A cumsum of a kRows tile along its rows within warps into a tile of the
 // same layout: warp scans, no scratch (cumsum_rows.cc).

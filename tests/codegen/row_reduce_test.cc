@@ -108,6 +108,35 @@ TEST(UnitDim, OneRowTilesIndexByTheColumn) {
       << src;
 }
 
+// A mask of the columns past N folds away where the tile's columns cannot
+// pass N (the lowering's variable ranges decide col < N), and stays where
+// they can.
+TEST(ColumnMask, ProvablyTrueComparisonFolds) {
+  namespace T = tessel;
+  for (int n : {2048, 2000}) {
+    T::ProgramBuilder p("column_mask");
+    auto X = p.tensor("X", {4, 2048}, DataType::kF16);
+    auto Y = p.tensor("Y", {4, 2048}, DataType::kF16);
+    {
+      T::Kernel kernel(4, {.threads = 256});
+      auto [bx] = kernel.block_index();
+      auto x = T::alloc_fragment({1, 2048}, DataType::kF32, "x");
+      auto y = T::alloc_fragment({1, 2048}, DataType::kF16, "y");
+      T::copy(X(bx, 0), x);
+      for (auto [i, col] : T::Parallel(1, 2048))
+        y(i, col) = T::select(col < n, x(i, col) * 2.0f, 0.0f);
+      T::copy(y, Y(bx, 0));
+    }
+    absl::StatusOr<Program> program = p.finish();
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<CompiledKernel> k =
+        compile(*program, {.target = Target::sm90a()});
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_EQ(Has(k->source(), absl::StrCat(" < ", n, ") ?")), n != 2048)
+        << k->source();
+  }
+}
+
 // A row reduce into a fragment of another shape is the user's mistake.
 TEST(RowReduceErrors, MismatchedRowsAreAStatus) {
   namespace T = tessel;

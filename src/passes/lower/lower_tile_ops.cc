@@ -166,6 +166,37 @@ Expr Lowerer::Visit(const ir::LoadNode* op) {
   return FlattenExpr(IRMutator::Visit(op));
 }
 
+// `i < c` (or `i <= c`, `c > i`, `c >= i`) that the variable ranges decide
+// true, as the copies' bounds checks are decided (InBounds): a mask of the
+// columns past N costs nothing where a tile's columns cannot pass it.
+Expr Lowerer::Visit(const ir::BinaryNode* op) {
+  Expr e = IRMutator::Visit(op);
+  const auto* b = e.As<ir::BinaryNode>();
+  if (b == nullptr || !is_int(b->a.dtype())) return e;
+  auto below = [&](const Expr& i, const Expr& c, int64_t slack) {
+    auto limit = ir::AsConstInt(c);
+    auto up = limit ? Upper(i) : std::nullopt;
+    return up && *up + slack <= *limit;
+  };
+  switch (b->op) {
+    case ir::BinaryOp::kLT:
+      if (below(b->a, b->b, 1)) return ir::BoolImm(true);
+      break;
+    case ir::BinaryOp::kLE:
+      if (below(b->a, b->b, 0)) return ir::BoolImm(true);
+      break;
+    case ir::BinaryOp::kGT:
+      if (below(b->b, b->a, 1)) return ir::BoolImm(true);
+      break;
+    case ir::BinaryOp::kGE:
+      if (below(b->b, b->a, 0)) return ir::BoolImm(true);
+      break;
+    default:
+      break;
+  }
+  return e;
+}
+
 }  // namespace lower
 
 absl::Status LowerTileOps(LoweringState& state) {

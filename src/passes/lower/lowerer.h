@@ -103,6 +103,7 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Stmt Visit(const ir::AnnotateLayoutNode* op) override;
   Stmt Visit(const ir::StoreNode* op) override;
   Expr Visit(const ir::LoadNode* op) override;
+  Expr Visit(const ir::BinaryNode* op) override;
   // Tile ops: each to its family.
   Stmt Visit(const ir::FillNode* op) override;  // copy.cc
   Stmt Visit(const ir::CopyNode* op) override;  // copy_rows.cc, copy.cc

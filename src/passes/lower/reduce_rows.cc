@@ -1,7 +1,9 @@
 // T.reduce_* of a kRows tile along its rows into its row statistics: each
 // thread combines its chunks of a row in registers, the row's lanes by
 // butterfly shuffles, and, when a row spans warps, the warps' partials
-// through shared memory (one value per warp and row, one barrier).
+// through shared memory (one value per warp and row, one barrier). No
+// barrier closes it: InsertBarriers puts one before the scratch slot's next
+// writer where there is one (LeavesScratchOpen).
 #include "absl/strings/str_cat.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
@@ -55,8 +57,6 @@ Stmt Lowerer::ReduceRows(const ir::ReduceNode& r) {
     partials.push_back(Cast(t, ir::Load(scratch, {row2 * warps + w})));
   out.push_back(rows(mr2, Guard(stats.Valid(tx_, {mr2}),
                                 finish(mr2, CombineTree(k, partials)))));
-  // The next reduce reuses the scratch.
-  out.push_back(ir::MakeStmt<ir::SyncThreadsNode>(ir::SourceLoc()));
   return ir::Seq(out);
 }
 

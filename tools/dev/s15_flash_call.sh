@@ -6,9 +6,13 @@
 # synccheck; the backward and the 4096^3 gemm beside the old descriptors
 # (TESSEL_WGMMA_DESC_WHOLE=1) on the same GPU; then SDPA and tessel (fwd,
 # fwd+bwd, grouped heads, varlen) in the same call. Table last.
-#   tools/dev/s15_flash_call.sh .probe/desc/build
+# With a second staged build (branch s15-rows: row reduces that leave their
+# scratch to the barrier planner), its row kernels' float64 checks and
+# sanitizers run beside the flash ones.
+#   tools/dev/s15_flash_call.sh .probe/desc/build [.probe/rows/build]
 set -u
 S=${1:?staged build folder}
+R=${2:-}
 source tools/dev/device_steps.sh
 begin_call "$S" flash15 /tmp/tc_flash15
 fa=$S/samples/flash_attention
@@ -28,6 +32,18 @@ par chk-gemm-nt 60 $g --check --size=333x517x200 --layout=NT
 par chk-gemm-1000 60 $g --check --size=1000x1000x1000
 par chk-gemm-pingpong 60 $g --check --size=2100x520x200 --layout=NT --pingpong=true
 par chk-gemm-pair 60 $g --check --size=512x512x256 --cluster=2
+rows=(rmsnorm layernorm softmax)
+if [ -n "$R" ]; then
+  for k in "${rows[@]}"; do
+    for size in 300x1000 64x4100 64x16384 bench; do
+      par chk-$k-$size 120 "$R/samples/$k" --backend=gpu --check --size=$size
+    done
+    par chk-$k-grid 90 "$R/samples/$k" --backend=gpu --check --size=300x1000 --grid=7
+  done
+  par gtest-row-reduce 120 "$R/tests/codegen/tessel_row_reduce_gpu_test"
+  par gtest-samples-rows 150 "$R/tests/samples/samples_gpu_test" \
+    --gtest_filter='*rmsnorm*:*layernorm*:*softmax*'
+fi
 wait
 par mem-fb-d128 120 $san memcheck $c --pass=fwd+bwd --size=1x200x2x128
 par race-bwd-d128 120 $san racecheck $c --pass=bwd --size=1x200x2x128 --causal=true
@@ -35,7 +51,18 @@ par sync-bwd-d128 120 $san synccheck $c --pass=bwd --size=1x200x2x128 --causal=t
 par mem-fb-d64 120 $san memcheck $c --pass=fwd+bwd --size=1x200x2x64 --causal=true
 par race-fb-d64 120 $san racecheck $c --pass=fwd+bwd --size=1x200x2x64
 par race-gemm-pingpong 120 $san racecheck $g --check --size=2100x520x200 --layout=NT --pingpong=true
+if [ -n "$R" ]; then
+  for k in "${rows[@]}"; do
+    for size in 300x1000 64x16384; do
+      par mem-$k-$size 120 $san memcheck "$R/samples/$k" --backend=gpu --check --size=$size
+      par race-$k-$size 120 $san racecheck "$R/samples/$k" --backend=gpu --check --size=$size
+      par sync-$k-$size 120 $san synccheck "$R/samples/$k" --backend=gpu --check --size=$size
+    done
+    par race-$k-grid 120 $san racecheck "$R/samples/$k" --backend=gpu --check --size=300x1000 --grid=7
+  done
+fi
 wait
+grep -H "FAILED\|PASSED\|SKIPPED" "$O"/gtest-*.log >>"$O/bench.txt" 2>/dev/null
 OLD=(env TESSEL_WGMMA_DESC_WHOLE=1)
 b="$fa --backend=gpu --bench --check=false"
 step bwd-d128-new 60 $b --pass=bwd --causal=both --size=8x4096x16x128

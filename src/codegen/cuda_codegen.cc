@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/codegen/cuda_printer.h"
@@ -196,29 +197,92 @@ std::string Sanitize(const std::string& name) {
   }
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])))
     out = "_" + out;
+  // Names the implementation reserves (__syncthreads, __half, _Bool, ...)
+  // and the C / CUDA typedef style (uint32_t, size_t, cudaStream_t) would
+  // clash with what the translation unit declares.
+  if ((out.size() >= 2 && out[0] == '_' &&
+       (out[1] == '_' || std::isupper(static_cast<unsigned char>(out[1])))) ||
+      (out.size() >= 2 && out.compare(out.size() - 2, 2, "_t") == 0)) {
+    out = "v" + out;
+  }
   return out;
 }
 
 }  // namespace
 
 Printer::Printer(const passes::LoweringState& st) : st_(st) {
-  for (const char* reserved :
-       {"smem",     "smem_base", "tl",        "int",      "float",
-        "double",   "bool",      "min",       "max",      "threadIdx",
-        "blockIdx", "printf",    "half",      "char",     "short",
-        "long",     "unsigned",  "signed",    "const",    "auto",
-        "for",      "if",        "else",      "return",   "void",
-        "new",      "delete",    "this",      "default",  "case",
-        "do",       "while",     "switch",    "break",    "continue",
-        "goto",     "static",    "extern",    "volatile", "inline",
-        "struct",   "class",     "union",     "enum",     "typedef",
-        "sizeof",   "namespace", "template",  "typename", "operator",
-        "public",   "private",   "protected", "virtual",  "friend",
-        "register", "true",      "false",     "nullptr",  "using",
-        "try",      "catch",     "throw",     "asm",      "mutable",
-        "explicit", "export",    "float2",    "float4",   "uint4",
-        "uint2",    "dim3",      "warpSize",  "blockDim", "gridDim",
-        "std"}) {
+  for (const char* reserved : {"smem",         "smem_base",
+                               "tl",           "int",
+                               "float",        "double",
+                               "bool",         "min",
+                               "max",          "threadIdx",
+                               "blockIdx",     "printf",
+                               "half",         "char",
+                               "short",        "long",
+                               "unsigned",     "signed",
+                               "const",        "auto",
+                               "for",          "if",
+                               "else",         "return",
+                               "void",         "new",
+                               "delete",       "this",
+                               "default",      "case",
+                               "do",           "while",
+                               "switch",       "break",
+                               "continue",     "goto",
+                               "static",       "extern",
+                               "volatile",     "inline",
+                               "struct",       "class",
+                               "union",        "enum",
+                               "typedef",      "sizeof",
+                               "namespace",    "template",
+                               "typename",     "operator",
+                               "public",       "private",
+                               "protected",    "virtual",
+                               "friend",       "register",
+                               "true",         "false",
+                               "nullptr",      "using",
+                               "try",          "catch",
+                               "throw",        "asm",
+                               "mutable",      "explicit",
+                               "export",       "float2",
+                               "float4",       "uint4",
+                               "uint2",        "dim3",
+                               "warpSize",     "blockDim",
+                               "gridDim",      "std",
+                               "tessel",       "main",
+                               "half2",        "nv_bfloat16",
+                               "nv_bfloat162", "CUtensorMap",
+                               "NULL",         "INFINITY",
+                               "NAN",          "alignas",
+                               "alignof",      "char8_t",
+                               "char16_t",     "char32_t",
+                               "co_await",     "co_return",
+                               "co_yield",     "concept",
+                               "consteval",    "constexpr",
+                               "constinit",    "const_cast",
+                               "decltype",     "dynamic_cast",
+                               "noexcept",     "reinterpret_cast",
+                               "requires",     "static_assert",
+                               "static_cast",  "thread_local",
+                               "typeid",       "wchar_t",
+                               "and",          "and_eq",
+                               "bitand",       "bitor",
+                               "compl",        "not",
+                               "not_eq",       "or",
+                               "or_eq",        "xor",
+                               "xor_eq",       "uint",
+                               "ushort",       "ulong",
+                               "uchar",        "longlong",
+                               "ulonglong"}) {
+    used_.insert(reserved);
+  }
+  // CUDA's vector types: int2, float4, ulonglong2, ...
+  for (const char* base :
+       {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+        "longlong", "ulonglong", "float", "double"}) {
+    for (int n = 1; n <= 4; ++n) used_.insert(absl::StrCat(base, n));
+  }
+  for (const char* reserved : {"dim3"}) {
     used_.insert(reserved);
   }
   // Functions NVRTC's translation unit declares in the global namespace: a
@@ -457,8 +521,9 @@ std::string Printer::Emit(std::string* entry) {
   Stmt(p.body);
   std::swap(out_, body_text);
   std::ostringstream src;
-  src << "// Generated by tessel from program \"" << p.name << "\" for "
-      << st_.target.arch() << ".\n";
+  // The name may hold any bytes (a newline would end the comment).
+  src << "// Generated by tessel from program \"" << absl::CEscape(p.name)
+      << "\" for " << st_.target.arch() << ".\n";
   const int threads = st_.threads * st_.consumer_groups + st_.producer_threads;
   src << "// " << threads << " threads per block";
   if (st_.producer_threads > 0)

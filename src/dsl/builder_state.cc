@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -220,7 +221,13 @@ ir::Buffer BuilderState::AddTensor(std::string name,
           std::any_of(dims_.begin(), dims_.end(),
                       [&](const ir::Var& v) { return v.get() == e.get(); });
       std::optional<int64_t> c = e.defined() ? ir::AsConstInt(e) : std::nullopt;
-      if (!is_dim && !(c && *c > 0 && e.dtype() != DataType::kBool)) {
+      if (!is_dim && c && *c > std::numeric_limits<int32_t>::max()) {
+        Error(loc, op,
+              absl::StrCat("dimension ", d, " is ", *c,
+                           "; sizes are i32, at most ",
+                           std::numeric_limits<int32_t>::max()));
+        shape[d] = ir::IntImm(DataType::kI32, 1);
+      } else if (!is_dim && !(c && *c > 0 && e.dtype() != DataType::kBool)) {
         Error(loc, op,
               absl::StrCat(
                   "dimension ", d, " is ",

@@ -1,9 +1,12 @@
 // Allocations, tile ops, synchronisation, annotations: each records one node
 // (after checking what only the builder can check; the verifier does the rest).
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "src/dsl/access.h"
 #include "src/dsl/builder_state.h"
 #include "src/dsl/region.h"
+#include "src/ir/limits.h"
 #include "src/ir/op.h"
 #include "src/ir/printer.h"
 #include "tessel/builder.h"
@@ -50,6 +53,12 @@ ir::Buffer Allocate(Shape shape, DataType dtype, std::string name,
                                                     : "undefined",
                                   "; tile shapes are positive numbers"));
         dims[d] = ir::IntImm(DataType::kI32, 1);
+      } else if (*c > std::numeric_limits<int32_t>::max()) {
+        state->Error(loc, op,
+                     absl::StrCat("dimension ", d, " is ", *c,
+                                  "; sizes are i32, at most ",
+                                  std::numeric_limits<int32_t>::max()));
+        dims[d] = ir::IntImm(DataType::kI32, 1);
       } else {
         dims[d] = ir::IntImm(DataType::kI32, *c);
       }
@@ -73,6 +82,14 @@ ir::Buffer AllocateBarriers(const std::vector<Expr>& counts, std::string name,
     for (ir::Expr& e : arrive) {
       if (!e.defined() || !is_int(e.dtype())) {
         state->Error(loc, op, "arrive counts are integers");
+        e = ir::IntImm(DataType::kI32, 1);
+      } else if (std::optional<int64_t> c = ir::AsConstInt(e);
+                 c && (*c < 1 || *c > ir::kMaxMbarrierArriveCount)) {
+        state->Error(loc, op,
+                     absl::StrCat("arrive count ", *c,
+                                  " is out of range; an "
+                                  "mbarrier expects 1 to ",
+                                  ir::kMaxMbarrierArriveCount, " arrivals"));
         e = ir::IntImm(DataType::kI32, 1);
       }
     }

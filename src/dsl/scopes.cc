@@ -2,6 +2,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/dsl/access.h"
 #include "src/dsl/builder_state.h"
+#include "src/ir/limits.h"
 #include "src/ir/op.h"
 #include "src/ir/printer.h"
 #include "tessel/builder.h"
@@ -102,10 +103,12 @@ KernelScope::KernelScope(std::vector<Expr> grid, KernelOptions options,
                       absl::StrCat("grid dimension ", d))) {
       f.grid[d] = ir::IntImm(DataType::kI32, 1);
     } else if (std::optional<int64_t> c = ir::AsConstInt(f.grid[d]);
-               c && *c <= 0) {
+               c && (*c <= 0 || *c > ir::kMaxGridDim[std::min<size_t>(d, 2)])) {
       state_->Error(
           loc, op,
-          absl::StrCat("grid dimension ", d, " is ", *c, "; it must be >= 1"));
+          absl::StrCat("grid dimension ", d, " is ", *c, "; it must be 1 to ",
+                       ir::kMaxGridDim[std::min<size_t>(d, 2)],
+                       " (CUDA's grid limit)"));
     }
   }
   if (options.threads < 1 || options.threads > 1024) {
@@ -145,9 +148,13 @@ LoopRange::LoopRange(LoopKind kind, std::vector<std::pair<Expr, Expr>> ranges,
     return;
   }
   bool ok = state_->BeginOp(loc, op);
-  if (num_stages < 0) {
-    state_->Error(loc, op,
-                  absl::StrCat("num_stages = ", num_stages, " is negative"));
+  if (num_stages < 0 || num_stages > ir::kMaxNumStages) {
+    state_->Error(
+        loc, op,
+        absl::StrCat("num_stages = ", num_stages,
+                     num_stages < 0 ? " is negative"
+                                    : absl::StrCat("; tessel takes at most ",
+                                                   ir::kMaxNumStages)));
     num_stages = 0;
   }
   if (!order.empty() && !stage.empty() && order.size() != stage.size()) {

@@ -16,6 +16,7 @@
 #include "src/interp/compiler.h"
 #include "src/interp/status_macros.h"
 #include "src/interp/tile_ops.h"
+#include "src/ir/limits.h"
 #include "src/ir/op.h"
 
 namespace tessel::interp {
@@ -188,10 +189,14 @@ absl::Status RunKernel(const Executable& exe, const CompiledKernel& k,
   for (const IntFn& g : k.grid) {
     const int64_t extent = g(proto);
     if (proto.failed) return proto.status;
-    if (extent < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("kernel at ", ir::FormatLoc(k.site.loc),
-                       ": grid dimension ", grid.size(), " is ", extent));
+    const int64_t most = ir::kMaxGridDim[std::min<size_t>(grid.size(), 2)];
+    if (extent < 0 || extent > most) {
+      // The GPU could not launch it either (and a product of such dims
+      // overflows the block count).
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel at ", ir::FormatLoc(k.site.loc), ": grid dimension ",
+          grid.size(), " is ", extent,
+          extent < 0 ? "" : absl::StrCat("; CUDA's grid limit is ", most)));
     }
     grid.push_back(extent);
     blocks *= extent;
@@ -205,6 +210,10 @@ absl::Status RunKernel(const Executable& exe, const CompiledKernel& k,
                     : static_cast<int>(std::thread::hardware_concurrency());
   workers = static_cast<int>(std::clamp<int64_t>(workers, 1, blocks));
   if (exe.serial_only) workers = 1;
+  // Threaded runs keep one atomic log per block (below); past this many
+  // blocks that bookkeeping alone would exhaust memory, so run in order.
+  constexpr int64_t kMaxLoggedBlocks = int64_t{1} << 22;
+  if (blocks > kMaxLoggedBlocks) workers = 1;
 
   if (workers == 1) {
     Frame f = proto;

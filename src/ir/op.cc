@@ -229,6 +229,15 @@ absl::Status CheckBinary(BinaryOp op, const Expr& a, const Expr& b) {
     return bad("takes integers");
   }
   if (op == BinaryOp::kPow && !is_float(t)) return bad("pow takes floats");
+  // An integer quotient by a constant 0: undefined on the GPU (the
+  // interpreter would only say so once it ran).
+  if ((op == BinaryOp::kDiv || op == BinaryOp::kMod ||
+       op == BinaryOp::kCeilDiv) &&
+      is_int(t)) {
+    if (std::optional<int64_t> cb = AsConstInt(Cast(t, b)); cb && *cb == 0) {
+      return bad("divides by a constant 0 (undefined on the GPU)");
+    }
+  }
   // The one signed quotient that does not fit its type: folding would wrap
   // it, the GPU's division is undefined there.
   if ((op == BinaryOp::kDiv || op == BinaryOp::kMod ||

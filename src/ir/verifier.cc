@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/ir/arith/interval.h"
+#include "src/ir/limits.h"
 #include "src/ir/op.h"
 #include "src/ir/printer.h"
 #include "src/ir/tile_op_rules.h"
@@ -267,7 +268,9 @@ class Verifier : public IRVisitor {
       return;
     }
     if (!CheckIndices(op->buffer, op->indices, "load")) return;
-    if (op->buffer->scope != Scope::kGlobal) {
+    {
+      // Global tensors too: an element wholly outside one (CheckBounds' rule
+      // for global buffers) is read on no launch the shapes allow.
       std::vector<Expr> ones(op->indices.size(), IntImm(DataType::kI32, 1));
       CheckBounds(
           op->buffer, op->indices, ones,
@@ -297,9 +300,17 @@ class Verifier : public IRVisitor {
                         "; a block has 1 to 1024 threads"));
       return;
     }
-    for (const Expr& g : op->grid) {
+    for (size_t d = 0; d < op->grid.size(); ++d) {
+      const Expr& g = op->grid[d];
       VisitExpr(g);
       if (g.defined() && !is_int(g.dtype())) Fail("grid dims are integers");
+      std::optional<int64_t> c = g.defined() ? AsConstInt(g) : std::nullopt;
+      if (c && (*c < 1 || *c > kMaxGridDim[d])) {
+        Fail(absl::StrCat("grid dimension ", d, " is ", *c,
+                          "; it must be 1 to ", kMaxGridDim[d],
+                          " (CUDA's grid limit)"));
+        return;
+      }
     }
     for (size_t d = 0; d < op->grid.size(); ++d) {
       std::optional<Interval> g = ranges_.Bounds(op->grid[d]);
@@ -315,8 +326,12 @@ class Verifier : public IRVisitor {
 
   void Visit(const ForNode* op) override {
     if (!NeedKernel()) return;
-    if (op->num_stages < 0) {
-      Fail(absl::StrCat("num_stages = ", op->num_stages, " is negative"));
+    if (op->num_stages < 0 || op->num_stages > kMaxNumStages) {
+      Fail(absl::StrCat(
+          "num_stages = ", op->num_stages,
+          op->num_stages < 0
+              ? " is negative"
+              : absl::StrCat("; tessel takes at most ", kMaxNumStages)));
       return;
     }
     if (!op->order.empty() && !op->stage.empty() &&
@@ -375,7 +390,8 @@ class Verifier : public IRVisitor {
                         std::string(dtype_name(op->buffer->dtype))));
       return;
     }
-    if (op->buffer->scope != Scope::kGlobal) {
+    {
+      // Global tensors too (wholly outside: written past the tensor).
       std::vector<Expr> ones(op->indices.size(), IntImm(DataType::kI32, 1));
       CheckBounds(op->buffer, op->indices, ones, "the stored element");
     }
@@ -609,6 +625,17 @@ class Verifier : public IRVisitor {
                     static_cast<int64_t>(op->arrive_counts.size()))) {
       Fail(absl::StrCat(Describe(op->barriers), " gets ",
                         op->arrive_counts.size(), " arrive counts"));
+    }
+    for (const Expr& e : op->arrive_counts) {
+      if (!status_.ok()) return;
+      std::optional<int64_t> c = e.defined() ? AsConstInt(e) : std::nullopt;
+      if (!e.defined() || !is_int(e.dtype())) {
+        Fail("arrive counts are integers");
+      } else if (c && (*c < 1 || *c > kMaxMbarrierArriveCount)) {
+        Fail(absl::StrCat("arrive count ", *c,
+                          " is out of range; an mbarrier expects 1 to ",
+                          kMaxMbarrierArriveCount, " arrivals"));
+      }
     }
   }
   void Visit(const MbarrierArriveNode* op) override {

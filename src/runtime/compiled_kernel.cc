@@ -5,6 +5,7 @@
 #include "jit/context.h"
 #include "jit/kernel_cache.h"
 #include "jit/launch.h"
+#include "src/ir/limits.h"
 #include "src/runtime/check_tensors.h"
 #include "src/runtime/cpu_kernel.h"
 #include "src/runtime/kernel_impl.h"
@@ -33,6 +34,12 @@ absl::Status LaunchCuda(const runtime::KernelImpl& k,
     absl::StatusOr<int64_t> n = runtime::EvalInt(k.grid[d], values);
     if (!n.ok()) return n.status();
     if (*n <= 0) return absl::OkStatus();  // nothing to do
+    if (*n > ir::kMaxGridDim[d]) {
+      // A cast to the launch's uint32 would run a part of the grid.
+      return absl::InvalidArgumentError(absl::StrCat(
+          k.name, ": grid dimension ", d, " is ", *n,
+          " at these sizes; CUDA's grid limit is ", ir::kMaxGridDim[d]));
+    }
     *g[d] = static_cast<uint32_t>(*n);
   }
   // The stream's context, else the caller's current one, else device 0's

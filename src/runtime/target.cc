@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -22,13 +24,20 @@ int MaxSharedFor(int sm) {
   return 49152;
 }
 
+// The NN of "sm_NN", "sm_NNa" or "sm_NNf"; 0 for anything else. Strict: the
+// arch goes into NVRTC's -arch flag as written, so "sm_90b", "sm_8x0" or
+// "sm_80\0x" (once read as sm_90 / sm_80) would fail there, blamed on the
+// generated code.
 int ParseSm(const std::string& arch) {
+  if (arch.size() < 5 || arch.size() > 8 || arch.rfind("sm_", 0) != 0) return 0;
+  std::string_view digits = std::string_view(arch).substr(3);
+  if (digits.back() == 'a' || digits.back() == 'f') digits.remove_suffix(1);
+  if (digits.size() < 2 || digits.size() > 4 || digits[0] == '0') return 0;
   int sm = 0;
-  std::string digits;
-  for (char c : arch.substr(arch.rfind('_') + 1)) {
-    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return 0;
+    sm = sm * 10 + (c - '0');
   }
-  if (!absl::SimpleAtoi(digits, &sm)) return 0;
   return sm;
 }
 

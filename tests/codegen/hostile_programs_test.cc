@@ -3,6 +3,9 @@
 // dim 1, cumsum, atomics, copies of ragged slices. Each one either runs on
 // the interpreter and compiles for sm_90a, or both targets refuse it alike
 // (agreement.h).
+#include <string>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -200,6 +203,33 @@ TEST(HostileProgramsTest, ColumnStoredOverTheRows) {
     T::reduce_sum(x, r, {.dim = 1});
     for (auto [i, j] : T::Parallel(8, 24)) x(i, j) = x(i, j) - r(i);
     T::copy(x, X(0, 0));
+  }
+  ExpectBothTargetsAccept(p.finish());
+}
+
+// Names go into the generated CUDA: ones the translation unit declares or
+// reserves (__syncthreads, uint32_t, half2, and, ...) and a program name with
+// a newline, a quote and a NUL byte (written into a comment) once made code
+// NVRTC refused ("a tessel bug").
+TEST(HostileProgramsTest, NamesThatClashWithCuda) {
+  const std::vector<std::string> names = {
+      "__syncthreads", "__half",     "_Bool",       "uint32_t", "int64_t",
+      "size_t",        "half2",      "nv_bfloat16", "int4",     "float3",
+      "CUtensorMap",   "tessel",     "and",         "not",      "constexpr",
+      "decltype",      "NULL",       "INFINITY",    "uint",     "cudaStream_t",
+      "__nv_bfloat16", "__shfl_sync"};
+  T::ProgramBuilder p(std::string("we ird\n\"name\\\0 */", 17));
+  std::vector<T::Buffer> tensors;
+  for (const std::string& n : names)
+    tensors.push_back(p.tensor(n, {64}, T::f32));
+  {
+    T::Kernel kernel(1, {.threads = 64});
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto t = T::alloc_fragment({64}, T::f32, names[(i + 1) % names.size()]);
+      T::copy(tensors[i], t);
+      for (auto j : T::Parallel(64)) t(j) = t(j) * 2.0f;
+      T::copy(t, tensors[i]);
+    }
   }
   ExpectBothTargetsAccept(p.finish());
 }

@@ -118,7 +118,7 @@ class Generator {
 
  private:
   // A random expression over the element v at (i, j), `depth` deep.
-  T::Expr Value(T::Expr v, T::Expr i, T::Expr j, const Case& c, int depth) {
+  T::Expr Value(T::Expr v, T::Expr i, T::Expr j, Case& c, int depth) {
     if (depth <= 1) return Leaf(v, i, j, c);
     T::Expr a = Value(v, i, j, c, depth - 1);
     // Mostly a chain (deep), sometimes a tree (wide).
@@ -133,7 +133,9 @@ class Generator {
       case 2:
         return a * b;
       case 3:
-        // Integer division may be by zero: the interpreter reports it.
+        // Integer division may be by zero: the interpreter reports it; by
+        // a constant 0 it is a mistake finish() reports.
+        if (!is_float && IsConstantZero(b)) c.mistakes = true;
         return is_float ? a / (b * b + T::Expr(1.0f)) : a / b;
       case 4:
         return T::select(a < b, a, b);
@@ -145,6 +147,7 @@ class Generator {
       case 6:
         return T::cast(T::cast(a, T::f32) * 0.5f, c.dtype);
       case 7:
+        if (!is_float && IsConstantZero(b)) c.mistakes = true;
         return is_float ? T::cast(T::exp(T::cast(b, T::f32) * 0.01f), c.dtype)
                         : a % b;
       case 8:
@@ -160,6 +163,8 @@ class Generator {
         return -a;
     }
   }
+
+  static bool IsConstantZero(const T::Expr& e) { return e.to_string() == "0"; }
 
   T::Expr Leaf(T::Expr v, T::Expr i, T::Expr j, const Case& c) {
     switch (Pick(5)) {

@@ -16,6 +16,7 @@
 #include "src/ir/op.h"
 #include "src/ir/verifier.h"
 #include "tessel/tessel.h"
+#include "tests/common/error_at.h"
 
 namespace tessel {
 namespace {
@@ -25,14 +26,11 @@ using ::testing::HasSubstr;
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
+// InvalidArgument at this file's `line`, mentioning every one of `words`.
 void ExpectErrorAt(const absl::Status& status, int line,
                    std::initializer_list<std::string> words) {
-  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
-  std::string message(status.message());
-  if (std::getenv("SHOW")) std::cerr << message << "\n";
-  EXPECT_THAT(message,
-              HasSubstr(absl::StrCat("hostile_input_test.cc:", line, ": ")));
-  for (const std::string& w : words) EXPECT_THAT(message, HasSubstr(w));
+  testing::ExpectInvalidArgumentAt(status, "hostile_input_test.cc", line,
+                                   words);
 }
 
 // A builder with G (global f32 [64]) and one kernel around `body`.

@@ -13,6 +13,7 @@
 #include "src/ir/op.h"
 #include "src/ir/verifier.h"
 #include "tessel/tessel.h"
+#include "tests/common/error_at.h"
 
 namespace tessel {
 namespace {
@@ -20,16 +21,10 @@ namespace {
 namespace T = tessel;
 using ::testing::HasSubstr;
 
-// Fails unless `status` is InvalidArgument at this file's `line` and
-// mentions every string of `words`.
+// InvalidArgument at this file's `line`, mentioning every one of `words`.
 void ExpectErrorAt(const absl::Status& status, int line,
                    std::initializer_list<std::string> words) {
-  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
-  std::string message(status.message());
-  if (std::getenv("SHOW")) std::cerr << message << "\n";
-  EXPECT_THAT(message,
-              HasSubstr(absl::StrCat("verifier_test.cc:", line, ": ")));
-  for (const std::string& w : words) EXPECT_THAT(message, HasSubstr(w));
+  testing::ExpectInvalidArgumentAt(status, "verifier_test.cc", line, words);
 }
 
 // A builder with G (global f32 [64, 64]) and one kernel around `body`.

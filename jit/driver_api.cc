@@ -133,6 +133,12 @@ absl::StatusOr<const DriverApi*> Driver() {
   return &loaded->api;
 }
 
+const DriverApi* DriverIfLoaded() {
+  const LoadedDriver* loaded = g_driver.load(std::memory_order_acquire);
+  if (loaded == nullptr || !loaded->status.ok()) return nullptr;
+  return &loaded->api;
+}
+
 absl::Status CuResultToStatus(const DriverApi& api, CUresult result,
                               absl::string_view call) {
   if (result == CUDA_SUCCESS) return absl::OkStatus();

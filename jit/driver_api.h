@@ -63,7 +63,8 @@ namespace tessel::jit {
 // cuLaunchKernelEx and cuOccupancyMaxActiveClusters (CUDA 12.0) launch
 // thread-block clusters. cuCtxGetId (CUDA 12.0) tells a live context from a
 // destroyed one whose handle was reused; cuCtxCreate / cuCtxDestroy serve tests
-// and hosts that make their own contexts.
+// and hosts that make their own contexts. cuPointerGetAttribute tells the
+// CPU target's launch a device pointer from a host one.
 #define TESSEL_DRIVER_OPTIONAL_ENTRY_POINTS(X) \
   X(cuFuncGetParamInfo)                        \
   X(cuTensorMapEncodeTiled)                    \
@@ -72,7 +73,8 @@ namespace tessel::jit {
   X(cuCtxCreate)                               \
   X(cuCtxDestroy)                              \
   X(cuLaunchKernelEx)                          \
-  X(cuOccupancyMaxActiveClusters)
+  X(cuOccupancyMaxActiveClusters)              \
+  X(cuPointerGetAttribute)
 
 struct DriverApi {
 #define TESSEL_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
@@ -92,6 +94,11 @@ struct DriverApi {
 
 // The loaded table, or Unavailable. Loads (and calls cuInit) once; cheap after.
 absl::StatusOr<const DriverApi*> Driver();
+
+// The table when an earlier Driver() call loaded it, else null; never
+// loads the driver (for checks that only matter where it is in use, such as
+// whether a pointer is device memory).
+const DriverApi* DriverIfLoaded();
 
 // OK for CUDA_SUCCESS; otherwise a Status naming the failed call and the
 // error's name and description, e.g.

@@ -394,6 +394,24 @@ absl::StatusOr<StmtFn> Compiler::Allocate(const ir::AllocateNode* op) {
     }
     shape.push_back(*v);
   }
+  // Each element costs the interpreter 9 bytes (a double and a flag): a tile
+  // far larger than any target takes (thread_memory.h, the shared memory
+  // limits) is a mistake to report, not gigabytes to allocate per block.
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(elements, d, &elements)) {
+      elements = std::numeric_limits<int64_t>::max();
+      break;
+    }
+  }
+  if (elements > kMaxTileElements) {
+    return Error(
+        absl::StatusCode::kResourceExhausted,
+        absl::StrCat("'", buffer->name, "' (", ir::ScopeName(buffer->scope),
+                     ") holds ", elements, " elements; the interpreter takes ",
+                     "tiles of up to ", kMaxTileElements,
+                     " elements (a GPU block far fewer)"));
+  }
   int slot;
   auto it = buffer_slots_.find(buffer.get());
   if (it != buffer_slots_.end()) {

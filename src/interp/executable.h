@@ -7,7 +7,8 @@
 //
 // Compiling resolves every variable and buffer to a slot of the Frame and
 // checks what can be checked before running (unbound variables, buffers used
-// outside their allocation, unknown intrinsics, atomic dtypes).
+// outside their allocation, unknown intrinsics, atomic dtypes, absurd tile
+// sizes).
 #ifndef TESSEL_SRC_INTERP_EXECUTABLE_H_
 #define TESSEL_SRC_INTERP_EXECUTABLE_H_
 
@@ -47,6 +48,11 @@ struct Executable {
   // a threaded run would change what it reads).
   bool serial_only = false;
 };
+
+// Shared, fragment and local tiles of more elements are ResourceExhausted
+// at Compile (each element costs the interpreter 9 bytes per block; no GPU
+// block holds a millionth of that many).
+inline constexpr int64_t kMaxTileElements = int64_t{1} << 24;
 
 absl::StatusOr<std::shared_ptr<const Executable>> Compile(
     const ir::Program& program);

@@ -7,6 +7,7 @@
 #include "src/ir/printer.h"
 #include "src/ir/visitor.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/thread_memory.h"
 #include "src/passes/wgmma.h"
 
 namespace tessel::passes {
@@ -570,6 +571,9 @@ absl::Status InferLayouts(LoweringState& state) {
     fragments = InferFragmentLayouts(state, c);
   } while (fragments.code() == absl::StatusCode::kAborted);
   if (!fragments.ok()) return fragments;
+  // Each thread's share of the fragments is known now: refuse what a
+  // thread cannot hold before anything unrolls loops over it.
+  if (absl::Status s = CheckThreadMemory(state); !s.ok()) return s;
 
   // Shared swizzles.
   BufferMap swizzled;

@@ -14,6 +14,8 @@
 //   row reduction of one) gets the row-wise layout, so that flash-attention
 //   style code (row max, rescale) stays in registers.
 // - Every other fragment gets a blocked layout with 16-byte chunks.
+// - Fragments and local arrays over the per-thread limit (thread_memory.h)
+//   are ResourceExhausted naming the user's line.
 // - Shared operands of mma gemms are swizzled (128/64/32-byte XOR swizzle by
 //   row size) unless annotate_layout asked otherwise; annotate_layout with a
 //   swizzled layout is obeyed for any shared buffer.

@@ -9,6 +9,7 @@
 #include "src/ir/printer.h"
 #include "src/ir/verifier.h"
 #include "src/runtime/check_tensors.h"
+#include "src/runtime/host_memory.h"
 
 namespace tessel::runtime {
 
@@ -25,6 +26,7 @@ absl::StatusOr<std::shared_ptr<KernelImpl>> CompileForCpu(
   if (!(*exe)->kernels.empty()) impl->threads = (*exe)->kernels.front().threads;
   impl->params = program.params;
   impl->dims = program.dims;
+  impl->param_written = WrittenParams(program);
   impl->interpreter = *std::move(exe);
   return impl;
 }
@@ -39,6 +41,7 @@ absl::Status LaunchOnCpu(const KernelImpl& k,
   }
   absl::StatusOr<SizeBindings> sizes = CheckTensors(k, tensors);
   if (!sizes.ok()) return sizes.status();
+  if (absl::Status s = CheckHostMemory(k, tensors); !s.ok()) return s;
   // The interpreter works on the caller's memory in place, as the GPU
   // kernel does: inputs need no copy, outputs and accumulations land there.
   std::vector<interp::TensorRef> refs;

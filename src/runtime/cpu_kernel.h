@@ -25,8 +25,10 @@ absl::StatusOr<std::shared_ptr<KernelImpl>> CompileForCpu(
     const ir::Program& program);
 
 // TensorView::data are host pointers, checked as the GPU launch checks
-// device tensors. stream must be null. Interpreter errors (a read before any
-// write, an index out of bounds, an mbarrier deadlock) name the user's line.
+// device tensors, and for being mapped host memory the kernel may read (and
+// write, for what it writes; host_memory.h). stream must be null. Interpreter
+// errors (a read before any write, an index out of bounds, an mbarrier
+// deadlock) name the user's line.
 absl::Status LaunchOnCpu(const KernelImpl& k,
                          const std::vector<TensorView>& tensors,
                          CUstream_st* stream);

@@ -52,6 +52,9 @@ struct KernelImpl {
   // Set for Target::cpu() (src/runtime/cpu_kernel.h): launch() runs this on
   // host memory; source and cubin are empty.
   std::shared_ptr<const interp::Executable> interpreter;
+  // Target::cpu(): per parameter, whether the program writes it (launch
+  // checks that its memory is writable, host_memory.h).
+  std::vector<bool> param_written;
   // A CUDA kernel: the program and options it was compiled from, and the
   // variants made for strided views so far (strided_views.h).
   std::shared_ptr<const ir::Program> program;

@@ -13,6 +13,11 @@ absl::Status CheckSharedMemoryFits(const Program& program,
   passes::LoweringState state;
   state.program = program.ir();
   state.target = target;
+  // Layout inference's own errors (a thread's fragments over their limit
+  // among them) are compile()'s to report: fewer stages would not help.
+  passes::LoweringState layouts = state;
+  if (!passes::RunPipeline(layouts, "layout_inference").ok())
+    return absl::OkStatus();
   // The passes up to the planner: it returns ResourceExhausted over the
   // target's limit; later passes and the codegen do not change the bytes.
   absl::Status status = passes::RunPipeline(state, "plan_shared_memory");

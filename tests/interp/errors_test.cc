@@ -237,6 +237,41 @@ TEST(OutOfBoundsTest, CopyRegionPastASharedTile) {
   EXPECT_THAT(s.message(), HasSubstr("s[12:20] is out of bounds"));
 }
 
+// A tile of gigabytes (no GPU block holds it either) is refused before
+// anything is allocated, naming its allocation.
+TEST(TileSizeTest, AbsurdTilesAreResourceExhausted) {
+  for (bool local : {false, true}) {
+    SCOPED_TRACE(local ? "alloc_local" : "alloc_fragment");
+    int line = 0;
+    T::ProgramBuilder p("huge_tile");
+    auto Y = p.tensor("Y", {16}, T::f32);
+    {
+      T::Kernel kernel(1);
+      if (local) {
+        line = __LINE__ + 1;
+        auto x = T::alloc_local({1 << 30}, T::f32, "x");
+        x(0) = 1.0f;
+        Y(0) = x(0);
+      } else {
+        line = __LINE__ + 1;
+        auto x = T::alloc_fragment({1 << 20, 1 << 10}, T::f32, "x");
+        T::clear(x);
+        Y(0) = x(0, 0);
+      }
+    }
+    absl::StatusOr<Program> prog = p.finish();
+    ASSERT_TRUE(prog.ok()) << prog.status();
+    HostTensor y(f32, {16});
+    absl::Status s = interpret(*prog, {&y});
+    EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+    EXPECT_THAT(s.message(), HasSubstr(At("allocate", line))) << s;
+    EXPECT_THAT(s.message(),
+                HasSubstr("'x' (" + std::string(local ? "local" : "fragment") +
+                          ") holds 1073741824 elements"))
+        << s;
+  }
+}
+
 TEST(ArgumentTest, CountDtypeShapeAndSymbolicSizes) {
   absl::StatusOr<Program> prog = seed::TiledGemmDynamicM(64, 32);
   ASSERT_TRUE(prog.ok()) << prog.status();

@@ -14,6 +14,7 @@
 #include "src/ir/printer.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/pipeline.h"
+#include "src/passes/thread_memory.h"
 #include "tessel/tessel.h"
 #include "tests/codegen/test_programs.h"
 #include "tests/dsl/seed_programs.h"
@@ -45,6 +46,54 @@ std::vector<ir::Stmt> LoopBody(const ir::Stmt& s) {
     if (const auto* q = f->body.As<ir::SeqNode>()) out = q->stmts;
   });
   return out;
+}
+
+namespace T = tessel;
+
+// A kernel of 128 threads with a [128, n] f32 fragment (blocked: n
+// elements per thread) and a local array of `local` elements of `dtype`.
+ir::Program ThreadArrays(int n, int local, DataType dtype) {
+  T::ProgramBuilder p("thread_arrays");
+  auto X = p.tensor("X", {128, n}, T::f32);
+  {
+    T::Kernel kernel(1, {.threads = 128});
+    auto x = T::alloc_fragment({128, n}, T::f32, "x");
+    auto l = T::alloc_local({local}, dtype, "l");
+    T::copy(X(0, 0), x);
+    T::copy(x, X(0, 0));
+    l(0) = T::cast(X(0, 0), dtype);
+    X(0, 1) = T::cast(l(0), T::f32);
+  }
+  absl::StatusOr<Program> prog = p.finish();
+  EXPECT_TRUE(prog.ok()) << prog.status();
+  return prog->ir();
+}
+
+absl::Status LayoutsOf(const ir::Program& p) {
+  LoweringState st{.program = p, .target = Target::sm90a()};
+  return RunPipeline(st, "layout_inference");
+}
+
+// The limit is on the sum per thread, 8- and 16-bit elements counted as 4
+// bytes: exactly at it compiles, one element more does not.
+TEST(ThreadMemory, LimitIsOnTheSumPerThread) {
+  const int at_limit = static_cast<int>(kMaxThreadMemoryBytes / 4);
+  LoweringState st =
+      RunTo(ThreadArrays(64, at_limit - 64, T::f32), "layout_inference");
+  ThreadMemory m = MeasureThreadMemory(st);
+  ASSERT_EQ(m.arrays.size(), 2u);
+  EXPECT_EQ(m.arrays[0].bytes, 64 * 4);  // x: 64 elements per thread
+  EXPECT_EQ(m.arrays[1].bytes, (at_limit - 64) * 4);
+  EXPECT_EQ(m.total_bytes, kMaxThreadMemoryBytes);
+  EXPECT_TRUE(LayoutsOf(ThreadArrays(64, at_limit - 64, T::f32)).ok());
+  EXPECT_TRUE(LayoutsOf(ThreadArrays(64, at_limit - 64, T::f16)).ok());
+  for (DataType t : {T::f32, T::f16, T::i8, T::f64}) {
+    const int over = t == T::f64 ? at_limit / 2 - 31 : at_limit - 63;
+    absl::Status s = LayoutsOf(ThreadArrays(64, over, t));
+    EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted)
+        << std::string(dtype_name(t)) << ": " << s;
+    EXPECT_THAT(s.message(), ::testing::HasSubstr("(x 256 B, l ")) << s;
+  }
 }
 
 TEST(Barriers, RealHazardGetsItsBarrier) {

@@ -4,7 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -221,6 +225,109 @@ TEST(CpuTarget, NullPointerIsRejected) {
   absl::Status s = kernel.launch({View(a), b, View(c)});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("gemm: B: null host pointer"));
+}
+
+// Y = 2 X over n f32 elements: X read, Y written.
+Program ScaleProgram(int n) {
+  T::ProgramBuilder p("scale");
+  auto X = p.tensor("X", {n}, T::f32);
+  auto Y = p.tensor("Y", {n}, T::f32);
+  {
+    T::Kernel kernel(1, {.threads = 128});
+    auto x = T::alloc_fragment({n}, T::f32, "x");
+    T::copy(X(0), x);
+    for (auto i : T::Parallel(n)) x(i) = x(i) * 2.0f;
+    T::copy(x, Y(0));
+  }
+  absl::StatusOr<Program> prog = p.finish();
+  EXPECT_TRUE(prog.ok()) << prog.status();
+  return *prog;
+}
+
+// Pages of this process for the host-memory checks, unmapped at the end.
+class Pages {
+ public:
+  explicit Pages(int count)
+      : bytes_(static_cast<size_t>(count) * sysconf(_SC_PAGESIZE)) {
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(p, MAP_FAILED);
+    base_ = static_cast<std::byte*>(p);
+  }
+  ~Pages() { munmap(base_, bytes_); }
+  std::byte* page(int i) const { return base_ + i * sysconf(_SC_PAGESIZE); }
+  void Protect(int i, int prot) {
+    ASSERT_EQ(mprotect(page(i), sysconf(_SC_PAGESIZE), prot), 0);
+  }
+  void Unmap(int i) { ASSERT_EQ(munmap(page(i), sysconf(_SC_PAGESIZE)), 0); }
+
+ private:
+  size_t bytes_;
+  std::byte* base_;
+};
+
+// The interpreter works on the caller's memory in place: a pointer to
+// nothing, to a freed or PROT_NONE page, or a view running off its mapping
+// is refused with the parameter's name instead of crashing the process.
+TEST(CpuTarget, PointersToUnmappedOrProtectedMemoryAreRejected) {
+  constexpr int kN = 1024;  // 4 KiB: one page on x86-64 and most others
+  ASSERT_GE(sysconf(_SC_PAGESIZE), kN * 4);
+  CompiledKernel kernel = CompileForCpu(ScaleProgram(kN));
+  HostTensor x = Random(f32, {kN}, 8), y(f32, {kN});
+  Pages pages(4);
+  pages.Protect(1, PROT_NONE);
+  pages.Unmap(3);
+  auto at = [](const void* p) {
+    return TensorView::Contiguous(reinterpret_cast<uintptr_t>(p), f32, {kN});
+  };
+  struct Case {
+    std::string what;
+    TensorView x, y;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"a small integer", TensorView::Contiguous(uint64_t{0x1000}, f32, {kN}),
+       View(y), "scale: X: f32[1024] at 0x1000: nothing is mapped at 0x1000"},
+      {"an unmapped page", View(x), at(pages.page(3)),
+       "scale: Y: f32[1024] at 0x"},
+      {"a PROT_NONE page", at(pages.page(1)), View(y), "is not readable"},
+      {"a view running into a PROT_NONE page", at(pages.page(0) + 64), View(y),
+       "is not readable (4096 bytes from the pointer are needed)"},
+      {"past the end of the address space",
+       TensorView::Contiguous(~uint64_t{0} - 64, f32, {kN}), View(y),
+       "its elements reach past the end of the address space"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    absl::Status s = kernel.launch({c.x, c.y});
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr(c.message)) << s;
+  }
+  absl::Status unmapped = kernel.launch({View(x), at(pages.page(3))});
+  EXPECT_THAT(unmapped.message(), HasSubstr("nothing is mapped")) << unmapped;
+  EXPECT_THAT(kernel.launch({at(pages.page(1)), View(y)}).message(),
+              HasSubstr("scale: X:"));
+}
+
+// Read-only memory is fine to read, not to write.
+TEST(CpuTarget, ReadOnlyMemoryServesInputsNotOutputs) {
+  constexpr int kN = 1024;
+  ASSERT_GE(sysconf(_SC_PAGESIZE), kN * 4);
+  CompiledKernel kernel = CompileForCpu(ScaleProgram(kN));
+  HostTensor x = Random(f32, {kN}, 9), y(f32, {kN});
+  Pages pages(1);
+  std::memcpy(pages.page(0), x.data(), kN * 4);
+  pages.Protect(0, PROT_READ);
+  const TensorView read_only = TensorView::Contiguous(
+      reinterpret_cast<uintptr_t>(pages.page(0)), f32, {kN});
+  absl::Status s = kernel.launch({read_only, View(y)});
+  ASSERT_TRUE(s.ok()) << s;
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(y.get_flat(i), 2 * x.get_flat(i));
+  s = kernel.launch({View(x), read_only});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("scale: Y: f32[1024] at 0x"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("is read-only and the kernel writes this tensor"));
 }
 
 TEST(CpuTarget, AStreamIsRejected) {

@@ -150,6 +150,89 @@ TEST(UserErrors, SharedMemoryTooLargeNamesTheLargestTile) {
   }
 }
 
+// A gemm accumulator that one thread would hold whole (4096 f32 elements,
+// NVRTC ran for minutes over its unrolled loops): refused before NVRTC, on
+// the GPU targets and on Target::cpu(), naming the fragment and its line.
+TEST(UserErrors, FragmentTooLargeForItsThreadsNamesItsAllocation) {
+  T::ProgramBuilder p("one_thread_gemm");
+  auto A = p.tensor("A", {64, 64}, T::f16);
+  auto B = p.tensor("B", {64, 64}, T::f16);
+  auto C = p.tensor("C", {64, 64}, T::f32);
+  int line = 0;
+  {
+    T::Kernel kernel(1, {.threads = 1});
+    auto a = T::alloc_shared({64, 64}, T::f16, "a");
+    auto b = T::alloc_shared({64, 64}, T::f16, "b");
+    line = __LINE__ + 1;
+    auto acc = T::alloc_fragment({64, 64}, T::f32, "acc");
+    T::copy(A(0, 0), a);
+    T::copy(B(0, 0), b);
+    T::gemm(a, b, acc, {.clear_accum = true});
+    T::copy(acc, C(0, 0));
+  }
+  absl::StatusOr<Program> program = p.finish();
+  ASSERT_TRUE(program.ok()) << program.status();
+  for (Target target : {Target::sm90a(), Target::sm80(), Target::cpu()}) {
+    absl::Status s = CompileFor(program, target);
+    ASSERT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+    EXPECT_THAT(s.message(), HasSubstr(Here(line))) << s;
+    EXPECT_THAT(s.message(),
+                HasSubstr("acc (fragment f32 [64, 64] spread over 1 thread), "
+                          "takes 16384 bytes per thread"))
+        << s;
+    EXPECT_THAT(s.message(), HasSubstr("tessel allows 4096 bytes per thread"));
+    EXPECT_THAT(s.message(), NoLayoutDump()) << s;
+  }
+  // More shared memory or fewer stages would not help: not the planner's.
+  EXPECT_TRUE(CheckSharedMemoryFits(*program, Target::sm90a()).ok());
+}
+
+// Absurd per-thread arrays (gigabytes: more than CUDA's 512 KiB of local
+// memory per thread, and the interpreter would allocate them) are refused
+// at once, with the sizes in full (on Target::cpu(), by the interpreter's
+// tile bound, src/interp/executable.h).
+TEST(UserErrors, HugeFragmentsAndLocalsAreResourceExhausted) {
+  for (bool local : {false, true}) {
+    SCOPED_TRACE(local ? "alloc_local" : "alloc_fragment");
+    T::ProgramBuilder p("huge_arrays");
+    auto X = p.tensor("X", {1 << 20, 1 << 10}, T::f32);
+    int line = 0;
+    {
+      T::Kernel kernel(1, {.threads = 128});
+      if (local) {
+        line = __LINE__ + 1;
+        auto big = T::alloc_local({1 << 30}, T::f32, "big");
+        big(0) = X(0, 0);
+        X(0, 1) = big(0);
+      } else {
+        line = __LINE__ + 1;
+        auto big = T::alloc_fragment({1 << 20, 1 << 10}, T::f32, "big");
+        T::copy(X(0, 0), big);
+        T::copy(big, X(0, 0));
+      }
+    }
+    absl::StatusOr<Program> program = p.finish();
+    ASSERT_TRUE(program.ok()) << program.status();
+    for (Target target : {Target::sm90a(), Target::sm80(), Target::cpu()}) {
+      absl::Status s = CompileFor(program, target);
+      ASSERT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+      EXPECT_THAT(s.message(), HasSubstr(Here(line))) << s;
+      // Target::cpu() meets the interpreter's own bound first.
+      if (target.kind() == Target::Kind::kCpu) {
+        EXPECT_THAT(s.message(), HasSubstr("'big' (")) << s;
+        continue;
+      }
+      EXPECT_THAT(s.message(),
+                  HasSubstr(local ? "big (local f32 [1073741824]), takes "
+                                    "4294967296 bytes per thread"
+                                  : "big (fragment f32 [1048576, 1024] spread "
+                                    "over 128 threads), takes 33554432 bytes "
+                                    "per thread"))
+          << s;
+    }
+  }
+}
+
 // An arch this NVRTC does not compile for, one older than sm_80, and a
 // malformed one: the Target's line, no "tessel bug".
 TEST(UserErrors, BadArchNamesTheTargetsLine) {

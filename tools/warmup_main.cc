@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -113,7 +114,11 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       if (!v.ok()) return v.status();
       for (absl::string_view arch :
            absl::StrSplit(*v, ',', absl::SkipEmpty())) {
-        flags.archs.emplace_back(arch);
+        // An arch named twice (--arch sm_90a,sm_90a) is one arch's jobs.
+        if (std::find(flags.archs.begin(), flags.archs.end(), arch) ==
+            flags.archs.end()) {
+          flags.archs.emplace_back(arch);
+        }
       }
     } else if (name == "--shard") {
       absl::StatusOr<std::string> v = take_value();

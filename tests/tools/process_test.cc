@@ -58,6 +58,14 @@ nlohmann::json Probe(const TempDir& scratch, const std::string& cache) {
       brace == std::string::npos ? "" : r.output.substr(brace), nullptr, false);
 }
 
+// An arch named twice, in one list or in two flags, is warmed once.
+TEST(WarmupProcessTest, AnArchNamedTwiceIsWarmedOnce) {
+  TempDir scratch, cache;
+  RunResult r = Warmup(scratch, cache.path(), {"--arch", "sm_80,sm_80"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(CompiledAndCached(r.output), std::make_pair(3, 0)) << r.output;
+}
+
 TEST(WarmupProcessTest, TwoWarmupsAtOnceCompileEachKernelOnce) {
   TempDir scratch, cache;
   std::vector<std::string> args = {

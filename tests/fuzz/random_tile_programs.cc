@@ -62,15 +62,20 @@ Argument Acc(std::string name, DataType t, std::vector<int64_t> shape) {
 // C = epilogue(op(A) op(B)), A and B staged through shared memory over a
 // (maybe pipelined) K loop, the accumulator in f32.
 SeedCase GemmCase(Dice& d, const std::string& name) {
-  const DataType in = d.OneOf({T::f16, T::bf16});
-  const DataType out = d.OneOf({T::f32, in});
+  // f32 inputs take the CUDA-core FMA path (the tensor-core paths take
+  // 16-bit ones), with tiles small enough for its per-thread accumulators.
+  const bool fma = d.Chance(20);
+  const DataType in = fma ? T::f32 : d.OneOf({T::f16, T::bf16});
+  const DataType out = fma ? T::f32 : d.OneOf({T::f32, in});
   const bool ta = d.Chance(30), tb = d.Chance(40);
-  const int bm = d.OneOf({64, 128}), bn = d.OneOf({64, 128, 256});
-  const int bk = d.OneOf({32, 64});
+  const int bm = fma ? d.OneOf({16, 32, 64}) : d.OneOf({64, 128});
+  const int bn = fma ? d.OneOf({16, 32, 64}) : d.OneOf({64, 128, 256});
+  const int bk = fma ? d.OneOf({8, 16, 32}) : d.OneOf({32, 64});
   const int threads = d.OneOf({128, 256});
   // Stages that fit sm_80's shared memory (163 KB) as well as sm_90a's.
   int stages = d.OneOf({0, 2, 3, 4});
-  while (stages > 2 && (bm + bn) * bk * 2 * stages > 160 * 1024) --stages;
+  const int bytes = fma ? 4 : 2;
+  while (stages > 2 && (bm + bn) * bk * bytes * stages > 160 * 1024) --stages;
   const int panel = d.Chance(25) ? d.OneOf({2, 4, 8}) : 0;
   const int64_t M = d.Size(320, bm), N = d.Size(320, bn), K = d.Size(320, bk);
   const int epilogue = d.Pick(4);  // none, bias, relu, minus the row max

@@ -57,13 +57,23 @@ absl::Status Check(const LoweringState& state) {
   return absl::OkStatus();
 }
 
-void Dump(const LoweringState& state, const std::string& dir, int index,
-          const std::string& pass) {
+// Writes the IR after pass `index` under `dir`; `from` names the setting
+// that asked for it, for the error when the folder cannot be written.
+absl::Status Dump(const LoweringState& state, const std::string& dir,
+                  const char* from, int index, const std::string& pass) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   std::string path = absl::StrFormat("%s/%s.%02d_%s.txt", dir,
                                      state.program.name, index, pass);
-  std::ofstream(path) << DumpState(state);
+  std::ofstream out(path);
+  out << DumpState(state);
+  out.close();
+  if (ec || !out) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        from, " = \"", dir, "\": cannot write ", path,
+        ec ? absl::StrCat(" (", ec.message(), ")") : std::string()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -109,14 +119,21 @@ std::string DumpState(const LoweringState& state) {
 absl::Status RunPipeline(LoweringState& state, std::string_view stop_after) {
   if (absl::Status s = Check(state); !s.ok()) return s;
   std::string dir = state.config.dump_ir;
+  const char* from = "pass_config.dump_ir";
   if (dir.empty()) {
     if (const char* env = std::getenv("TESSEL_DUMP_IR")) dir = env;
+    from = "$TESSEL_DUMP_IR";
   }
-  if (!dir.empty()) Dump(state, dir, 0, "input");
+  if (!dir.empty()) {
+    if (absl::Status s = Dump(state, dir, from, 0, "input"); !s.ok()) return s;
+  }
   int index = 1;
   for (const Pass& p : kPasses) {
     if (absl::Status s = p.run(state); !s.ok()) return s;
-    if (!dir.empty()) Dump(state, dir, index, p.name);
+    if (!dir.empty()) {
+      if (absl::Status s = Dump(state, dir, from, index, p.name); !s.ok())
+        return s;
+    }
     ++index;
     if (stop_after == p.name) break;
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -322,6 +323,34 @@ TEST(Golden, LinearAttentionBackwardAfterBarriers) {
   ASSERT_TRUE(p.ok()) << p.status();
   ExpectGolden("linear_attention_bwd.insert_barriers",
                DumpState(RunTo(p->ir(), "insert_barriers")));
+}
+
+// The IR dump goes where pass_config.dump_ir says, after every pass; a
+// folder that cannot be written is an error, not a silent no-op.
+TEST(DumpIr, WritesEveryPassOrSaysWhyNot) {
+  const std::string dir = ::testing::TempDir() + "/tessel_dump_ir_test";
+  std::filesystem::remove_all(dir);
+  LoweringState st{.program = testing::ReverseTile(4),
+                   .target = Target::sm90a(),
+                   .config = {.dump_ir = dir}};
+  ASSERT_TRUE(RunPipeline(st).ok());
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    (void)e;
+    ++files;
+  }
+  EXPECT_EQ(files, PassNames().size() + 1);  // the input, then each pass
+
+  const std::string file = dir + "/a_file";
+  std::ofstream(file) << "x";
+  LoweringState bad{.program = testing::ReverseTile(4),
+                    .target = Target::sm90a(),
+                    .config = {.dump_ir = file + "/sub"}};
+  absl::Status s = RunPipeline(bad);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(s.message(),
+              ::testing::HasSubstr("pass_config.dump_ir = \"" + file));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

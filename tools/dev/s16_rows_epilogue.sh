@@ -42,7 +42,7 @@ step mem-ln-t512 90 $san memcheck $ln --backend=gpu --check --size=64x4096 --thr
 step race-ln-t512 90 $san racecheck $ln --backend=gpu --check --size=64x4096 --threads=512
 # The random tile programs on the GPU against the interpreter (f32 gemms
 # now among them: the FMA path's k-outer loop), three seeds.
-for seed in 1 2 3; do
+for seed in ${FUZZ_SEEDS-1 2 3}; do
   TESSEL_FUZZ_SEED=$seed step fuzz-gpu-s$seed 150 $S/tests/fuzz/tessel_random_gpu_test
 done
 grep -h "norm\|softmax\|copy" "$O"/peers_r*.log >>"$O/bench.txt" 2>/dev/null

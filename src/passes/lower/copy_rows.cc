@@ -103,11 +103,11 @@ std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
     }
   } else {
     // kRowCols: every row group holds the columns; the first stores.
-    body = Guard(And(And(l.Leader(tx_), l.Valid(tx_, li)), in),
-                 Intrin(Intrinsic::kStoreVec,
-                        RowStream() ? std::vector<Expr>{Expr(vec), mem, regs,
-                                                        Expr(1)}
-                                    : std::vector<Expr>{Expr(vec), mem, regs}));
+    body = Guard(
+        And(And(l.Leader(tx_), l.Valid(tx_, li)), in),
+        Intrin(Intrinsic::kStoreVec,
+               RowStream() ? std::vector<Expr>{Expr(vec), mem, regs, Expr(1)}
+                           : std::vector<Expr>{Expr(vec), mem, regs}));
   }
   for (int i = static_cast<int>(loops.size()) - 1; i >= 0; --i)
     body = MakeFor(loops[i], 0, Expr(int(ls[i])), ir::ForKind::kUnrolled, body);

@@ -36,10 +36,10 @@ Stmt Lowerer::LowerGemmFma(const ir::GemmNode& g, const ir::Region& a,
   });
   Stmt loop = MakeFor(k, 0, Expr(int(K)), ir::ForKind::kSerial, step);
   if (!g.clear_accum) return loop;
-  Stmt clear = ForEachLocal(g.c.buffer, [&](const std::vector<Expr>& li,
-                                            const std::vector<Expr>&) {
-    return Store(acc, li, ir::Zero(t));
-  });
+  Stmt clear = ForEachLocal(
+      g.c.buffer, [&](const std::vector<Expr>& li, const std::vector<Expr>&) {
+        return Store(acc, li, ir::Zero(t));
+      });
   return ir::Seq({clear, loop});
 }
 

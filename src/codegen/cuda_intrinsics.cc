@@ -217,13 +217,10 @@ void Printer::Intrinsic(const ir::CallNode& c) {
       return;
     }
     case I::kLoadVec:
-    case I::kStoreVec: {
-      // A fourth argument of 1: the streaming cache hint.
-      const bool stream = c.args.size() > 3 && ir::AsConstInt(c.args[3]) == 1;
-      Line(absl::StrCat("tl::", c.name, "<", arg(0), stream ? ", true" : "",
-                        ">(", Addr(c.args[1]), ", ", Addr(c.args[2]), ");"));
+    case I::kStoreVec:
+      Line(absl::StrCat("tl::", c.name, "<", arg(0), ">(", Addr(c.args[1]),
+                        ", ", Addr(c.args[2]), ");"));
       return;
-    }
     case I::kStorePair:
       StorePair(c);
       return;

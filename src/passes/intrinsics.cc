@@ -28,8 +28,8 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kVecCopy, "vec_copy", 3, 3, {1}, kW},
       {I::kVecZero, "vec_zero", 2, 2, {1}, kW},
       // (n, registers, global): n elements in 16-byte words, converted.
-      {I::kLoadVec, "load_vec", 3, 4, {1}, kW},
-      {I::kStoreVec, "store_vec", 3, 4, {1}, kW},
+      {I::kLoadVec, "load_vec", 3, 3, {1}, kW},
+      {I::kStoreVec, "store_vec", 3, 3, {1}, kW},
       {I::kStorePair, "store_pair", 3, 3, {0}, kW},
       {I::kAtomicAdd, "atomic_add", 2, 2, {0}, kW},
       {I::kAtomicMax, "atomic_max", 2, 2, {0}, kW},

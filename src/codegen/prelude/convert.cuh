@@ -89,52 +89,7 @@ struct VecWord<2> {
   using type = unsigned short;
 };
 
-// One word of global memory with the streaming cache hint (.cs: evict
-// first, for data a kernel touches once), or plainly.
-template <bool kStream, typename W>
-__device__ __forceinline__ W load_word(const W* p) {
-  if constexpr (!kStream) {
-    return *p;
-  } else if constexpr (sizeof(W) == 16) {
-    W v;
-    asm("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
-    return v;
-  } else if constexpr (sizeof(W) == 8) {
-    W v;
-    asm("ld.global.cs.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
-    return v;
-  } else if constexpr (sizeof(W) == 4) {
-    W v;
-    asm("ld.global.cs.u32 %0, [%1];" : "=r"(v) : "l"(p));
-    return v;
-  } else {
-    W v;
-    asm("ld.global.cs.u16 %0, [%1];" : "=h"(v) : "l"(p));
-    return v;
-  }
-}
-template <bool kStream, typename W>
-__device__ __forceinline__ void store_word(W* p, const W& v) {
-  if constexpr (!kStream) {
-    *p = v;
-  } else if constexpr (sizeof(W) == 16) {
-    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p),
-                 "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-                 : "memory");
-  } else if constexpr (sizeof(W) == 8) {
-    asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(v.x),
-                 "r"(v.y)
-                 : "memory");
-  } else if constexpr (sizeof(W) == 4) {
-    asm volatile("st.global.cs.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-  } else {
-    asm volatile("st.global.cs.u16 [%0], %1;" ::"l"(p), "h"(v) : "memory");
-  }
-}
-
-template <int N, bool kStream = false, typename D, typename S>
+template <int N, typename D, typename S>
 __device__ __forceinline__ void load_vec(D* dst, const S* src) {
   constexpr int kPiece = N * sizeof(S) >= 16 ? 16 / sizeof(S) : N;
   static_assert(N % kPiece == 0, "load_vec: whole words");
@@ -142,14 +97,13 @@ __device__ __forceinline__ void load_vec(D* dst, const S* src) {
 #pragma unroll
   for (int p = 0; p < N; p += kPiece) {
     alignas(16) S s[kPiece];
-    *reinterpret_cast<W*>(s) =
-        load_word<kStream>(reinterpret_cast<const W*>(src + p));
+    *reinterpret_cast<W*>(s) = *reinterpret_cast<const W*>(src + p);
 #pragma unroll
     for (int i = 0; i < kPiece; ++i) dst[p + i] = convert<D>(to_f32(s[i]));
   }
 }
 
-template <int N, bool kStream = false, typename D, typename S>
+template <int N, typename D, typename S>
 __device__ __forceinline__ void store_vec(D* dst, const S* src) {
   constexpr int kPiece = N * sizeof(D) >= 16 ? 16 / sizeof(D) : N;
   static_assert(N % kPiece == 0, "store_vec: whole words");
@@ -159,8 +113,7 @@ __device__ __forceinline__ void store_vec(D* dst, const S* src) {
     alignas(16) D d[kPiece];
 #pragma unroll
     for (int i = 0; i < kPiece; ++i) d[i] = convert<D>(to_f32(src[p + i]));
-    store_word<kStream>(reinterpret_cast<W*>(dst + p),
-                        *reinterpret_cast<const W*>(d));
+    *reinterpret_cast<W*>(dst + p) = *reinterpret_cast<const W*>(d);
   }
 }
 

@@ -2,9 +2,6 @@
 // thread's chunk of vec contiguous row elements moves as 16-byte words
 // (tl::load_vec / store_vec), converted in registers. Anything else goes to
 // copy.cc.
-#include <cstdlib>
-#include <string>
-
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/lower/lowerer.h"
@@ -15,16 +12,6 @@ namespace {
 
 bool Float(DataType t) {
   return t == DataType::kF32 || t == DataType::kF16 || t == DataType::kBF16;
-}
-
-// $TESSEL_ROW_STREAM=1 (an experiment): the streaming cache hint on the
-// loads of 2-D row tiles and on every row store.
-bool RowStream() {
-  static const bool on = [] {
-    const char* v = std::getenv("TESSEL_ROW_STREAM");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  return on;
 }
 
 }  // namespace
@@ -90,9 +77,7 @@ std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
   Expr regs = ir::Load(local, li);
   Stmt body;
   if (load) {
-    std::vector<Expr> args = {Expr(vec), regs, mem};
-    if (RowStream() && !cols) args.push_back(Expr(1));
-    body = Intrin(Intrinsic::kLoadVec, args);
+    body = Intrin(Intrinsic::kLoadVec, {Expr(vec), regs, mem});
     if (in.defined()) {
       std::vector<Stmt> zero;
       for (int v = 0; v < vec; ++v) {
@@ -103,11 +88,8 @@ std::optional<Stmt> Lowerer::CopyRows(const ir::CopyNode& c) {
     }
   } else {
     // kRowCols: every row group holds the columns; the first stores.
-    body = Guard(
-        And(And(l.Leader(tx_), l.Valid(tx_, li)), in),
-        Intrin(Intrinsic::kStoreVec,
-               RowStream() ? std::vector<Expr>{Expr(vec), mem, regs, Expr(1)}
-                           : std::vector<Expr>{Expr(vec), mem, regs}));
+    body = Guard(And(And(l.Leader(tx_), l.Valid(tx_, li)), in),
+                 Intrin(Intrinsic::kStoreVec, {Expr(vec), mem, regs}));
   }
   for (int i = static_cast<int>(loops.size()) - 1; i >= 0; --i)
     body = MakeFor(loops[i], 0, Expr(int(ls[i])), ir::ForKind::kUnrolled, body);

@@ -186,6 +186,30 @@ TEST(Codegen, UnrolledStoresIndexABasePointer) {
   unsetenv("TESSEL_REBASE_UNROLLED");
 }
 
+// f32 operands take the FMA loops: one k loop around the accumulator's
+// unrolled elements (a k loop inside every element's copy made NVRTC take
+// minutes for a 128 x 128 tile).
+TEST(Codegen, FmaGemmLoopsOverKOutside) {
+  const ir::Program gemm = testing::Gemm(
+      {.bm = 64, .bn = 64, .bk = 32, .stages = 2, .dtype = DataType::kF32});
+  for (Target t : {Target::sm90a(), Target::sm80()}) {
+    absl::StatusOr<CompiledKernel> k = compile(gemm, {.target = t});
+    ASSERT_TRUE(k.ok()) << k.status();
+    const std::string& s = k->source();
+    // The k loop over the tile's 32 columns of A (its name may take a
+    // suffix: the pipelined loop is k too), once.
+    const size_t k_loop = s.find(" < 32; ++k");
+    ASSERT_NE(k_loop, std::string::npos) << s;
+    EXPECT_EQ(s.find(" < 32; ++k", k_loop + 1), std::string::npos) << s;
+    // The element loops (and the products) follow inside it.
+    const size_t element = s.find("#pragma unroll", k_loop);
+    const size_t product = s.find(" * ", k_loop);
+    EXPECT_LT(element, product) << s;
+    EXPECT_THAT(s, Not(HasSubstr("tl::mma_")));
+    EXPECT_THAT(s, Not(HasSubstr("tl::wgmma")));
+  }
+}
+
 TEST(Codegen, FragmentPipelineNeedsAnEvenNumberOfK16Steps) {
   // bk = 16: one k16 step per tile, the fragments double-buffer inside the
   // tile only (no loads of tile k + 1, the barrier at the top of the loop).

@@ -36,8 +36,7 @@ absl::StatusOr<Program> LayerNormProgram(const LayerNormConfig& c) {
   if (!(c.eps >= 0)) {
     return absl::InvalidArgumentError("layernorm: eps must be >= 0");
   }
-  const RowTile tile =
-      PickRowTile(c.N, c.block_m, c.block_n, NormThreads(c.N, c.threads));
+  const RowTile tile = PickRowTile(c.N, c.block_m, c.block_n, c.threads);
   const int bm = tile.block_m, bn = tile.block_n, chunks = tile.chunks;
   if (c.wb_shared && (c.grid <= 0 || chunks != 1)) {
     return absl::InvalidArgumentError(absl::StrCat(

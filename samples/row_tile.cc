@@ -32,8 +32,4 @@ RowTile PickRowTile(int N, int block_m, int block_n, int threads,
   return t;
 }
 
-int NormThreads(int N, int threads) {
-  return threads > 0 ? threads : N >= 4096 ? 512 : 0;
-}
-
 }  // namespace tessel::samples

@@ -27,13 +27,6 @@ struct RowTile {
 RowTile PickRowTile(int N, int block_m, int block_n, int threads,
                     int narrow_per_thread = 8);
 
-// The norms' thread count: `threads` when set, else 512 for rows of 4096
-// columns and more (16 elements a thread), else 0 (PickRowTile's default).
-// H200, 4096x8192 rmsnorm 0.03551 -> 0.03454 ms, 16384x4096 0.06778 ->
-// 0.06668 (CUDA graphs; bench/results/h200_s10/call2_gemm/rows/); H100,
-// layernorm 0.0520 -> 0.0516 and 0.0960 -> 0.0949 (bench/results/h100_s16/).
-int NormThreads(int N, int threads);
-
 }  // namespace tessel::samples
 
 #endif  // TESSEL_SAMPLES_ROW_TILE_H_

@@ -35,13 +35,21 @@ absl::Status CompileFor(const absl::StatusOr<Program>& p, Target target) {
   return compile(*p, {.target = target}).status();
 }
 
+// The tensors of a 64 x 64 gemm over k: A [64, k] and B [k, 64] of `in`, C
+// [64, 64] f32.
+struct GemmTensors {
+  GemmTensors(T::ProgramBuilder& p, int k, DataType in)
+      : A(p.tensor("A", {64, k}, in)),
+        B(p.tensor("B", {k, 64}, in)),
+        C(p.tensor("C", {64, 64}, T::f32)) {}
+  T::Buffer A, B, C;
+};
+
 // A gemm accumulator read transposed in a T.Parallel loop: each thread holds
 // other elements than the loop's, which the lowering cannot reach.
 TEST(UserErrors, FragmentReadAtAnotherThreadsElements) {
   T::ProgramBuilder p("transposed_accumulator");
-  auto A = p.tensor("A", {64, 32}, T::f16);
-  auto B = p.tensor("B", {32, 64}, T::f16);
-  auto C = p.tensor("C", {64, 64}, T::f32);
+  auto [A, B, C] = GemmTensors(p, 32, T::f16);
   int line = 0;
   {
     T::Kernel kernel(1, {.threads = 128});
@@ -101,9 +109,7 @@ TEST(UserErrors, FragmentElementOutsideAParallelLoop) {
 // A register A operand of a gemm that has no mma.sync path (f32).
 TEST(UserErrors, RegisterOperandWithoutATensorCorePath) {
   T::ProgramBuilder p("f32_register_gemm");
-  auto A = p.tensor("A", {64, 32}, T::f32);
-  auto B = p.tensor("B", {32, 64}, T::f32);
-  auto C = p.tensor("C", {64, 64}, T::f32);
+  auto [A, B, C] = GemmTensors(p, 32, T::f32);
   int line = 0;
   {
     T::Kernel kernel(1, {.threads = 128});
@@ -155,9 +161,7 @@ TEST(UserErrors, SharedMemoryTooLargeNamesTheLargestTile) {
 // the GPU targets and on Target::cpu(), naming the fragment and its line.
 TEST(UserErrors, FragmentTooLargeForItsThreadsNamesItsAllocation) {
   T::ProgramBuilder p("one_thread_gemm");
-  auto A = p.tensor("A", {64, 64}, T::f16);
-  auto B = p.tensor("B", {64, 64}, T::f16);
-  auto C = p.tensor("C", {64, 64}, T::f32);
+  auto [A, B, C] = GemmTensors(p, 64, T::f16);
   int line = 0;
   {
     T::Kernel kernel(1, {.threads = 1});

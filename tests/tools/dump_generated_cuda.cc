@@ -28,7 +28,6 @@
 #include "src/runtime/lower.h"
 #include "tessel/compile.h"
 #include "tests/tools/listed_kernels.h"
-#include "tools/manifest.h"
 
 namespace {
 
@@ -71,20 +70,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s MANIFEST OUT_DIR ARCH...\n", argv[0]);
     return 2;
   }
-  absl::StatusOr<tessel::tools::Manifest> manifest =
-      tessel::tools::LoadManifest(argv[1]);
-  if (!manifest.ok()) {
-    std::fprintf(stderr, "%s\n", manifest.status().ToString().c_str());
+  const absl::StatusOr<std::vector<ListedKernel>> kernels =
+      tessel::listing::ListedKernelsOfManifest(argv[1]);
+  if (!kernels.ok()) {
+    std::fprintf(stderr, "%s\n", kernels.status().ToString().c_str());
     return 2;
   }
-  const std::vector<ListedKernel> kernels =
-      tessel::listing::ListedKernels(*manifest);
 
   const fs::path out = argv[2];
   fs::create_directories(out / "headers");
   std::map<std::string, std::string> headers;
   int failed = 0;
-  for (const ListedKernel& k : kernels) {
+  for (const ListedKernel& k : *kernels) {
     for (int a = 3; a < argc; ++a) {
       std::string text = Dump(k, argv[a], headers);
       if (!text.starts_with("// entry: ")) ++failed;
@@ -97,6 +94,6 @@ int main(int argc, char** argv) {
     std::ofstream(out / "headers" / name, std::ios::binary) << content;
   }
   std::printf("%zu kernels x %d archs, %d failed to lower, written to %s\n",
-              kernels.size(), argc - 3, failed, argv[2]);
+              kernels->size(), argc - 3, failed, argv[2]);
   return 0;
 }

@@ -13,7 +13,6 @@
 #include "src/passes/pipeline.h"
 #include "src/passes/thread_memory.h"
 #include "tests/tools/listed_kernels.h"
-#include "tools/manifest.h"
 
 namespace {
 
@@ -53,15 +52,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s MANIFEST ARCH...\n", argv[0]);
     return 2;
   }
-  absl::StatusOr<tessel::tools::Manifest> manifest =
-      tessel::tools::LoadManifest(argv[1]);
-  if (!manifest.ok()) {
-    std::fprintf(stderr, "%s\n", manifest.status().ToString().c_str());
+  absl::StatusOr<std::vector<tessel::listing::ListedKernel>> kernels =
+      tessel::listing::ListedKernelsOfManifest(argv[1]);
+  if (!kernels.ok()) {
+    std::fprintf(stderr, "%s\n", kernels.status().ToString().c_str());
     return 2;
   }
   std::vector<Row> rows;
-  for (const tessel::listing::ListedKernel& k :
-       tessel::listing::ListedKernels(*manifest)) {
+  for (const tessel::listing::ListedKernel& k : *kernels) {
     for (int a = 2; a < argc; ++a) rows.push_back(Measure(k, argv[a]));
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {

@@ -76,4 +76,11 @@ std::vector<ListedKernel> ListedKernels(const tools::Manifest& manifest) {
   return out;
 }
 
+absl::StatusOr<std::vector<ListedKernel>> ListedKernelsOfManifest(
+    const std::string& path) {
+  absl::StatusOr<tools::Manifest> manifest = tools::LoadManifest(path);
+  if (!manifest.ok()) return manifest.status();
+  return ListedKernels(*manifest);
+}
+
 }  // namespace tessel::listing

@@ -3,7 +3,8 @@
 // per arch through the registry as tessel-warmup builds them), every seed
 // case, every IR test program and every program the interpreter suites run.
 // Shared by tessel_dump_generated_cuda (the before / after diff of a
-// refactoring) and tessel_cpu_gpu_agreement_test (each compiles for sm_90a).
+// refactoring), tessel_dump_thread_memory and
+// tessel_cpu_gpu_agreement_test (each compiles for sm_90a).
 //
 //   absl::StatusOr<tools::Manifest> m = tools::LoadManifest(path);
 //   for (const ListedKernel& k : ListedKernels(*m)) k.program("sm_90a") ...
@@ -40,6 +41,9 @@ inline void PrintTo(const ListedKernel& k, std::ostream* os) { *os << k.name; }
 // In this order: manifest_<index>_<name>, seed_<case>, prog_<name>,
 // interp_<name>.
 std::vector<ListedKernel> ListedKernels(const tools::Manifest& manifest);
+// The same for the manifest file at `path` (the dump tools' first argument).
+absl::StatusOr<std::vector<ListedKernel>> ListedKernelsOfManifest(
+    const std::string& path);
 
 }  // namespace tessel::listing
 

@@ -4,8 +4,8 @@
 # ROUNDS rounds, float64 checks of the fused one first); then ROUNDS rounds
 # of the row kernels beside their peers (copy, eager, torch.compile; CUDA
 # events); last, layernorm's float64 checks and sanitizers on small sizes
-# (512 threads a row from 4096 columns on), and the random tile programs on
-# the GPU (FUZZ_SEEDS, default "1 2 3"; empty: none).
+# (its default: 256 threads a row), and the random tile programs on the GPU
+# (FUZZ_SEEDS, default "1 2 3"; empty: none).
 #   tools/dev/s16_rows_epilogue.sh .probe/m16/build
 set -u
 S=${1:?staged build folder}

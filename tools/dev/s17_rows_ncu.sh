@@ -12,7 +12,7 @@ begin_call "$S" s17 /tmp/tc_s17
 deadline=${DEADLINE:-400}
 M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,launch__registers_per_thread,launch__block_size,launch__grid_size,sm__warps_active.avg.pct_of_peak_sustained_active,sm__maximum_warps_per_active_cycle_pct
 nc="ncu --clock-control none --cache-control all --csv --print-units base --metrics $M"
-for k in rmsnorm layernorm softmax; do
+for k in ${KERNELS-rmsnorm layernorm softmax}; do
   for sz in 4096x8192 16384x4096 8192x1024; do
     step ncu-$k-$sz 60 $nc -k regex:"^$k" --launch-skip 3 --launch-count 7 \
       --log-file "$O/ncu_${k}_$sz.csv" "$S/samples/$k" --backend=gpu --bench \

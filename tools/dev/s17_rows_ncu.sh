@@ -19,6 +19,15 @@ for k in ${KERNELS-rmsnorm layernorm softmax}; do
       --check=false --size=$sz
   done
 done
+# Block shapes at the widest rows, timed the same way (VARIANTS: "kernel
+# size flags;..." with flags joined by commas).
+IFS=';' read -ra vs <<<"${VARIANTS-}"
+for v in "${vs[@]}"; do
+  read -r k sz fl <<<"$v"
+  step ncu-$k-$sz-${fl//[,=-]/} 60 $nc -k regex:"^$k" --launch-skip 3 \
+    --launch-count 7 --log-file "$O/ncu_${k}_${sz}_${fl//[,=-]/}.csv" \
+    "$S/samples/$k" --backend=gpu --bench --check=false --size=$sz ${fl//,/ }
+done
 TORCHINDUCTOR_CACHE_DIR=/tmp/ind TORCH_LOGS=output_code step ncu-torch 240 \
   $nc --profile-from-start off --log-file "$O/ncu_torch.csv" \
   python3 tools/dev/s17_torch_rows.py

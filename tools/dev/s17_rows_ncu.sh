@@ -28,21 +28,23 @@ for v in "${vs[@]}"; do
     --launch-count 7 --log-file "$O/ncu_${k}_${sz}_${fl//[,=-]/}.csv" \
     "$S/samples/$k" --backend=gpu --bench --check=false --size=$sz ${fl//,/ }
 done
-TORCHINDUCTOR_CACHE_DIR=/tmp/ind TORCH_LOGS=output_code step ncu-torch 240 \
+[ -z "${SKIP_TORCH-}" ] && TORCHINDUCTOR_CACHE_DIR=/tmp/ind TORCH_LOGS=output_code step ncu-torch 240 \
   $nc --profile-from-start off --log-file "$O/ncu_torch.csv" \
   python3 tools/dev/s17_torch_rows.py
 d="ncu --clock-control none --cache-control all --set detailed"
+if [ -z "${SKIP_TORCH-}" ]; then
 step det-tessel-rms 60 $d -k regex:^rmsnorm --launch-skip 3 --launch-count 1 \
   "$S/samples/rmsnorm" --backend=gpu --bench --check=false --size=4096x8192
 step det-tessel-ln 60 $d -k regex:^layernorm --launch-skip 3 --launch-count 1 \
   "$S/samples/layernorm" --backend=gpu --bench --check=false --size=8192x1024
 REPS=1 TORCHINDUCTOR_CACHE_DIR=/tmp/ind step det-torch 240 $d \
   --profile-from-start off -k regex:triton python3 tools/dev/s17_torch_rows.py
+fi
 for seed in ${FUZZ_SEEDS-1 2 3}; do
   TESSEL_FUZZ_SEED=$seed step fuzz-gpu-s$seed 150 $S/tests/fuzz/tessel_random_gpu_test
 done
 # The f32 -> f32 gemms (the FMA path) of seeds 1-3 under memcheck.
-for c in 1:random_1_17 2:random_2_10 3:random_3_2:random_3_19; do
+for c in ${FMA_CASES-1:random_1_17 2:random_2_10 3:random_3_2:random_3_19}; do
   seed=${c%%:*} f=${c#*:}
   TESSEL_FUZZ_SEED=$seed step mem-fma-s$seed 120 $san memcheck \
     $S/tests/fuzz/tessel_random_gpu_test --gtest_filter="*/${f//:/:*/}"

@@ -21,6 +21,37 @@ __device__ __forceinline__ float block_sum(float v, float* red) {
   return s;
 }
 
+// Eight halves at `v` into x[c * 8 ...], as floats.
+__device__ __forceinline__ void widen(const uint4& v, float* x) {
+  const half2* h = reinterpret_cast<const half2*>(&v);
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    float2 f = __half22float2(h[e]);
+    x[2 * e] = f.x; x[2 * e + 1] = f.y;
+  }
+}
+
+// The row's sum of squares, then y = x * rstd * w in 16-byte stores at
+// `out` (global or shared), chunk c at out + (c * THREADS + t) * 8.
+__device__ __forceinline__ void scale_store(const float* x, const half2* w, float* red, half* out) {
+  const int t = threadIdx.x;
+  float s = 0;
+#pragma unroll
+  for (int i = 0; i < PER; ++i) s += x[i] * x[i];
+  const float r = rsqrtf(block_sum(s, red) / N + 1e-6f);
+#pragma unroll
+  for (int c = 0; c < 2; ++c) {
+    uint4 o;
+    half2* oh = reinterpret_cast<half2*>(&o);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      float2 wf = __half22float2(w[c * 4 + e]);
+      oh[e] = __floats2half2_rn(x[c * 8 + 2 * e] * r * wf.x, x[c * 8 + 2 * e + 1] * r * wf.y);
+    }
+    *reinterpret_cast<uint4*>(out + (c * THREADS + t) * 8) = o;
+  }
+}
+
 template <int HINT>
 __device__ __forceinline__ uint4 load16(const void* p) {
   uint4 r;
@@ -56,33 +87,13 @@ __global__ void __launch_bounds__(THREADS) rms_ldg(const half* X, const half* W,
   half2 w[PER / 2];
 #pragma unroll
   for (int c = 0; c < 2; ++c) {
-    uint4 v = load16<HINT>(X + (size_t)row * N + (c * THREADS + t) * 8);
-    const half2* h = reinterpret_cast<const half2*>(&v);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      float2 f = __half22float2(h[e]);
-      x[c * 8 + 2 * e] = f.x; x[c * 8 + 2 * e + 1] = f.y;
-    }
+    widen(load16<HINT>(X + (size_t)row * N + (c * THREADS + t) * 8), &x[c * 8]);
     uint4 wv = load16<WHINT>(W + (c * THREADS + t) * 8);
     const half2* wh = reinterpret_cast<const half2*>(&wv);
 #pragma unroll
     for (int e = 0; e < 4; ++e) w[c * 4 + e] = wh[e];
   }
-  float s = 0;
-#pragma unroll
-  for (int i = 0; i < PER; ++i) s += x[i] * x[i];
-  const float r = rsqrtf(block_sum(s, red) / N + 1e-6f);
-#pragma unroll
-  for (int c = 0; c < 2; ++c) {
-    uint4 o;
-    half2* oh = reinterpret_cast<half2*>(&o);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      float2 wf = __half22float2(w[c * 4 + e]);
-      oh[e] = __floats2half2_rn(x[c * 8 + 2 * e] * r * wf.x, x[c * 8 + 2 * e + 1] * r * wf.y);
-    }
-    *reinterpret_cast<uint4*>(Y + (size_t)row * N + (c * THREADS + t) * 8) = o;
-  }
+  scale_store(x, w, red, Y + (size_t)row * N);
 }
 
 // The row through shared memory by bulk copies (cp.async.bulk, 1-D).
@@ -120,29 +131,10 @@ __global__ void __launch_bounds__(THREADS) rms_bulk(const half* X, const half* W
   float x[PER];
 #pragma unroll
   for (int c = 0; c < 2; ++c) {
-    uint4 v = *reinterpret_cast<const uint4*>(row_s + (c * THREADS + t) * 8);
-    const half2* h = reinterpret_cast<const half2*>(&v);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      float2 f = __half22float2(h[e]);
-      x[c * 8 + 2 * e] = f.x; x[c * 8 + 2 * e + 1] = f.y;
-    }
+    widen(*reinterpret_cast<const uint4*>(row_s + (c * THREADS + t) * 8), &x[c * 8]);
   }
-  float s = 0;
-#pragma unroll
-  for (int i = 0; i < PER; ++i) s += x[i] * x[i];
-  const float r = rsqrtf(block_sum(s, red) / N + 1e-6f);
-#pragma unroll
-  for (int c = 0; c < 2; ++c) {
-    uint4 o;
-    half2* oh = reinterpret_cast<half2*>(&o);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      float2 wf = __half22float2(w[c * 4 + e]);
-      oh[e] = __floats2half2_rn(x[c * 8 + 2 * e] * r * wf.x, x[c * 8 + 2 * e + 1] * r * wf.y);
-    }
-    *reinterpret_cast<uint4*>(row_s + (c * THREADS + t) * 8) = o;
-  }
+  scale_store(x, w, red, row_s);
+
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   __syncthreads();
   if (t == 0) {

@@ -3,7 +3,9 @@
 # and torch.compile's kernels alike (caches flushed, clocks free, the same
 # metrics), so the comparison leaves both harnesses' launch paths out; one
 # detailed profile of each side's rmsnorm 4096x8192 and layernorm 8192x1024;
-# then the f32-gemm random programs on the GPU and under memcheck.
+# then the f32-gemm random programs on the GPU and under memcheck. (The
+# session's runs used an earlier copy of bench/row_kernel_times.py's
+# --torch-peers, with the same cases in the same order.)
 #   tools/dev/s17_rows_ncu.sh .probe/m17/build
 set -u
 S=${1:?staged build folder}
@@ -30,15 +32,15 @@ for v in "${vs[@]}"; do
 done
 [ -z "${SKIP_TORCH-}" ] && TORCHINDUCTOR_CACHE_DIR=/tmp/ind TORCH_LOGS=output_code step ncu-torch 240 \
   $nc --profile-from-start off --log-file "$O/ncu_torch.csv" \
-  python3 tools/dev/s17_torch_rows.py
+  python3 bench/row_kernel_times.py --torch-peers --launches=${REPS:-7}
 d="ncu --clock-control none --cache-control all --set detailed"
 if [ -z "${SKIP_TORCH-}" ]; then
 step det-tessel-rms 60 $d -k regex:^rmsnorm --launch-skip 3 --launch-count 1 \
   "$S/samples/rmsnorm" --backend=gpu --bench --check=false --size=4096x8192
 step det-tessel-ln 60 $d -k regex:^layernorm --launch-skip 3 --launch-count 1 \
   "$S/samples/layernorm" --backend=gpu --bench --check=false --size=8192x1024
-REPS=1 TORCHINDUCTOR_CACHE_DIR=/tmp/ind step det-torch 240 $d \
-  --profile-from-start off -k regex:triton python3 tools/dev/s17_torch_rows.py
+TORCHINDUCTOR_CACHE_DIR=/tmp/ind step det-torch 240 $d --profile-from-start off \
+  -k regex:triton python3 bench/row_kernel_times.py --torch-peers --launches=1
 fi
 for seed in ${FUZZ_SEEDS-1 2 3}; do
   TESSEL_FUZZ_SEED=$seed step fuzz-gpu-s$seed 150 $S/tests/fuzz/tessel_random_gpu_test

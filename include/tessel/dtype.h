@@ -42,6 +42,9 @@ inline constexpr DataType f64 = DataType::kF64;
 inline constexpr DataType fp8_e4m3 = DataType::kF8E4M3;
 inline constexpr DataType fp8_e5m2 = DataType::kF8E5M2;
 
+// One of the enumerators above (a number cast to DataType need not be): what
+// the builder, HostTensor and launch() check before they use a dtype.
+bool dtype_valid(DataType t);
 // Storage size in bits (bool counts as 8: it is stored as a byte).
 int dtype_bits(DataType t);
 inline int dtype_bytes(DataType t) { return dtype_bits(t) / 8; }

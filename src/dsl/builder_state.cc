@@ -35,10 +35,18 @@ bool MentionsVar(const ir::Program& program, const ir::Var& v) {
   return false;
 }
 
+uint64_t NextBuilderId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 BuilderState::BuilderState(std::string name, ir::SourceLoc loc)
-    : name_(std::move(name)), loc_(loc), previous_(g_current) {
+    : id_(NextBuilderId()),
+      name_(std::move(name)),
+      loc_(loc),
+      previous_(g_current) {
   g_current = this;
   ++g_live_builders;
   Frame root;
@@ -214,6 +222,10 @@ ir::Buffer BuilderState::AddTensor(std::string name,
         Error(loc, op, "a tensor of this name exists already");
     }
     if (shape.empty()) Error(loc, op, "a tensor needs at least one dimension");
+    if (!dtype_valid(dtype)) {
+      Error(loc, op, InvalidDtype(dtype));
+      dtype = DataType::kF32;
+    }
     for (size_t d = 0; d < shape.size(); ++d) {
       const ir::Expr& e = shape[d];
       bool is_dim =
@@ -243,6 +255,11 @@ ir::Buffer BuilderState::AddTensor(std::string name,
                                 ir::Scope::kGlobal);
   if (!finished_) params_.push_back(b);
   return b;
+}
+
+std::string BuilderState::InvalidDtype(DataType t) {
+  return absl::StrCat("dtype value ", static_cast<int>(t),
+                      " is not a tessel::DataType (f16, bf16, f32, ...)");
 }
 
 ir::Var BuilderState::Dim(const std::string& name, const ir::SourceLoc& loc) {

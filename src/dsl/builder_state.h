@@ -81,6 +81,9 @@ class BuilderState {
   // Reports an expression mistake to the current builder, if any.
   static void ReportExprError(std::string message);
   const absl::Status& status() const { return status_; }
+  // A dtype that is no DataType enumerator (a number cast to one): the
+  // error for it, to record at the user's line.
+  static std::string InvalidDtype(DataType t);
 
   // Whether an op may record now: not after finish(), inside a kernel (when
   // needs_kernel). Records the error otherwise. Also flushes ExprErrors.
@@ -126,10 +129,14 @@ class BuilderState {
     ++kernels_;
   }
   bool finished() const { return finished_; }
+  // Unique among all builders of the process: what an IfChain keeps to
+  // find its builder again (an address may be reused by a later builder).
+  uint64_t id() const { return id_; }
 
  private:
   ir::Stmt Fold(std::vector<Entry> entries, const ir::SourceLoc& loc);
 
+  const uint64_t id_;
   std::string name_;
   ir::SourceLoc loc_;
   absl::Status status_;

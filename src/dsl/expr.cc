@@ -17,6 +17,14 @@ using dsl::Access;
 Expr Wrap(const ir::Expr& e) { return Access::FromIr(e); }
 ir::Expr Unwrap(const Expr& e) { return Access::ToIr(e); }
 
+// t, or f32 in place of a dtype that is no DataType (reported).
+DataType ValidDtype(DataType t, const char* op) {
+  if (dtype_valid(t)) return t;
+  dsl::BuilderState::ReportExprError(std::string(op) + ": " +
+                                     dsl::BuilderState::InvalidDtype(t));
+  return DataType::kF32;
+}
+
 // A placeholder that keeps recording going after a reported mistake.
 Expr Placeholder(const ir::Expr& a, const ir::Expr& b = ir::Expr()) {
   DataType t = a.defined()   ? a.dtype()
@@ -156,6 +164,7 @@ Expr select(const Expr& cond, const Expr& true_value, const Expr& false_value) {
 }
 
 Expr cast(const Expr& value, DataType dtype) {
+  dtype = ValidDtype(dtype, "cast");
   ir::Expr v = Unwrap(value);
   if (!v.defined()) {
     dsl::BuilderState::ReportExprError("cast of an undefined expression");
@@ -181,10 +190,12 @@ Expr round(const Expr& x) { return MathOf(ir::MathOp::kRound, x); }
 Expr erf(const Expr& x) { return MathOf(ir::MathOp::kErf, x); }
 
 Expr constant(double value, DataType dtype) {
+  dtype = ValidDtype(dtype, "constant");
   return Wrap(ir::MakeConst(dtype, value));
 }
 
 Expr infinity(DataType dtype) {
+  dtype = ValidDtype(dtype, "infinity");
   if (!is_float(dtype)) {
     dsl::BuilderState::ReportExprError("infinity of a non-float type " +
                                        std::string(dtype_name(dtype)));
@@ -215,6 +226,7 @@ double MaxFinite(DataType t) {
 }  // namespace
 
 Expr max_value(DataType dtype) {
+  dtype = ValidDtype(dtype, "max_value");
   if (is_float(dtype)) return Wrap(ir::FloatImm(dtype, MaxFinite(dtype)));
   if (dtype == DataType::kBool) return Wrap(ir::BoolImm(true));
   int bits = dtype_bits(dtype);
@@ -226,6 +238,7 @@ Expr max_value(DataType dtype) {
 }
 
 Expr min_value(DataType dtype) {
+  dtype = ValidDtype(dtype, "min_value");
   if (is_float(dtype)) return Wrap(ir::FloatImm(dtype, -MaxFinite(dtype)));
   if (dtype == DataType::kBool) return Wrap(ir::BoolImm(false));
   int bits = dtype_bits(dtype);

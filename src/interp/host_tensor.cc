@@ -15,6 +15,11 @@ namespace {
 // Element count of a shape, or an error for negative or huge shapes.
 absl::StatusOr<int64_t> CountElements(DataType dtype,
                                       const std::vector<int64_t>& shape) {
+  if (!dtype_valid(dtype)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("HostTensor: dtype value ", static_cast<int>(dtype),
+                     " is not a tessel::DataType"));
+  }
   int64_t n = 1;
   const int64_t limit =
       std::numeric_limits<int64_t>::max() / 8 / (dtype_bytes(dtype) + 1);

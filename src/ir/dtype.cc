@@ -27,9 +27,17 @@ constexpr std::array<DTypeInfo, 13> kInfos = {{
     {DataType::kF8E5M2, "fp8_e5m2", 8},
 }};
 
-const DTypeInfo& Info(DataType t) { return kInfos[static_cast<int>(t)]; }
+// An invalid value (a number cast to DataType) names itself "invalid" in the
+// errors that reject it, rather than reading past the table.
+constexpr DTypeInfo kInvalid = {DataType::kBool, "invalid", 8};
+
+const DTypeInfo& Info(DataType t) {
+  return dtype_valid(t) ? kInfos[static_cast<int>(t)] : kInvalid;
+}
 
 }  // namespace
+
+bool dtype_valid(DataType t) { return static_cast<size_t>(t) < kInfos.size(); }
 
 int dtype_bits(DataType t) { return Info(t).bits; }
 

@@ -1,8 +1,11 @@
 // Allocations, tile ops, synchronisation, annotations: each records one node
 // (after checking what only the builder can check; the verifier does the rest).
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "src/dsl/access.h"
 #include "src/dsl/builder_state.h"
 #include "src/dsl/region.h"
@@ -43,6 +46,10 @@ ir::Buffer Allocate(Shape shape, DataType dtype, std::string name,
   if (state != nullptr) {
     if (dims.empty())
       state->Error(loc, op, "a tile needs at least one dimension");
+    if (!dtype_valid(dtype)) {
+      state->Error(loc, op, BuilderState::InvalidDtype(dtype));
+      dtype = DataType::kF32;
+    }
     for (size_t d = 0; d < dims.size(); ++d) {
       std::optional<int64_t> c =
           dims[d].defined() ? ir::AsConstInt(dims[d]) : std::nullopt;
@@ -62,6 +69,22 @@ ir::Buffer Allocate(Shape shape, DataType dtype, std::string name,
       } else {
         dims[d] = ir::IntImm(DataType::kI32, *c);
       }
+    }
+    // Tiles are indexed in i32: their elements too must number under 2^31
+    // (the dimensions alone may each pass and their product wrap).
+    int64_t count = 1;
+    for (const ir::Expr& d : dims) {
+      const int64_t c = *ir::AsConstInt(d);
+      if (count > std::numeric_limits<int32_t>::max() / c) {
+        std::vector<std::string> extents;
+        for (const ir::Expr& e : dims) extents.push_back(ir::ToString(e));
+        state->Error(loc, op,
+                     absl::StrCat("the tile [", absl::StrJoin(extents, ", "),
+                                  "] has more than 2^31 - 1 elements"));
+        dims.assign(dims.size(), ir::IntImm(DataType::kI32, 1));
+        break;
+      }
+      count *= c;
     }
     name = state->BufferName(std::move(name), prefix);
   }

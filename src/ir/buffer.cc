@@ -1,5 +1,7 @@
 #include "src/ir/buffer.h"
 
+#include <limits>
+
 #include "src/ir/op.h"
 
 namespace tessel::ir {
@@ -27,6 +29,9 @@ std::optional<int64_t> BufferNode::ConstNumElements() const {
   for (const Expr& d : shape) {
     std::optional<int64_t> c = AsConstInt(d);
     if (!c) return std::nullopt;
+    // Saturates rather than wrap: a count past int64 is only ever "too big".
+    if (*c > 0 && n > std::numeric_limits<int64_t>::max() / *c)
+      return std::numeric_limits<int64_t>::max();
     n *= *c;
   }
   return n;

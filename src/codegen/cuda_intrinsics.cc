@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "src/codegen/cuda_codegen.h"
 #include "src/codegen/cuda_printer.h"
 #include "src/ir/op.h"
@@ -374,9 +374,35 @@ void Printer::AtomicAddVec(const ir::CallNode& c) {
   }
 }
 
+namespace {
+
+// `text` inside a printf format literal: quotes, backslashes and % escaped,
+// control and non-ASCII bytes as octal escapes (three digits, so a digit
+// after one stays a digit). A NUL would end printf's format early: it
+// prints as the two characters \0.
+std::string FormatLiteral(const std::string& text) {
+  std::string out;
+  for (unsigned char ch : text) {
+    if (ch == '\\' || ch == '"') {
+      out += '\\';
+      out += static_cast<char>(ch);
+    } else if (ch == '%') {
+      out += "%%";
+    } else if (ch == 0) {
+      out += "\\\\0";
+    } else if (ch < 0x20 || ch >= 0x7f) {
+      out += absl::StrFormat("\\%03o", ch);
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void Printer::Print(const ir::CallNode& c) {
-  std::string msg = c.args[0].As<ir::CallNode>()->name;
-  msg = absl::StrReplaceAll(msg, {{"\\", "\\\\"}, {"\"", "\\\""}, {"%", "%%"}});
+  const std::string msg = FormatLiteral(c.args[0].As<ir::CallNode>()->name);
   const ir::Expr& v = c.args.back();
   const bool fl = IsFloat(v.dtype());
   const std::string value = absl::StrCat(

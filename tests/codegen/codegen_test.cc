@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "tessel/builder.h"
 #include "tessel/compile.h"
 #include "tests/codegen/test_programs.h"
 
@@ -308,6 +309,52 @@ TEST(Codegen, KernelsSayWhereTheCacheFoundThem) {
   absl::StatusOr<CompiledKernel> cpu = compile(p, {.target = Target::cpu()});
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   EXPECT_STREQ(cpu->cache_origin(), "none");
+}
+
+// A print message may hold any bytes: a newline or a control byte once
+// ended the generated printf's literal and NVRTC failed ("a tessel bug").
+TEST(Codegen, PrintMessagesWithAnyBytesCompile) {
+  namespace T = tessel;
+  T::ProgramBuilder p("printer");
+  auto X = p.tensor("X", {4}, T::f32);
+  {
+    T::Kernel kernel(1, {.threads = 32});
+    T::print(X(0), std::string("a\nb\t\"q\" 100% \\ \x01\x7f caf\xc3\xa9 ") +
+                       std::string(1, '\0') + "9");
+  }
+  absl::StatusOr<Program> program = p.finish();
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<CompiledKernel> k =
+      compile(*program, {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(
+      k->source(),
+      HasSubstr(R"(a\012b\011\"q\" 100%% \\ \001\177 caf\303\251 \\09)"));
+}
+
+// A name of megabytes crashed NVRTC (SIGSEGV): identifiers keep 200
+// characters, with a hash of the whole name so that two stay apart.
+TEST(Codegen, LongProgramNamesGiveShortEntries) {
+  namespace T = tessel;
+  auto make = [](const std::string& name) {
+    T::ProgramBuilder p(name);
+    auto X = p.tensor("X", {4}, T::f32);
+    {
+      T::Kernel kernel(1, {.threads = 32});
+      X(0) = 1.0f;
+    }
+    return p.finish();
+  };
+  const std::string base(8 << 20, 'p');
+  absl::StatusOr<Program> a = make(base + "a"), b = make(base + "b");
+  ASSERT_TRUE(a.ok() && b.ok());
+  absl::StatusOr<CompiledKernel> ka = compile(*a, {.target = Target::sm90a()});
+  absl::StatusOr<CompiledKernel> kb = compile(*b, {.target = Target::sm90a()});
+  ASSERT_TRUE(ka.ok()) << ka.status();
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  EXPECT_LE(ka->entry().size(), 200u);
+  EXPECT_NE(ka->entry(), kb->entry());
+  EXPECT_LT(ka->source().size(), 4000u);
 }
 
 }  // namespace

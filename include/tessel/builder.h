@@ -502,9 +502,9 @@ class IfChain {
 
  private:
   friend IfChain If(const Expr&, const std::function<void()>&, SourceLocation);
-  IfChain(dsl::BuilderState* state, uint64_t frame, int entry)
-      : state_(state), frame_(frame), entry_(entry) {}
-  dsl::BuilderState* state_;
+  IfChain(uint64_t builder, uint64_t frame, int entry)
+      : builder_(builder), frame_(frame), entry_(entry) {}
+  uint64_t builder_;  // the recording builder's id(); 0: none
   uint64_t frame_;
   int entry_;
 };

@@ -240,28 +240,51 @@ ir::Expr Condition(BuilderState* state, const Expr& cond,
 IfChain If(const Expr& cond, const std::function<void()>& then_body,
            SourceLocation loc) {
   BuilderState* state = BuilderState::ForOp(loc, "T::If");
-  if (state == nullptr) return IfChain(nullptr, 0, -1);
+  if (state == nullptr) return IfChain(0, 0, -1);
   state->BeginOp(loc, "T::If");
   ir::Expr c = Condition(state, cond, loc, "T::If");
   ir::Stmt body = RecordBranch(state, then_body, loc);
   auto [frame_id, entry] = state->AppendIf(c, body, loc);
-  return IfChain(state, frame_id, entry);
+  return IfChain(state->id(), frame_id, entry);
 }
+
+namespace {
+
+// The builder that recorded the chain's T::If, when it is the current one;
+// else null, with the error recorded (a chain kept past its builder, or
+// continued while another builder records, would attach the branch to the
+// wrong program).
+BuilderState* ChainBuilder(uint64_t builder, const SourceLocation& loc,
+                           const char* op) {
+  BuilderState* state = BuilderState::ForOp(loc, op);
+  if (state == nullptr || builder == 0) return nullptr;
+  if (state->id() != builder) {
+    state->Error(loc, op,
+                 "its T::If(...) was recorded by another ProgramBuilder (or "
+                 "one that is gone); continue a chain in the builder that "
+                 "began it");
+    return nullptr;
+  }
+  return state;
+}
+
+}  // namespace
 
 IfChain IfChain::ElseIf(const Expr& cond, const std::function<void()>& body,
                         SourceLocation loc) const {
-  if (state_ == nullptr || BuilderState::Current() != state_) return *this;
-  state_->BeginOp(loc, "ElseIf");
-  BuilderState::IfEntry* chain = state_->FindIf(frame_, entry_);
+  BuilderState* state = ChainBuilder(builder_, loc, "ElseIf");
+  if (state == nullptr) return *this;
+  state->BeginOp(loc, "ElseIf");
+  BuilderState::IfEntry* chain = state->FindIf(frame_, entry_);
   if (chain == nullptr || chain->has_else) {
-    state_->Error(
+    state->Error(
         loc, "ElseIf",
         "must directly follow its T::If(...) (or ElseIf) in the same scope");
     return *this;
   }
-  ir::Expr c = Condition(state_, cond, loc, "ElseIf");
-  ir::Stmt recorded = RecordBranch(state_, body, loc);
-  chain = state_->FindIf(frame_, entry_);  // frames may have moved
+  ir::Expr c = Condition(state, cond, loc, "ElseIf");
+  ir::Stmt recorded = RecordBranch(state, body, loc);
+  chain = state->FindIf(frame_, entry_);  // frames may have moved
   chain->branches.emplace_back(c, recorded);
   chain->locs.push_back(loc);
   return *this;
@@ -269,17 +292,17 @@ IfChain IfChain::ElseIf(const Expr& cond, const std::function<void()>& body,
 
 void IfChain::Else(const std::function<void()>& body,
                    SourceLocation loc) const {
-  if (state_ == nullptr || BuilderState::Current() != state_) return;
-  state_->BeginOp(loc, "Else");
-  BuilderState::IfEntry* chain = state_->FindIf(frame_, entry_);
+  BuilderState* state = ChainBuilder(builder_, loc, "Else");
+  if (state == nullptr) return;
+  state->BeginOp(loc, "Else");
+  BuilderState::IfEntry* chain = state->FindIf(frame_, entry_);
   if (chain == nullptr || chain->has_else) {
-    state_->Error(
-        loc, "Else",
-        "must directly follow its T::If(...) in the same scope, once");
+    state->Error(loc, "Else",
+                 "must directly follow its T::If(...) in the same scope, once");
     return;
   }
-  ir::Stmt recorded = RecordBranch(state_, body, loc);
-  chain = state_->FindIf(frame_, entry_);
+  ir::Stmt recorded = RecordBranch(state, body, loc);
+  chain = state->FindIf(frame_, entry_);
   chain->else_body = recorded;
   chain->has_else = true;
 }

@@ -253,6 +253,16 @@ absl::Status CheckBinary(BinaryOp op, const Expr& a, const Expr& b) {
                               " -1 overflows (undefined on the GPU)"));
     }
   }
+  // A constant shift past the width (or negative): undefined in C++ and on
+  // the GPU; the interpreter would only say so once it ran.
+  if ((op == BinaryOp::kShl || op == BinaryOp::kShr) && is_int(t)) {
+    if (std::optional<int64_t> cb = AsConstInt(b);
+        cb && (*cb < 0 || *cb >= dtype_bits(t))) {
+      return bad(absl::StrCat("shifts by a constant ", *cb, ", outside [0, ",
+                              dtype_bits(t), ") for ",
+                              std::string(dtype_name(t))));
+    }
+  }
   if (!IsLogical(op) && !IsBitwise(op) && !IsComparison(op) &&
       t == DataType::kBool) {
     return bad("arithmetic on bool (cast first)");

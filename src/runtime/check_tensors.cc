@@ -84,6 +84,14 @@ absl::Status CheckTensor(const KernelImpl& k, const ir::Buffer& p,
         absl::StrCat(k.name, ": ", p->name, ": null ",
                      k.interpreter ? "host" : "device", " pointer"));
   }
+  // Every element access is as wide as the element (GPU loads fault on a
+  // misaligned address); the dtype matched above, so it is valid.
+  if (t.data % dtype_bytes(t.dtype) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(k.name, ": ", p->name, ": address 0x", absl::Hex(t.data),
+                     " is not a multiple of the ", dtype_bytes(t.dtype),
+                     "-byte ", std::string(dtype_name(t.dtype)), " element"));
+  }
   return absl::OkStatus();
 }
 

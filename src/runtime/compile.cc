@@ -214,6 +214,11 @@ absl::StatusOr<CompiledKernel> compile(const ir::Program& program,
 
 absl::StatusOr<CompiledKernel> compile(const Program& program,
                                        const CompileOptions& options) {
+  if (!program.ir().body.defined()) {
+    return absl::InvalidArgumentError(
+        "compile: the Program is empty (default-constructed); "
+        "ProgramBuilder::finish() returns one to compile");
+  }
   return compile(program.ir(), options);
 }
 

@@ -16,7 +16,10 @@
 namespace tessel {
 namespace {
 
+// Shared memory a block may opt into (the CUDA guide's compute-capability
+// table): the consumer Blackwells (12.x) have the 99 KB of sm_86 / sm_89.
 int MaxSharedFor(int sm) {
+  if (sm >= 120) return 101376;             // 99 KB
   if (sm >= 90) return 232448;              // 227 KB
   if (sm == 80 || sm == 87) return 166912;  // 163 KB
   if (sm >= 86) return 101376;              // 99 KB

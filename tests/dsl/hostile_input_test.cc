@@ -7,7 +7,9 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -222,6 +224,139 @@ TEST(HostileInputTest, GlobalElementWhollyOutsideTheTensor) {
   EXPECT_TRUE(BuildKernel([&](const T::Buffer& G) {
                 for (auto i : T::Serial(4)) G(i + 62) = 1.0f;
               }).ok());
+}
+
+TEST(HostileInputTest, DtypeValuesThatAreNoDataType) {
+  // A number cast to DataType read past the dtype table: finish() said OK
+  // and compile() aborted (bad_alloc) printing its name.
+  const auto bad = static_cast<T::DataType>(200);
+  EXPECT_FALSE(T::dtype_valid(bad));
+  EXPECT_TRUE(T::dtype_valid(T::fp8_e5m2));
+  EXPECT_EQ(T::dtype_name(bad), "invalid");
+  {
+    T::ProgramBuilder p("test");
+    const int line = __LINE__ + 1;
+    auto X = p.tensor("X", {64}, bad);
+    {
+      T::Kernel kernel(1, {.threads = 64});
+      X(0) = 1.0f;
+    }
+    ExpectErrorAt(p.finish().status(), line,
+                  {"tensor X", "dtype value 200 is not a tessel::DataType"});
+  }
+  int line = 0;
+  absl::Status s = BuildKernel([&](const T::Buffer& G) {
+    line = __LINE__ + 1;
+    auto f = T::alloc_fragment({64}, static_cast<T::DataType>(77));
+    G(0) = 1.0f;
+    (void)f;
+  });
+  ExpectErrorAt(s, line, {"alloc_fragment", "dtype value 77"});
+  // An expression has no call site: its error is reported at the next op.
+  s = BuildKernel([&](const T::Buffer& G) {
+    line = __LINE__ + 1;
+    G(0) = T::cast(G(1), static_cast<T::DataType>(99));
+  });
+  ExpectErrorAt(s, line, {"cast: dtype value 99"});
+  absl::StatusOr<T::HostTensor> h = T::HostTensor::Create(bad, {4});
+  EXPECT_EQ(h.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(h.status().message(), HasSubstr("dtype value 200"));
+}
+
+TEST(HostileInputTest, TilesOfMoreThanInt32Elements) {
+  // Each dimension fits i32, their product wrapped: the shared tile's size
+  // came out 0, its declaration went missing and NVRTC failed ("a tessel
+  // bug"); a fragment became `float frag0[0]`.
+  const std::vector<std::vector<T::Expr>> shapes = {
+      {1 << 30, 1 << 30, 4},
+      {std::numeric_limits<int32_t>::max(),
+       std::numeric_limits<int32_t>::max()},
+      {1 << 16, 1 << 16}};
+  for (const auto& shape : shapes) {
+    for (bool shared : {true, false}) {
+      int line = 0;
+      absl::Status s = BuildKernel([&](const T::Buffer& G) {
+        if (shared) {
+          line = __LINE__ + 1;
+          T::alloc_shared(shape, T::f32);
+        } else {
+          line = __LINE__ + 1;
+          T::alloc_fragment(shape, T::f32);
+        }
+        G(0) = 1.0f;
+      });
+      ExpectErrorAt(s, line, {"has more than 2^31 - 1 elements"});
+    }
+  }
+  // 2^31 - 1 elements exactly is a size the builder takes (the arch's
+  // shared-memory limit is compile()'s to check).
+  EXPECT_TRUE(BuildKernel([&](const T::Buffer& G) {
+                auto t = T::alloc_fragment({46337, 46337}, T::i8);
+                (void)t;
+                G(0) = 1.0f;
+              }).ok());
+}
+
+TEST(HostileInputTest, ConstantShiftsPastTheWidth) {
+  // 1 << 40 on an i32 reached the generated CUDA as written; only the CPU
+  // target's run reported it.
+  for (int64_t by : {int64_t{32}, int64_t{40}, int64_t{-1}}) {
+    int line = 0;
+    absl::Status s = BuildKernel([&](const T::Buffer& G) {
+      line = __LINE__ + 1;
+      G(0) = T::cast(T::Expr(1) << T::Expr(by), T::f32);
+    });
+    ExpectErrorAt(
+        s, line,
+        {absl::StrCat("shifts by a constant ", by), "outside [0, 32)"});
+  }
+  EXPECT_TRUE(BuildKernel([&](const T::Buffer& G) {
+                G(0) =
+                    T::cast((T::Expr(1) << T::Expr(31)) >> T::Expr(3), T::f32);
+              }).ok());
+}
+
+TEST(HostileInputTest, IfChainContinuedInAnotherBuilder) {
+  // Else on a chain whose builder is not the current one was dropped
+  // silently; one whose builder was gone attached to whichever builder
+  // reused its address.
+  std::optional<T::IfChain> chain;
+  T::ProgramBuilder p("a");
+  auto A = p.tensor("A", {4}, T::f32);
+  {
+    T::Kernel kernel(1, {.threads = 32});
+    chain = T::If(A(0) > 0.0f, [&] { A(0) = 1.0f; });
+  }
+  {
+    T::ProgramBuilder q("b");
+    auto B = q.tensor("B", {4}, T::f32);
+    const int line = __LINE__ + 3;
+    {
+      T::Kernel kernel(1, {.threads = 32});
+      chain->Else([&] { B(0) = 2.0f; });
+    }
+    ExpectErrorAt(q.finish().status(), line,
+                  {"Else", "another ProgramBuilder"});
+  }
+  EXPECT_TRUE(p.finish().ok());
+  // A chain kept past its builder, continued in a new one.
+  std::optional<T::IfChain> stale;
+  {
+    T::ProgramBuilder gone("gone");
+    auto G = gone.tensor("G", {4}, T::f32);
+    T::Kernel kernel(1, {.threads = 32});
+    stale = T::If(G(0) > 0.0f, [&] { G(0) = 1.0f; });
+  }
+  T::ProgramBuilder r("r");
+  auto R = r.tensor("R", {4}, T::f32);
+  const int line = __LINE__ + 4;
+  {
+    T::Kernel kernel(1, {.threads = 32});
+    T::If(R(0) > 0.0f, [&] { R(0) = 1.0f; });
+    stale->ElseIf(R(1) > 0.0f, [&] { R(0) = 9.0f; });
+  }
+  ExpectErrorAt(r.finish().status(), line,
+                {"ElseIf", "another ProgramBuilder"});
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessel/compile.h"
+#include "tessel/interpret.h"
 #include "tessel/tessel.h"
 #include "tessel/testing.h"
 
@@ -227,6 +228,29 @@ TEST(CpuTarget, NullPointerIsRejected) {
   EXPECT_THAT(s.message(), HasSubstr("gemm: B: null host pointer"));
 }
 
+TEST(CpuTarget, MisalignedPointerIsRejected) {
+  // A scalar kernel never checked alignment: on the GPU an f16 or f32 read
+  // at an odd address faults (misaligned address, a sticky error).
+  CompiledKernel kernel = CompileForCpu(GemmProgram(64, 64, 32, false));
+  HostTensor a(f16, {64, 32}), b(f16, {32, 64}), c(f32, {64, 64});
+  TensorView shifted = View(c);
+  shifted.data += 2;
+  absl::Status s = kernel.launch({View(a), View(b), shifted});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("gemm: C: address 0x"));
+  EXPECT_THAT(s.message(), HasSubstr("not a multiple of the 4-byte f32"));
+}
+
+TEST(CpuTarget, EmptyProgramIsRejected) {
+  absl::StatusOr<CompiledKernel> k =
+      compile(Program(), {.target = Target::cpu()});
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(k.status().message(), HasSubstr("the Program is empty"));
+  absl::Status s = interpret(Program(), {});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("the Program is empty"));
+}
+
 // Y = 2 X over n f32 elements: X read, Y written.
 Program ScaleProgram(int n) {
   T::ProgramBuilder p("scale");
@@ -294,7 +318,7 @@ TEST(CpuTarget, PointersToUnmappedOrProtectedMemoryAreRejected) {
       {"a view running into a PROT_NONE page", at(pages.page(0) + 64), View(y),
        "is not readable (4096 bytes from the pointer are needed)"},
       {"past the end of the address space",
-       TensorView::Contiguous(~uint64_t{0} - 64, f32, {kN}), View(y),
+       TensorView::Contiguous(~uint64_t{0} - 127, f32, {kN}), View(y),
        "its elements reach past the end of the address space"},
   };
   for (const Case& c : cases) {

@@ -274,6 +274,18 @@ TEST(UserErrors, BadArchNamesTheTargetsLine) {
   EXPECT_TRUE(Target::cuda("sm_80").status().ok());
 }
 
+// The shared memory a block may opt into, per the CUDA guide: the consumer
+// Blackwells (sm_120, sm_121) have sm_89's 99 KB, not Hopper's 227 KB (a
+// tile between the two passed the check and failed at the driver).
+TEST(UserErrors, SharedMemoryLimitsPerArch) {
+  EXPECT_EQ(Target::cuda("sm_80").max_shared_bytes(), 166912);
+  EXPECT_EQ(Target::cuda("sm_89").max_shared_bytes(), 101376);
+  EXPECT_EQ(Target::cuda("sm_90a").max_shared_bytes(), 232448);
+  EXPECT_EQ(Target::cuda("sm_100a").max_shared_bytes(), 232448);
+  EXPECT_EQ(Target::cuda("sm_120").max_shared_bytes(), 101376);
+  EXPECT_EQ(Target::cuda("sm_121a").max_shared_bytes(), 101376);
+}
+
 // A transaction count no copy of the program delivers (only the
 // scheduler's TMA copies do): the lowering names the op's line.
 TEST(UserErrors, ExpectTxWithoutTmaCopies) {

@@ -122,6 +122,15 @@ absl::StatusOr<std::map<std::string, Group>> Scan(
       }
       const std::string key = KeyOf(name);
       if (key.empty()) continue;
+      // A file removed since the listing (a prune, a writer's lock) is gone,
+      // not a problem; its size and time must not be read as -1 and 1881.
+      const uintmax_t bytes =
+          fs::is_regular_file(status) ? files->file_size(file_ec) : 0;
+      if (file_ec) continue;
+      const fs::file_time_type written =
+          fs::last_write_time(files->path(), file_ec);
+      if (file_ec) continue;
+      const absl::Time mtime = ToAbslTime(written);
       Group& group = groups[key];
       group.info.key = key;
       group.files.push_back(files->path());
@@ -130,11 +139,7 @@ absl::StatusOr<std::map<std::string, Group>> Scan(
         group.info.problem =
             shard_problem.empty() ? UnsafeFileReason(path) : shard_problem;
       }
-      if (fs::is_regular_file(status)) {
-        group.info.bytes += files->file_size(file_ec);
-      }
-      const absl::Time mtime =
-          ToAbslTime(fs::last_write_time(files->path(), file_ec));
+      group.info.bytes += bytes;
       if (absl::EndsWith(name, ".cubin")) {
         group.info.cubin_path = path;
         group.info.last_used = mtime;
@@ -277,6 +282,12 @@ absl::StatusOr<CacheVerifyReport> CacheDirectory::Verify(bool remove) const {
       // A .cu or .json without its .cubin: a writer that is still at it
       // holds the key's lock; otherwise it was cut short (a full disk).
       if (!group.has_source_or_json || KeyLocked(EntryPath(key, ".lock"))) {
+        continue;
+      }
+      // A writer that finished after the scan has renamed its .cubin into
+      // place and dropped its lock: a whole entry, not an orphan.
+      std::error_code cubin_ec;
+      if (fs::exists(fs::symlink_status(EntryPath(key, ".cubin"), cubin_ec))) {
         continue;
       }
       report.orphans.push_back(key);

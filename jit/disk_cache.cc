@@ -174,25 +174,29 @@ std::optional<Cubin> DiskCache::Load(const EntryStamp& expected) {
   return cubin;
 }
 
-bool DiskCache::WriteAtomically(const std::string& path,
-                                absl::string_view bytes) {
+absl::Status DiskCache::WriteAtomically(const std::string& path,
+                                        absl::string_view bytes) {
   absl::Status written = WriteFileAtomically(path, bytes);
   if (!written.ok()) WarnOnce(std::string(written.message()));
-  return written.ok();
+  return written;
 }
 
-void DiskCache::Store(const std::string& key, const Cubin& cubin,
-                      const CudaSource& source,
-                      const std::vector<std::string>& options) {
-  if (!enabled_ || key.size() < 2) return;
+absl::Status DiskCache::Store(const std::string& key, const Cubin& cubin,
+                              const CudaSource& source,
+                              const std::vector<std::string>& options) {
+  if (!enabled_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the disk cache is off: ", disabled_reason_));
+  }
+  if (key.size() < 2) return absl::InvalidArgumentError("no cache key");
   const fs::path shard = fs::path(directory_.EntryPath(key, "")).parent_path();
   if (absl::Status made = MakePrivateDirs(shard.string()); !made.ok()) {
     WarnOnce(std::string(made.message()));
-    return;
+    return made;
   }
   if (std::string why = UntrustedFolders(key); !why.empty()) {
     WarnUntrusted(why);  // nothing is written where others could change it
-    return;
+    return absl::FailedPreconditionError(why);
   }
   // For people (and a check in `verify`); no reader relies on it.
   nlohmann::json meta;
@@ -213,17 +217,18 @@ void DiskCache::Store(const std::string& key, const Cubin& cubin,
   }
   meta["headers"] = header_names;
   // The .cubin goes last: its rename is what makes the entry visible.
-  if (!WriteAtomically(directory_.EntryPath(key, ".cu"), source.text) ||
-      !WriteAtomically(directory_.EntryPath(key, ".json"), meta.dump(2)) ||
-      !WriteAtomically(
-          directory_.EntryPath(key, ".cubin"),
-          EncodeCacheEntry(MakeEntryStamp(key, cubin.arch, source.entry),
-                           cubin))) {
-    return;
+  for (auto [path, bytes] :
+       {std::pair{directory_.EntryPath(key, ".cu"), source.text},
+        std::pair{directory_.EntryPath(key, ".json"), meta.dump(2)},
+        std::pair{directory_.EntryPath(key, ".cubin"),
+                  EncodeCacheEntry(
+                      MakeEntryStamp(key, cubin.arch, source.entry), cubin)}}) {
+    if (absl::Status s = WriteAtomically(path, bytes); !s.ok()) return s;
   }
   absl::StatusOr<uint64_t> freed =
       directory_.EvictForSizeLimit(options_.max_bytes);
   if (!freed.ok()) WarnOnce(std::string(freed.status().message()));
+  return absl::OkStatus();
 }
 
 std::unique_ptr<DiskCache::KeyLock> DiskCache::LockKey(const std::string& key) {

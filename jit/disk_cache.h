@@ -72,9 +72,13 @@ class DiskCache {
   std::optional<Cubin> Load(const EntryStamp& expected);
 
   // Writes <key>.cu, <key>.json and then <key>.cubin (temp file, fsync,
-  // rename), then evicts least recently used entries above max_bytes.
-  void Store(const std::string& key, const Cubin& cubin,
-             const CudaSource& source, const std::vector<std::string>& options);
+  // rename), then evicts least recently used entries above max_bytes. Not
+  // OK when nothing was stored (the cache is off, its folder is untrusted or
+  // cannot be written: a full disk), with the warning it printed once; the
+  // size limit evicting the new entry again is OK (it was stored).
+  absl::Status Store(const std::string& key, const Cubin& cubin,
+                     const CudaSource& source,
+                     const std::vector<std::string>& options);
 
   // An advisory lock on the key (flock on <key>.lock), held while the
   // returned object lives. nullptr when the cache is off, or when the lock
@@ -89,7 +93,8 @@ class DiskCache {
   void WarnUntrusted(const std::string& why);
   // Empty when the root, version and shard folders of `key` may be used.
   std::string UntrustedFolders(const std::string& key) const;
-  bool WriteAtomically(const std::string& path, absl::string_view bytes);
+  absl::Status WriteAtomically(const std::string& path,
+                               absl::string_view bytes);
 
   DiskCacheOptions options_;
   CacheDirectory directory_;

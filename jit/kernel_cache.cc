@@ -113,11 +113,11 @@ absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
           ? CompileIsolated(source, options, options_.isolated_timeout)
           : Compile(source, options);
   if (!compiled.ok()) return compiled.status();
-  disk_.Store(key, *compiled, source,
-              NormalizedOptions(options, compiled->arch));
+  absl::Status stored = disk_.Store(key, *compiled, source,
+                                    NormalizedOptions(options, compiled->arch));
   record(false);  // a failed compile leaves no file behind
   return CachedCubin{key, std::make_shared<const Cubin>(*std::move(compiled)),
-                     CubinOrigin::kCompiled};
+                     CubinOrigin::kCompiled, std::move(stored)};
 }
 
 absl::StatusOr<LoadedKernel> KernelCache::GetKernel(

@@ -59,6 +59,8 @@ struct CachedCubin {
   std::string key;
   std::shared_ptr<const Cubin> cubin;
   CubinOrigin origin = CubinOrigin::kCompiled;
+  // For a compile: whether the disk cache stored it (DiskCache::Store).
+  absl::Status stored;
 };
 
 class KernelCache {

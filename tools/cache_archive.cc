@@ -211,6 +211,14 @@ absl::StatusOr<ArchiveStats> ImportCache(const jit::CacheDirectory& directory,
       ++stats.skipped;
       continue;
     }
+    // The .cubin first: an import holds no key lock, and a .cu or .json
+    // seen without its .cubin by a concurrent `verify` is an orphan it
+    // removes. A .cubin without its sidecars is a whole entry already.
+    if (absl::Status s = WriteAtomically(existing, cubin->bytes); !s.ok()) {
+      return s;
+    }
+    stats.bytes += cubin->bytes.size();
+    ++stats.entries;
     for (size_t j = first; j < end; ++j) {
       if (&(*files)[j] == cubin) continue;
       const fs::path path = fs::path(directory.root()) / (*files)[j].path;
@@ -219,11 +227,6 @@ absl::StatusOr<ArchiveStats> ImportCache(const jit::CacheDirectory& directory,
       }
       stats.bytes += (*files)[j].bytes.size();
     }
-    if (absl::Status s = WriteAtomically(existing, cubin->bytes); !s.ok()) {
-      return s;
-    }
-    stats.bytes += cubin->bytes.size();
-    ++stats.entries;
   }
   return stats;
 }

@@ -97,6 +97,13 @@ json RunChildJob(const WarmupJob& job, const WarmupOptions& options, int fd) {
             {"error", absl::StrCat("internal: the cache keyed the kernel ",
                                    cubin->key, ", expected ", *key)}};
   }
+  // A compile the cache could not store (a full disk, a folder it may not
+  // write) is a failed job, not one "removed by someone" at the end.
+  if (cubin->origin == jit::CubinOrigin::kCompiled && !cubin->stored.ok()) {
+    return {{"outcome", "failed"},
+            {"error", absl::StrCat("compiled, but not stored in the cache: ",
+                                   cubin->stored.message())}};
+  }
   return {{"outcome", cubin->origin == jit::CubinOrigin::kCompiled ? "compiled"
                                                                    : "cached"}};
 }

@@ -99,7 +99,7 @@ TEST(DiskCacheTest, StoresTheLayoutAndLoadsIt) {
   const std::string key = Key(1);
   EXPECT_FALSE(cache.Load(StampOf(key, "k_a")).has_value());
   const CudaSource source{.text = "// source\n", .entry = "k_a"};
-  cache.Store(key, FakeCubin("a"), source, {"-arch=sm_90a"});
+  EXPECT_TRUE(cache.Store(key, FakeCubin("a"), source, {"-arch=sm_90a"}).ok());
   const std::string base = root + "/v2/" + key.substr(0, 2) + "/" + key;
   EXPECT_EQ(testing::ReadFile(base + ".cu"), "// source\n");
   EXPECT_TRUE(
@@ -118,7 +118,8 @@ TEST(DiskCacheTest, DamagedEntryIsAMissAndRemoved) {
   TempDir tmp;
   DiskCache cache({.dir = tmp.path()});
   const std::string key = Key(2);
-  cache.Store(key, FakeCubin("b"), {.text = "x", .entry = "k"}, {});
+  EXPECT_TRUE(
+      cache.Store(key, FakeCubin("b"), {.text = "x", .entry = "k"}, {}).ok());
   const std::string path = cache.directory().EntryPath(key, ".cubin");
   const std::string bytes = testing::ReadFile(path);
   const uint64_t corrupt = GetJitCounters().corrupt_entries;
@@ -132,7 +133,9 @@ TEST(DiskCacheTest, OffWritesNothing) {
   TempDir tmp;
   DiskCache cache({.enabled = false, .dir = tmp / "cache"});
   EXPECT_FALSE(cache.enabled());
-  cache.Store(Key(3), FakeCubin("c"), {.text = "x", .entry = "k"}, {});
+  EXPECT_FALSE(
+      cache.Store(Key(3), FakeCubin("c"), {.text = "x", .entry = "k"}, {})
+          .ok());
   EXPECT_FALSE(cache.Load(StampOf(Key(3))).has_value());
   EXPECT_FALSE(std::filesystem::exists(tmp / "cache"));
 }
@@ -143,7 +146,9 @@ TEST(DiskCacheTest, FileInPlaceOfFolderDisablesWithAWarning) {
   DiskCache cache({.dir = tmp / "file/cache"});
   EXPECT_FALSE(cache.enabled());
   EXPECT_THAT(cache.disabled_reason(), HasSubstr("file"));
-  cache.Store(Key(4), FakeCubin("d"), {.text = "x", .entry = "k"}, {});
+  EXPECT_FALSE(
+      cache.Store(Key(4), FakeCubin("d"), {.text = "x", .entry = "k"}, {})
+          .ok());
   EXPECT_FALSE(cache.Load(StampOf(Key(4))).has_value());
 }
 
@@ -172,10 +177,12 @@ TEST(DiskCacheTest, UnwritableShardStillLeavesLoadsWorking) {
   TempDir tmp;
   DiskCache cache({.dir = tmp.path()});
   ASSERT_TRUE(cache.enabled());
-  // A file where the key's shard folder should be: stores fail quietly.
+  // A file where the key's shard folder should be: stores fail (warned
+  // once), loads find nothing.
   const std::string key = Key(5);
   testing::WriteFile(tmp / ("v2/" + key.substr(0, 2)), "blocker");
-  cache.Store(key, FakeCubin("e"), {.text = "x", .entry = "k"}, {});
+  EXPECT_FALSE(
+      cache.Store(key, FakeCubin("e"), {.text = "x", .entry = "k"}, {}).ok());
   EXPECT_FALSE(cache.Load(StampOf(key)).has_value());
   EXPECT_EQ(cache.LockKey(key), nullptr);
 }
@@ -186,14 +193,16 @@ TEST(DiskCacheTest, EvictionKeepsTheBoundAndTheRecentlyUsed) {
   DiskCache cache({.dir = tmp.path(), .max_bytes = 35000});
   const CudaSource source{.text = "x", .entry = "k"};
   for (int i = 0; i < 3; ++i) {
-    cache.Store(Key(i), FakeCubin("abc" + std::to_string(i), 10000), source,
-                {});
+    EXPECT_TRUE(cache
+                    .Store(Key(i), FakeCubin("abc" + std::to_string(i), 10000),
+                           source, {})
+                    .ok());
     usleep(20000);  // distinct mtimes
   }
   ASSERT_TRUE(
       cache.Load(StampOf(Key(0))).has_value());  // touch: now most recent
   usleep(20000);
-  cache.Store(Key(3), FakeCubin("z", 10000), source, {});
+  EXPECT_TRUE(cache.Store(Key(3), FakeCubin("z", 10000), source, {}).ok());
   EXPECT_LE(*cache.directory().TotalBytes(), 35000u);
   EXPECT_TRUE(cache.Load(StampOf(Key(0))).has_value());
   EXPECT_FALSE(cache.Load(StampOf(Key(1))).has_value());  // least recently used
@@ -218,8 +227,10 @@ TEST(CacheDirectoryTest, ListsVerifiesRemovesAndClears) {
   TempDir tmp;
   DiskCache cache({.dir = tmp.path()});
   for (int i = 0; i < 3; ++i) {
-    cache.Store(Key(i), FakeCubin("q"), {.text = "x", .entry = "k"},
-                {"-arch=sm_90a"});
+    EXPECT_TRUE(cache
+                    .Store(Key(i), FakeCubin("q"), {.text = "x", .entry = "k"},
+                           {"-arch=sm_90a"})
+                    .ok());
   }
   CacheDirectory dir(tmp.path());
   absl::StatusOr<std::vector<CacheEntryInfo>> entries = dir.List();
@@ -265,7 +276,9 @@ TEST(DiskCacheOptionsTest, EmptyCacheDirSwitchesTheDiskCacheOffLoudly) {
 TEST(CacheDirectoryTest, VerifyRemovesOrphanSources) {
   TempDir tmp;
   DiskCache cache({.dir = tmp.path()});
-  cache.Store(Key(1), FakeCubin("q"), {.text = "x", .entry = "k"}, {});
+  EXPECT_TRUE(
+      cache.Store(Key(1), FakeCubin("q"), {.text = "x", .entry = "k"}, {})
+          .ok());
   const std::string orphan = cache.directory().EntryPath(Key(2), ".cu");
   std::filesystem::create_directories(
       std::filesystem::path(orphan).parent_path());
@@ -297,12 +310,16 @@ TEST(CacheDirectoryTest, VerifyLeavesASourceWhoseWriterHoldsTheLock) {
 TEST(CacheDirectoryTest, OnlyTheSizeLimitRecordsItsEvictions) {
   TempDir tmp;
   DiskCache cache({.dir = tmp.path()});
-  cache.Store(Key(1), FakeCubin("q"), {.text = "x", .entry = "k"}, {});
+  EXPECT_TRUE(
+      cache.Store(Key(1), FakeCubin("q"), {.text = "x", .entry = "k"}, {})
+          .ok());
   const CacheDirectory& dir = cache.directory();
   EXPECT_EQ(dir.LastSizeLimitEviction(), absl::InfinitePast());
   ASSERT_TRUE(dir.Prune(0).ok());
   EXPECT_EQ(dir.LastSizeLimitEviction(), absl::InfinitePast());
-  cache.Store(Key(1), FakeCubin("q"), {.text = "x", .entry = "k"}, {});
+  EXPECT_TRUE(
+      cache.Store(Key(1), FakeCubin("q"), {.text = "x", .entry = "k"}, {})
+          .ok());
   const absl::Time before = absl::Now();
   ASSERT_TRUE(dir.EvictForSizeLimit(0).ok());
   EXPECT_GE(dir.LastSizeLimitEviction(), before);

@@ -5,6 +5,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/cache_directory.h"
@@ -257,6 +260,25 @@ TEST_F(WarmupTest, EvictionByTheSizeLimitIsReported) {
   EXPECT_THAT(FormatSummary(report),
               HasSubstr("evicted again by the cache's size limit (1 KiB)"));
   EXPECT_TRUE(Warm(options_).ok());  // with the default limit
+}
+
+// A compile the cache cannot store (here a file where every shard folder
+// would go; a full disk looks the same) fails its job with the write error.
+// It was reported "compiled", then as removed by prune or clear.
+TEST_F(WarmupTest, AStoreThatFailsFailsTheJob) {
+  std::filesystem::create_directories(cache_.path() + "/v2");
+  for (int shard = 0; shard < 256; ++shard) {
+    char name[3];
+    std::snprintf(name, sizeof(name), "%02x", shard);
+    WriteFile(cache_.path() + "/v2/" + name, "blocker");
+  }
+  WarmupReport report = Warm(options_);
+  EXPECT_EQ(report.Count(JobOutcome::kCompiled), 0);
+  EXPECT_EQ(report.Count(JobOutcome::kFailed), 3);
+  EXPECT_EQ(report.evicted, 0);
+  const std::string summary = FormatSummary(report);
+  EXPECT_THAT(summary, HasSubstr("compiled, but not stored in the cache"));
+  EXPECT_THAT(summary, ::testing::Not(HasSubstr("removed from the cache")));
 }
 
 // An external `tessel-cache prune` while the warmup runs removes entries the

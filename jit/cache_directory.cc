@@ -1,6 +1,7 @@
 #include "jit/cache_directory.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,6 +82,27 @@ bool KeyLocked(const std::string& lock_path) {
   if (!held) ::flock(fd, LOCK_UN);
   ::close(fd);
   return held;
+}
+
+// A temp file (".<name>.tmp.<pid>.<n>", WriteFileAtomically) whose write
+// will not finish: its process is gone, or it is over 10 minutes old. A
+// minute's grace first: in a folder shared between hosts the pid may be
+// another machine's, and a live write there is young.
+bool StaleTemp(const fs::path& temp) {
+  std::error_code ec;
+  const fs::file_time_type written = fs::last_write_time(temp, ec);
+  if (ec) return false;
+  const auto age = fs::file_time_type::clock::now() - written;
+  if (age < std::chrono::minutes(1)) return false;
+  if (age > std::chrono::minutes(10)) return true;
+  const std::string name = temp.filename().string();
+  const size_t at = name.rfind(".tmp.");
+  if (at == std::string::npos) return false;
+  absl::string_view pid_text = absl::string_view(name).substr(at + 5);
+  pid_text = pid_text.substr(0, pid_text.find('.'));
+  int pid = 0;
+  if (!absl::SimpleAtoi(pid_text, &pid) || pid <= 0) return false;
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 struct Group {
@@ -270,10 +292,17 @@ absl::StatusOr<std::vector<CacheEntryInfo>> CacheDirectory::List() const {
 
 absl::StatusOr<CacheVerifyReport> CacheDirectory::Verify(bool remove) const {
   if (absl::Status s = CheckTrusted(); !s.ok()) return s;
+  std::vector<fs::path> temps;
   absl::StatusOr<std::map<std::string, Group>> groups =
-      Scan(version_dir_, nullptr);
+      Scan(version_dir_, &temps);
   if (!groups.ok()) return groups.status();
   CacheVerifyReport report;
+  for (const fs::path& temp : temps) {
+    if (!StaleTemp(temp)) continue;
+    ++report.stale_temps;
+    std::error_code ec;
+    if (remove) fs::remove(temp, ec);
+  }
   auto drop = [&](const std::vector<fs::path>& files) -> absl::Status {
     return remove ? RemoveFiles(files) : absl::OkStatus();
   };

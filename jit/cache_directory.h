@@ -49,6 +49,9 @@ struct CacheVerifyReport {
   std::vector<std::string> orphans;
   // Keys of sound entries whose .json disagreed with the entry.
   std::vector<std::string> sidecars;
+  // Temp files of writes that will not finish (their process is gone, or
+  // they are over 10 minutes old): removed.
+  int stale_temps = 0;
   // One line per finding: "<key>: <why>".
   std::vector<std::string> problems;
 

@@ -38,7 +38,8 @@ $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel).
                          bytes, last use, entry
   verify                 check every entry (checksum, its key, trusted
                          files) and .json; remove unsound entries, orphan
-                         .cu/.json files and disagreeing .json files
+                         .cu/.json files, disagreeing .json files and
+                         temp files of writes that died
   prune --max-size S     remove least recently used entries down to S bytes
                          (S takes a K, M or G suffix: 512M)
   clear                  remove every entry
@@ -200,10 +201,10 @@ int Verify(const jit::CacheDirectory& dir) {
   if (!report.ok()) return Fail(report.status());
   std::printf(
       "verify: %d sound, %d corrupt (removed), %d orphan .cu/.json (removed), "
-      "%d disagreeing .json (removed)\n",
+      "%d disagreeing .json (removed), %d stale temp files (removed)\n",
       report->good, static_cast<int>(report->removed.size()),
       static_cast<int>(report->orphans.size()),
-      static_cast<int>(report->sidecars.size()));
+      static_cast<int>(report->sidecars.size()), report->stale_temps);
   for (const std::string& line : report->problems) {
     std::printf("  %s\n", line.c_str());
   }

@@ -5,7 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <string>
 
 #include "jit/cache_directory.h"
 #include "jit/cache_entry.h"
@@ -290,6 +293,40 @@ TEST(CacheDirectoryTest, VerifyRemovesOrphanSources) {
   EXPECT_THAT(report->orphans, ::testing::ElementsAre(Key(2)));
   EXPECT_FALSE(report->clean());
   EXPECT_TRUE(cache.directory().Verify()->clean());
+}
+
+// Temp files of writes that died (a killed warmup) were only ever removed by
+// a prune an hour later: verify removes those whose process is gone, after
+// a minute's grace, and any over 10 minutes old.
+TEST(CacheDirectoryTest, VerifyRemovesTempFilesOfDeadWriters) {
+  TempDir tmp;
+  DiskCache cache({.dir = tmp.path()});
+  const std::string cubin = cache.directory().EntryPath(Key(1), ".cubin");
+  const std::filesystem::path shard =
+      std::filesystem::path(cubin).parent_path();
+  std::filesystem::create_directories(shard);
+  const auto now = std::filesystem::file_time_type::clock::now();
+  auto temp = [&](const std::string& pid, std::chrono::minutes age) {
+    const std::filesystem::path path =
+        shard / ("." + Key(1) + ".cubin.tmp." + pid + ".0");
+    testing::WriteFile(path.string(), "partial");
+    std::filesystem::last_write_time(path, now - age);
+    return path;
+  };
+  // pid_max is at most 2^22: 2^30 is no process's.
+  const auto dead = temp("1073741824", std::chrono::minutes(2));
+  const auto dead_fresh = temp("1073741825", std::chrono::minutes(0));
+  const auto alive = temp(std::to_string(getpid()), std::chrono::minutes(2));
+  const auto old =
+      temp(std::to_string(getpid() + 1) + "x", std::chrono::minutes(11));
+  absl::StatusOr<CacheVerifyReport> report = cache.directory().Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->stale_temps, 2);
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(dead_fresh));
+  EXPECT_TRUE(std::filesystem::exists(alive));
+  EXPECT_FALSE(std::filesystem::exists(old));
+  EXPECT_TRUE(report->clean());
 }
 
 // An orphan whose writer still holds the key's lock is being written: left.

@@ -119,6 +119,22 @@ class Liveness : public ir::IRVisitor {
         }
         return;
       }
+      case ir::StmtKind::kWarpSpecialize: {
+        // Producer and consumer run at once: every buffer either names is
+        // live over the whole region (so a tile the consumer allocates for
+        // its epilogue, inside, never shares bytes with the producer's).
+        const int start = counter_;
+        loops_.push_back({start, {}, {}, conditional_});
+        IRVisitor::VisitStmt(s);
+        Loop done = loops_.back();
+        loops_.pop_back();
+        for (const ir::BufferNode* b : done.used) {
+          live[b].first = std::min(live[b].first, start);
+          live[b].last = std::max(live[b].last, counter_);
+          if (!loops_.empty()) Use(b, nullptr);
+        }
+        return;
+      }
       case ir::StmtKind::kAnnotateLayout:
         return;  // names a buffer, touches no data
       default:

@@ -15,8 +15,10 @@ Stmt Lowerer::LowerCumsum(const ir::CumsumNode& c) {
     return ir::Seq({});
   }
   std::vector<Stmt> out;
-  // Stage src into scratch (row-major), scan lines in place, read back.
-  ir::Buffer scratch = Scratch(&c, c.src->dtype);
+  // Stage src into scratch (row-major), scan lines in place, read back. The
+  // sums are the destination's type, as the interpreter's.
+  const DataType t = c.dst->dtype;
+  ir::Buffer scratch = Scratch(&c, t);
   std::vector<Expr> shp = c.src->shape;
   if (c.src->scope == ir::Scope::kFragment) {
     ir::Buffer local = Local(c.src);
@@ -24,13 +26,13 @@ Stmt Lowerer::LowerCumsum(const ir::CumsumNode& c) {
     out.push_back(ForEachLocal(c.src, [&](const std::vector<Expr>& li,
                                           const std::vector<Expr>& logical) {
       return Guard(l.Leader(tx_), Store(scratch, {FlatIndex(shp, logical)},
-                                        ir::Load(local, li)));
+                                        Cast(t, ir::Load(local, li))));
     }));
   } else {
     ir::Region full = ir::Region::Full(c.src);
     out.push_back(
         ForEachElement(full, 1, [&](const std::vector<Expr>& sq, int) {
-          return Store(scratch, {FlatIndex(shp, sq)}, Load(c.src, sq));
+          return Store(scratch, {FlatIndex(shp, sq)}, Cast(t, Load(c.src, sq)));
         }));
   }
   out.push_back(ir::MakeStmt<ir::SyncThreadsNode>(ir::SourceLoc()));
@@ -53,7 +55,7 @@ Stmt Lowerer::LowerCumsum(const ir::CumsumNode& c) {
       ForEachElement(line_region, 1, [&](const std::vector<Expr>& li, int) {
         ir::Var k("k");
         ir::Buffer run =
-            ir::MakeBuffer("running", c.src->dtype, {Expr(1)}, ir::Scope::kVar);
+            ir::MakeBuffer("running", t, {Expr(1)}, ir::Scope::kVar);
         std::vector<Expr> idx;
         size_t j = 0;
         Expr pos = c.reverse ? Expr(int(n - 1)) - k : Expr(k);
@@ -69,8 +71,7 @@ Stmt Lowerer::LowerCumsum(const ir::CumsumNode& c) {
         return ir::MakeStmt<ir::AllocateNode>(
             run,
             ir::Seq({ir::MakeStmt<ir::StoreNode>(run, std::vector<Expr>{0},
-                                                 ir::Zero(c.src->dtype),
-                                                 ir::SourceLoc()),
+                                                 ir::Zero(t), ir::SourceLoc()),
                      MakeFor(k, 0, Expr(int(n)), ir::ForKind::kSerial, step)}),
             ir::SourceLoc());
       }));

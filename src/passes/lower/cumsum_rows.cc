@@ -32,7 +32,9 @@ bool CarryByReduction() {
 
 Stmt Lowerer::CumsumRows(const ir::CumsumNode& c) {
   const FragmentLayout& l = Layout(c.src);
-  const DataType t = c.src->dtype;
+  // The sums are the destination's type, as the interpreter's: an f16 row
+  // summed into f32 adds in f32 (and the carry's operands agree).
+  const DataType t = c.dst->dtype;
   ir::Buffer src = Local(c.src), dst = Local(c.dst);
   const std::vector<int64_t> ls = l.local_shape();
   const int group = l.group(), NC = static_cast<int>(ls[1]);

@@ -43,6 +43,11 @@ std::string Printer::Expr(const ir::Expr& e) {
         case DataType::kU32:
           return absl::StrCat(v, "u");
         case DataType::kI32:
+          // -2^31 as a literal is 2147483648 negated: a long long, which
+          // makes max(INT_MIN, i) ambiguous.
+          if (v == std::numeric_limits<int32_t>::min()) {
+            return "(-2147483647 - 1)";
+          }
           return v < 0 ? absl::StrCat("(", v, ")") : absl::StrCat(v);
         default:
           return absl::StrCat("static_cast<", CudaType(e.dtype()), ">(", v,

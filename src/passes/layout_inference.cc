@@ -189,8 +189,13 @@ std::pair<int, int> PolicyWarpGrid(const ir::GemmNode& g, int threads) {
   if (!ce || ce->size() != 2 || !ae || ae->size() != 2) return {0, 0};
   int64_t k = g.transpose_a ? (*ae)[0] : (*ae)[1];
   if (k % 16 != 0 || threads % 32 != 0) return {0, 0};
+  // A register A operand needs each warp to own whole rows of C: the
+  // default policy gives it that grid rather than refuse (an explicit
+  // kFullCol still gets the error saying why).
+  const bool register_a = g.a.buffer->scope == ir::Scope::kFragment;
   int policy = g.policy == ir::GemmWarpPolicy::kFullRow   ? 1
                : g.policy == ir::GemmWarpPolicy::kFullCol ? 2
+               : register_a                               ? 1
                                                           : 0;
   return ChooseWarpGrid((*ce)[0], (*ce)[1], threads / 32, policy);
 }

@@ -7,6 +7,7 @@
 #include "tessel/testing.h"
 #include "tests/codegen/seed_case_on_gpu.h"
 #include "tests/fuzz/fuzz_budget.h"
+#include "tests/fuzz/fuzz_found_programs.h"
 #include "tests/fuzz/random_tile_programs.h"
 
 namespace tessel::fuzz {
@@ -20,6 +21,14 @@ TEST_P(RandomGpu, MatchesInterpreter) {
   TESSEL_SKIP_WITHOUT_GPU();
   seed_test::ExpectGpuMatchesInterpreter(GetParam());
 }
+
+// Programs the broader fuzz found the GPU path refusing (compiled in CI by
+// random_tile_programs_test.cc).
+INSTANTIATE_TEST_SUITE_P(FuzzFound, RandomGpu,
+                         ::testing::ValuesIn(FuzzFoundCases()),
+                         [](const ::testing::TestParamInfo<SeedCase>& info) {
+                           return info.param.name;
+                         });
 
 INSTANTIATE_TEST_SUITE_P(
     Random, RandomGpu,

@@ -12,6 +12,7 @@
 #include "src/runtime/lower.h"
 #include "tessel/tessel.h"
 #include "tests/fuzz/fuzz_budget.h"
+#include "tests/fuzz/fuzz_found_programs.h"
 #include "tests/fuzz/random_tile_programs.h"
 
 namespace tessel::fuzz {
@@ -45,6 +46,28 @@ TEST(RandomTilePrograms, InterpretAndLowerForEveryGpuArch) {
   }
   EXPECT_EQ(nvrtc_gemm, 4);
   EXPECT_EQ(nvrtc_rows, 4);
+}
+
+// The programs the broader fuzz found refused (fuzz_found_programs.h):
+// each runs on the interpreter and goes through NVRTC for both archs.
+TEST(RandomTilePrograms, FuzzFoundProgramsCompileForEveryGpuArch) {
+  for (const seed_test::SeedCase& c : FuzzFoundCases()) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<Program> program = c.make();
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<std::vector<HostTensor>> arguments =
+        seed_test::InitialArguments(c);
+    ASSERT_TRUE(arguments.ok()) << arguments.status();
+    EXPECT_TRUE(seed_test::InterpretInPlace(*program, *arguments).ok());
+    for (Target target : {Target::sm90a(), Target::sm80()}) {
+      absl::StatusOr<runtime::Lowered> lowered =
+          runtime::Lower(program->ir(), {.target = target});
+      ASSERT_TRUE(lowered.ok()) << target.arch() << ": " << lowered.status();
+      absl::StatusOr<jit::Cubin> cubin =
+          jit::Compile(lowered->generated.source, lowered->jit_options);
+      EXPECT_TRUE(cubin.ok()) << target.arch() << ": " << cubin.status();
+    }
+  }
 }
 
 }  // namespace

@@ -154,14 +154,25 @@ TEST(RegisterOperand, SourceWithOtherWarpRowsIsAnErrorAtTheGemm) {
 }
 
 TEST(RegisterOperand, GemmWithoutWholeRowsPerWarpIsAnError) {
-  absl::StatusOr<Program> p = ChainedGemm({.second = GemmWarpPolicy::kSquare});
+  absl::StatusOr<Program> p = ChainedGemm({.second = GemmWarpPolicy::kFullCol});
   ASSERT_TRUE(p.ok()) << p.status();
   absl::StatusOr<CompiledKernel> k = compile(*p, MmaSync());
   ASSERT_FALSE(k.ok());
   std::string msg(k.status().message());
   EXPECT_THAT(msg, HasSubstr("chained_gemm.cc:"));
-  EXPECT_THAT(msg, HasSubstr("warp grid is 2x2"));
+  EXPECT_THAT(msg, HasSubstr("warp grid is 1x4"));
   EXPECT_THAT(msg, HasSubstr("kFullRow"));
+}
+
+// The default policy gives a register A operand whole rows per warp (it
+// was refused on mma.sync with the square 2x2 grid; sm_90a took it).
+TEST(RegisterOperand, DefaultPolicyGivesWholeRowsPerWarp) {
+  absl::StatusOr<Program> p = ChainedGemm({.second = GemmWarpPolicy::kSquare});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k = compile(*p, MmaSync());
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(), HasSubstr("tl::mma_m16n8k16_f16_f32("));
+  EXPECT_THAT(k->source(), HasSubstr("tl::pack_b16x2(P["));  // A in place
 }
 
 // On sm_90a the square-policy gemms of the chain take wgmma, whose warps

@@ -6,10 +6,11 @@
 //   auto lock = cache.LockKey(key);  // other processes wait here
 //   if (std::optional<Cubin> hit = cache.Load(stamp)) return *hit;  // re-check
 //   ... compile ...
-//   cache.Store(key, cubin, source, options);
+//   absl::Status stored = cache.Store(key, cubin, source, options);
 //
 // Never fails a compile: a missing, unsafe or unwritable folder, a full disk
-// or a damaged entry is a warning or a miss. Readers never lock: entries
+// or a damaged entry is a warning or a miss (Store's status says whether the
+// entry was written, for a caller such as the warmup that needs it). Readers never lock: entries
 // appear whole through a rename. Nothing is read from (or written to) a
 // folder or file that is another user's or writable by group or others:
 // the root, v<schema>, the shard folder, the entry and the lock file are

@@ -13,8 +13,9 @@
 // stamped with the key its name gives): <key>.cu, .json,
 // then .cubin. Import checks the whole archive (paths, sizes, checksum)
 // before writing anything, writes each file through a temp file and a rename
-// (.cubin last, so readers never see half an entry) and keeps entries that
-// are already there and sound.
+// (.cubin first: the entry is whole once it is there, and a concurrent
+// `verify` never sees its .cu without it) and keeps entries that are already
+// there and sound.
 #ifndef TESSEL_TOOLS_CACHE_ARCHIVE_H_
 #define TESSEL_TOOLS_CACHE_ARCHIVE_H_
 

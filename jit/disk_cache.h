@@ -10,11 +10,11 @@
 //
 // Never fails a compile: a missing, unsafe or unwritable folder, a full disk
 // or a damaged entry is a warning or a miss (Store's status says whether the
-// entry was written, for a caller such as the warmup that needs it). Readers never lock: entries
-// appear whole through a rename. Nothing is read from (or written to) a
-// folder or file that is another user's or writable by group or others:
-// the root, v<schema>, the shard folder, the entry and the lock file are
-// checked on every use, and a refused root is left as it was (nothing is
+// entry was written, for a caller such as the warmup that needs it). Readers
+// never lock: entries appear whole through a rename. Nothing is read from (or
+// written to) a folder or file that is another user's or writable by group or
+// others: the root, v<schema>, the shard folder, the entry and the lock file
+// are checked on every use, and a refused root is left as it was (nothing is
 // created in it). An entry whose stamp is not the expected one (another
 // key's file copied over it) is a miss and is removed.
 #ifndef TESSEL_JIT_DISK_CACHE_H_

@@ -1,18 +1,11 @@
 #include "jit/nvrtc.h"
 
-#include <fcntl.h>
 #include <nvrtc.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include "absl/strings/string_view.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -20,10 +13,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "jit/context.h"
 #include "jit/counters.h"
 #include "jit/cuda_paths.h"
+#include "jit/failed_source.h"
 
 namespace tessel::jit {
 namespace {
@@ -38,18 +33,6 @@ bool IsCubinArch(absl::string_view arch) {
   return !arch.empty() && std::all_of(arch.begin(), arch.end(), [](char c) {
     return absl::ascii_isdigit(static_cast<unsigned char>(c));
   });
-}
-
-// NVRTC names the program in its log ("name(12): error: ..."): a file name
-// made from the entry keeps messages readable.
-std::string ProgramName(const std::string& entry) {
-  std::string name;
-  for (char c : entry) {
-    name += absl::ascii_isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    if (name.size() >= 48) break;
-  }
-  if (name.empty()) name = "kernel";
-  return name + ".cu";
 }
 
 class Program {
@@ -70,25 +53,6 @@ class Program {
 absl::Status NvrtcError(nvrtcResult result, absl::string_view call) {
   return absl::InternalError(
       absl::StrCat(call, " failed: ", nvrtcGetErrorString(result)));
-}
-
-// Writes the source that failed to compile where the user can open it.
-std::string SaveFailedSource(const CudaSource& source) {
-  std::error_code ec;
-  std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
-  if (ec) dir = "/tmp";
-  dir /= absl::StrCat("tessel-", getuid(), "-failed");
-  ::mkdir(dir.c_str(), 0700);
-  const std::string file =
-      (dir /
-       absl::StrFormat("%s-%016x.cu", ProgramName(source.entry),
-                       XXH3_64bits(source.text.data(), source.text.size())))
-          .string();
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out << source.text;
-  out.close();
-  if (!out) return absl::StrCat("(could not write it to ", file, ")");
-  return file;
 }
 
 // Quotes the lines the log points at ("name(12): error ...").
@@ -160,7 +124,7 @@ absl::StatusOr<Cubin> CompileResolved(const CudaSource& source,
     return absl::InvalidArgumentError(
         "CudaSource::entry is empty: name the __global__ function to load");
   }
-  const std::string program_name = ProgramName(source.entry);
+  const std::string program_name = internal::SourceFileName(source);
   std::vector<const char*> header_texts, header_names;
   for (const CudaHeader& header : source.headers) {
     header_texts.push_back(header.content.c_str());
@@ -208,7 +172,7 @@ absl::StatusOr<Cubin> CompileResolved(const CudaSource& source,
     const std::string quoted = QuoteOffendingLines(log, program_name, source);
     if (!quoted.empty()) absl::StrAppend(&message, "source lines:\n", quoted);
     absl::StrAppend(&message, "log:\n", log,
-                    "\nfull source: ", SaveFailedSource(source));
+                    "\nfull source: ", internal::SaveFailedSource(source));
     return absl::InvalidArgumentError(message);
   }
   const char* lowered = nullptr;

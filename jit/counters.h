@@ -13,7 +13,9 @@
 namespace tessel::jit {
 
 struct JitCounters {
-  uint64_t nvrtc_compiles = 0;   // nvrtcCompileProgram calls (isolated too)
+  uint64_t nvrtc_compiles = 0;   // nvrtcCompileProgram calls (isolated too),
+                                 // and PTX compiles through nvJitLink: any
+                                 // compile, so "zero compiles" proofs hold
   uint64_t memory_hits = 0;      // served from the in-process cache
   uint64_t disk_hits = 0;        // served from the disk cache
   uint64_t misses = 0;           // neither: compiled

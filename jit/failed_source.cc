@@ -21,7 +21,7 @@ std::string SourceFileName(const CudaSource& source) {
     if (name.size() >= 48) break;
   }
   if (name.empty()) name = "kernel";
-  return name + ".cu";
+  return name + (source.language == SourceLanguage::kPtx ? ".ptx" : ".cu");
 }
 
 std::string SaveFailedSource(const CudaSource& source) {

@@ -1,9 +1,9 @@
 // Internal to jit/: where a compile that failed leaves its source, so that
-// the error can name a file the user opens.
+// the error can name a file the user opens (NVRTC and nvJitLink alike).
 //
 //   absl::StrAppend(&message, "\nfull source: ",
 //                   internal::SaveFailedSource(source));
-//   // ".../tessel-1000-failed/add1-0123456789abcdef.cu"
+//   // ".../tessel-1000-failed/add1-0123456789abcdef.ptx"
 #ifndef TESSEL_JIT_FAILED_SOURCE_H_
 #define TESSEL_JIT_FAILED_SOURCE_H_
 
@@ -13,8 +13,9 @@
 
 namespace tessel::jit::internal {
 
-// A file name made from the entry ("add1.cu", "gemm_128__64_.cu"): NVRTC
-// names the program in its log, and this keeps it readable.
+// A file name made from the entry ("add1.cu", "gemm_128__64_.cu"; ".ptx" for
+// PTX): compilers name the program in their logs, and this keeps them
+// readable.
 std::string SourceFileName(const CudaSource& source);
 
 // Writes `source.text` to <tmp>/tessel-<uid>-failed/<name>-<hash>.<ext> and

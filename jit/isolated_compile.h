@@ -9,7 +9,8 @@
 //
 // The arch is resolved in the parent (a forked child must not touch the
 // driver). The child compiles and writes the result to a pipe; the parent
-// reads it, waits for the child, and bumps the NVRTC counter.
+// reads it, waits for the child, and bumps the NVRTC counter. PTX sources
+// (SourceLanguage::kPtx) go through nvJitLink the same way.
 #ifndef TESSEL_JIT_ISOLATED_COMPILE_H_
 #define TESSEL_JIT_ISOLATED_COMPILE_H_
 

@@ -19,6 +19,7 @@
 #include "jit/counters.h"
 #include "jit/cuda_paths.h"
 #include "jit/failed_source.h"
+#include "jit/ptx_compile.h"
 
 namespace tessel::jit {
 namespace {
@@ -123,6 +124,9 @@ absl::StatusOr<Cubin> CompileResolved(const CudaSource& source,
   if (source.entry.empty()) {
     return absl::InvalidArgumentError(
         "CudaSource::entry is empty: name the __global__ function to load");
+  }
+  if (source.language == SourceLanguage::kPtx) {
+    return CompilePtx(source, options, arch);
   }
   const std::string program_name = internal::SourceFileName(source);
   std::vector<const char*> header_texts, header_names;
@@ -260,6 +264,17 @@ std::vector<std::string> NormalizedOptions(const CompileOptions& options,
   flags.insert(flags.end(), defines.begin(), defines.end());
   flags.insert(flags.end(), options.extra.begin(), options.extra.end());
   return flags;
+}
+
+std::vector<std::string> NormalizedOptionsFor(SourceLanguage language,
+                                              const CompileOptions& options,
+                                              const std::string& arch) {
+  return language == SourceLanguage::kPtx ? PtxLinkOptions(options, arch)
+                                          : NormalizedOptions(options, arch);
+}
+
+const char* SourceLanguageName(SourceLanguage language) {
+  return language == SourceLanguage::kPtx ? "ptx" : "cuda";
 }
 
 std::vector<int> NvrtcSupportedSms() {

@@ -16,6 +16,13 @@
 // resolves to the header named "prelude.cuh", never to a file on disk. Only
 // the CUDA toolkit's include dirs (cuda_fp16.h, cccl) are searched.
 //
+// A PTX module compiles the same way, through nvJitLink (jit/ptx_compile.h):
+//
+//   tessel::jit::CudaSource ptx{.text = ptx_text,  // ".version ... .entry
+//   add1"
+//                               .entry = "add1",
+//                               .language = tessel::jit::SourceLanguage::kPtx};
+//
 // Compile is thread-safe: different kernels compile in parallel threads.
 #ifndef TESSEL_JIT_NVRTC_H_
 #define TESSEL_JIT_NVRTC_H_
@@ -34,10 +41,23 @@ struct CudaHeader {
   std::string content;  // the header's full text
 };
 
+// What CudaSource::text holds, and so which compiler takes it.
+enum class SourceLanguage {
+  kCuda,  // CUDA C++, through NVRTC
+  kPtx,   // a whole PTX module, through nvJitLink (ptxas)
+};
+
+// "cuda" or "ptx".
+const char* SourceLanguageName(SourceLanguage language);
+
 struct CudaSource {
   std::string text;                 // the translation unit
   std::string entry;                // the __global__ function to load
   std::vector<CudaHeader> headers;  // handed to NVRTC by content
+  // Last, so that aggregate initializations without it still compile. For
+  // kPtx, `entry` is the .entry name as written (no mangling) and `headers`
+  // must be empty.
+  SourceLanguage language = SourceLanguage::kCuda;
 };
 
 struct CompileOptions {
@@ -58,8 +78,8 @@ struct Cubin {
   std::string image;          // the cubin (ELF) bytes
   std::string lowered_entry;  // the entry's name in the image
   std::string arch;           // "sm_90a"
-  std::string log;            // NVRTC's log (warnings), may be empty
-  double compile_ms = 0;      // NVRTC time; 0 when it came from a cache
+  std::string log;            // the compiler's log (warnings), may be empty
+  double compile_ms = 0;      // compile time; 0 when it came from a cache
 };
 
 // The arch to compile for: options.arch when set (checked to be an "sm_*"
@@ -73,6 +93,13 @@ absl::StatusOr<std::string> ResolveArch(const CompileOptions& options);
 std::vector<std::string> NormalizedOptions(const CompileOptions& options,
                                            const std::string& arch);
 
+// The flags that shape a cubin of `language`: NormalizedOptions for kCuda,
+// PtxLinkOptions (jit/ptx_compile.h) for kPtx, whose cubins std, fast math
+// and defines do not change.
+std::vector<std::string> NormalizedOptionsFor(SourceLanguage language,
+                                              const CompileOptions& options,
+                                              const std::string& arch);
+
 // NVRTC's version, "13.0".
 std::string NvrtcVersion();
 
@@ -80,9 +107,10 @@ std::string NvrtcVersion();
 // cannot say.
 std::vector<int> NvrtcSupportedSms();
 
-// Compiles `source` in this process. A compile error is InvalidArgument
-// carrying the NVRTC log, the options, the offending source lines quoted with
-// their numbers and the path of a file holding the full source.
+// Compiles `source` in this process: NVRTC for kCuda, nvJitLink for kPtx
+// (CompilePtx). A compile error is InvalidArgument carrying the compiler's
+// log, the options, the offending source lines quoted with their numbers and
+// the path of a file holding the full source.
 absl::StatusOr<Cubin> Compile(const CudaSource& source,
                               const CompileOptions& options);
 

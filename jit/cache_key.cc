@@ -6,6 +6,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/strings/escaping.h"
+#include "jit/ptx_compile.h"
 
 namespace tessel::jit {
 namespace {
@@ -57,9 +58,14 @@ absl::StatusOr<CacheKeyFields> MakeCacheKeyFields(
   fields.source = source.text;
   fields.entry = source.entry;
   fields.headers = source.headers;
-  fields.options = NormalizedOptions(options, *arch);
-  fields.nvrtc_version = NvrtcVersion();
+  fields.options = NormalizedOptionsFor(source.language, options, *arch);
   fields.arch = *arch;
+  fields.language = source.language;
+  if (source.language == SourceLanguage::kPtx) {
+    fields.nvjitlink_version = NvJitLinkVersion();
+  } else {
+    fields.nvrtc_version = NvrtcVersion();
+  }
   return fields;
 }
 
@@ -69,8 +75,9 @@ std::string HashFields(uint32_t schema, absl::string_view tessel_version,
                        absl::string_view source, absl::string_view entry,
                        const std::vector<CudaHeader>& unsorted_headers,
                        const std::vector<std::string>& options,
-                       absl::string_view nvrtc_version,
-                       absl::string_view arch) {
+                       absl::string_view nvrtc_version, absl::string_view arch,
+                       SourceLanguage language,
+                       absl::string_view nvjitlink_version) {
   std::vector<const CudaHeader*> headers;
   for (const CudaHeader& header : unsorted_headers) headers.push_back(&header);
   std::sort(headers.begin(), headers.end(),
@@ -92,6 +99,11 @@ std::string HashFields(uint32_t schema, absl::string_view tessel_version,
   for (const std::string& option : options) hasher.Add('o', option);
   hasher.Add('N', nvrtc_version);
   hasher.Add('A', arch);
+  // Appended, never mixed in above: a CUDA key is the same bytes as ever.
+  if (language == SourceLanguage::kPtx) {
+    hasher.Add('L', SourceLanguageName(language));
+    hasher.Add('J', nvjitlink_version);
+  }
   return hasher.HexDigest();
 }
 
@@ -100,7 +112,8 @@ std::string HashFields(uint32_t schema, absl::string_view tessel_version,
 std::string ComputeCacheKey(const CacheKeyFields& fields) {
   return HashFields(fields.schema, fields.tessel_version, fields.source,
                     fields.entry, fields.headers, fields.options,
-                    fields.nvrtc_version, fields.arch);
+                    fields.nvrtc_version, fields.arch, fields.language,
+                    fields.nvjitlink_version);
 }
 
 absl::StatusOr<std::string> ComputeCacheKey(const CudaSource& source,
@@ -109,11 +122,16 @@ absl::StatusOr<std::string> ComputeCacheKey(const CudaSource& source,
   if (!arch.ok()) return arch.status();
   static const std::string* const nvrtc_version =
       new std::string(NvrtcVersion());
+  static const std::string* const nvjitlink_version =
+      new std::string(NvJitLinkVersion());
   static const std::string* const tessel_version =
       new std::string(TesselVersion());
+  const bool ptx = source.language == SourceLanguage::kPtx;
   return HashFields(kCacheSchemaVersion, *tessel_version, source.text,
                     source.entry, source.headers,
-                    NormalizedOptions(options, *arch), *nvrtc_version, *arch);
+                    NormalizedOptionsFor(source.language, options, *arch),
+                    ptx ? "" : *nvrtc_version, *arch, source.language,
+                    ptx ? *nvjitlink_version : "");
 }
 
 }  // namespace tessel::jit

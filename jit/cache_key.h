@@ -1,5 +1,8 @@
 // The cache key of a compile: XXH3-128 over every input that shapes the
-// cubin, as length-prefixed fields. No paths, no mtimes.
+// cubin, as length-prefixed fields. No paths, no mtimes. A PTX source's key
+// also hashes its language and nvJitLink's version (in place of NVRTC's), so
+// the same text as CUDA and as PTX never share an entry; CUDA keys hash
+// exactly what they did before PTX sources existed.
 //
 //   ASSIGN_OR_RETURN(CacheKeyFields fields,
 //                    tessel::jit::MakeCacheKeyFields(source, options));
@@ -27,16 +30,19 @@ struct CacheKeyFields {
   std::string source;
   std::string entry;
   std::vector<CudaHeader> headers;   // order does not matter
-  std::vector<std::string> options;  // NormalizedOptions()
-  std::string nvrtc_version;
+  std::vector<std::string> options;  // NormalizedOptionsFor()
+  std::string nvrtc_version;         // kCuda: what compiles it
   std::string arch;
+  // Hashed only for kPtx, so that CUDA keys stay as they were.
+  SourceLanguage language = SourceLanguage::kCuda;
+  std::string nvjitlink_version;  // kPtx: what compiles it
 };
 
 // tessel's version (TESSEL_VERSION_STRING at build time).
 std::string TesselVersion();
 
 // The fields for compiling `source` with `options` here: arch resolved,
-// options normalized, this tessel and NVRTC.
+// options normalized, this tessel and NVRTC (kCuda) or nvJitLink (kPtx).
 absl::StatusOr<CacheKeyFields> MakeCacheKeyFields(
     const CudaSource& source, const CompileOptions& options);
 

@@ -21,6 +21,7 @@
 #include "jit/cache_files.h"
 #include "jit/cache_key.h"
 #include "jit/counters.h"
+#include "jit/ptx_compile.h"
 #include "nlohmann/json.hpp"
 
 namespace tessel::jit {
@@ -207,6 +208,11 @@ absl::Status DiskCache::Store(const std::string& key, const Cubin& cubin,
   meta["arch"] = cubin.arch;
   meta["options"] = options;
   meta["nvrtc_version"] = NvrtcVersion();
+  if (source.language == SourceLanguage::kPtx) {
+    // The <key>.cu beside it then holds PTX; nothing parses it.
+    meta["language"] = SourceLanguageName(source.language);
+    meta["nvjitlink_version"] = NvJitLinkVersion();
+  }
   meta["tessel_version"] = TesselVersion();
   meta["compile_ms"] = cubin.compile_ms;
   meta["created_unix"] = absl::ToUnixSeconds(absl::Now());

@@ -72,11 +72,12 @@ class DiskCache {
   // untrusted file or folder is left, with a warning naming it.
   std::optional<Cubin> Load(const EntryStamp& expected);
 
-  // Writes <key>.cu, <key>.json and then <key>.cubin (temp file, fsync,
-  // rename), then evicts least recently used entries above max_bytes. Not
-  // OK when nothing was stored (the cache is off, its folder is untrusted or
-  // cannot be written: a full disk), with the warning it printed once; the
-  // size limit evicting the new entry again is OK (it was stored).
+  // Writes <key>.cu (the source text, PTX too), <key>.json and then
+  // <key>.cubin (temp file, fsync, rename), then evicts least recently used
+  // entries above max_bytes. Not OK when nothing was stored (the cache is off,
+  // its folder is untrusted or cannot be written: a full disk), with the
+  // warning it printed once; the size limit evicting the new entry again is OK
+  // (it was stored).
   absl::Status Store(const std::string& key, const Cubin& cubin,
                      const CudaSource& source,
                      const std::vector<std::string>& options);

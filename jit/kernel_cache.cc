@@ -113,8 +113,9 @@ absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
           ? CompileIsolated(source, options, options_.isolated_timeout)
           : Compile(source, options);
   if (!compiled.ok()) return compiled.status();
-  absl::Status stored = disk_.Store(key, *compiled, source,
-                                    NormalizedOptions(options, compiled->arch));
+  absl::Status stored = disk_.Store(
+      key, *compiled, source,
+      NormalizedOptionsFor(source.language, options, compiled->arch));
   record(false);  // a failed compile leaves no file behind
   return CachedCubin{key, std::make_shared<const Cubin>(*std::move(compiled)),
                      CubinOrigin::kCompiled, std::move(stored)};

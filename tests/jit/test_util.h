@@ -27,6 +27,28 @@ inline CudaSource SaxpySource(const std::string& tag = "") {
       .entry = "saxpy"};
 }
 
+// A hand-written PTX module: add1(float* x) does x[0] += 1. Its .target is
+// `arch` (ptxas refuses a module whose target is above the one compiled for).
+inline CudaSource Add1Ptx(const std::string& arch = "sm_90a") {
+  return CudaSource{.text =
+                        ".version 8.0\n"
+                        ".target " +
+                        arch +
+                        "\n"
+                        ".address_size 64\n"
+                        ".visible .entry add1(.param .u64 x) {\n"
+                        "  .reg .b64 %rd<3>; .reg .f32 %f<3>;\n"
+                        "  ld.param.u64 %rd1, [x];\n"
+                        "  cvta.to.global.u64 %rd2, %rd1;\n"
+                        "  ld.global.f32 %f1, [%rd2];\n"
+                        "  add.f32 %f2, %f1, 0f3F800000;\n"
+                        "  st.global.f32 [%rd2], %f2;\n"
+                        "  ret;\n"
+                        "}\n",
+                    .entry = "add1",
+                    .language = SourceLanguage::kPtx};
+}
+
 }  // namespace tessel::jit::testing
 
 #endif  // TESSEL_TESTS_JIT_TEST_UTIL_H_

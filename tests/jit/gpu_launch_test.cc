@@ -125,6 +125,27 @@ TEST_F(GpuTest, DiskHitLoadsAndRuns) {
   EXPECT_EQ(GetJitCounters().nvrtc_compiles, compiles);
 }
 
+TEST_F(GpuTest, PtxKernelCompilesLoadsAndRuns) {
+  absl::StatusOr<std::string> arch = ResolveArch({});
+  ASSERT_TRUE(arch.ok()) << arch.status();
+  absl::StatusOr<LoadedKernel> kernel = cache_->GetKernel(
+      testing::Add1Ptx(*arch), {}, KernelSignature{ArgSpec::Pointer()});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->entry(), "add1");
+  const float start = 41.0f;
+  absl::StatusOr<DeviceBuffer> x = DeviceBuffer::Allocate(sizeof(float));
+  ASSERT_TRUE(x.ok()) << x.status();
+  ASSERT_TRUE(x->CopyFromHost(&start, sizeof(float)).ok());
+  KernelArgs args;
+  args.AddPointer(x->ptr());
+  absl::Status launched = kernel->Launch({.grid = {1}, .block = {1}}, args);
+  ASSERT_TRUE(launched.ok()) << launched;
+  ASSERT_TRUE(SynchronizeStream(nullptr).ok());
+  float result = 0;
+  ASSERT_TRUE(x->CopyToHost(&result, sizeof(float)).ok());
+  EXPECT_EQ(result, 42.0f);
+}
+
 TEST_F(GpuTest, ModulesAreCachedPerKeyAndContext) {
   const uint64_t loads = GetJitCounters().module_loads;
   absl::StatusOr<LoadedKernel> a =

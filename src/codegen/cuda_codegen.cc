@@ -204,7 +204,9 @@ uint64_t StableHash(std::string_view text) {
 // the whole, so two long names stay apart.
 constexpr size_t kMaxIdentifier = 200;
 
-std::string Sanitize(const std::string& name) {
+}  // namespace
+
+std::string SanitizedName(const std::string& name) {
   std::string out;
   for (char c : name) {
     out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
@@ -225,8 +227,6 @@ std::string Sanitize(const std::string& name) {
   }
   return out;
 }
-
-}  // namespace
 
 Printer::Printer(const passes::LoweringState& st) : st_(st) {
   for (const char* reserved : {"smem",         "smem_base",
@@ -331,7 +331,7 @@ Printer::Printer(const passes::LoweringState& st) : st_(st) {
 std::string Printer::Name(const void* key, const std::string& want) {
   auto it = names_.find(key);
   if (it != names_.end()) return it->second;
-  std::string base = Sanitize(want);
+  std::string base = SanitizedName(want);
   std::string name = base;
   for (int i = 1; used_.count(name); ++i) name = absl::StrCat(base, "_", i);
   used_.insert(name);
@@ -468,7 +468,7 @@ void Printer::Kernel(const ir::KernelNode& k) {
 
 std::string Printer::Emit(std::string* entry) {
   const ir::Program& p = st_.program;
-  *entry = Name(&st_, Sanitize(p.name.empty() ? "kernel" : p.name));
+  *entry = Name(&st_, SanitizedName(p.name.empty() ? "kernel" : p.name));
   unroll_fragment_nests_ = UnrollsFragmentNests(p.body);
   // Written params are non-const.
   std::unordered_set<const ir::BufferNode*> written;

@@ -30,6 +30,10 @@ inline bool IsFloat(DataType t) { return is_float(t); }
 // (docs/benchmarks.md, "Compile latency").
 std::optional<std::vector<int64_t>> FlatLocalExtents(const ir::BufferNode& b);
 
+// A C identifier for a user's name: other characters as '_', names the
+// implementation reserves prefixed, long ones cut to a start and a hash.
+std::string SanitizedName(const std::string& name);
+
 class Printer {
  public:
   explicit Printer(const passes::LoweringState& st);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/codegen/prelude_subset.h"
+#include "src/codegen/ptx/ptx_codegen.h"
 #include "src/passes/pipeline.h"
 
 namespace tessel::runtime {
@@ -17,6 +18,16 @@ bool NvrtcMinimal() {
   static const bool on = [] {
     const char* v = std::getenv("TESSEL_NVRTC_MINIMAL");
     return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
+// $TESSEL_PTX=1: kernels the PTX emitter spells skip NVRTC (for now an
+// opt-in while the backend grows; src/codegen/ptx/ptx_codegen.h).
+bool PtxBackend() {
+  static const bool on = [] {
+    const char* v = std::getenv("TESSEL_PTX");
+    return v != nullptr && std::string(v) == "1";
   }();
   return on;
 }
@@ -53,7 +64,15 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
   if (absl::Status s = passes::RunPipeline(lowered.state); !s.ok()) return s;
   const Clock::time_point passes_done = Clock::now();
   absl::StatusOr<codegen::GeneratedKernel> gen =
-      codegen::EmitCuda(lowered.state);
+      PtxBackend() ? codegen::EmitPtx(lowered.state)
+                   : absl::UnimplementedError("the PTX backend is off");
+  if (absl::IsUnimplemented(gen.status())) {
+    lowered.ptx_fallback = std::string(gen.status().message());
+    if (std::getenv("TESSEL_PTX_WHY"))
+      fprintf(stderr, "PTXWHY %s: %s\n", program.name.c_str(),
+              lowered.ptx_fallback.c_str());
+    gen = codegen::EmitCuda(lowered.state);
+  }
   if (!gen.ok()) return gen.status();
   lowered.passes_ms = ms(start, passes_done);
   lowered.codegen_ms = ms(passes_done, Clock::now());
@@ -63,6 +82,11 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
   jit::CudaSource& source = lowered.generated.source;
   source.text = absl::StrCat(
       "// pass config: ", lowered.state.config.ToString(), "\n", source.text);
+  if (source.language == jit::SourceLanguage::kPtx) {
+    lowered.jit_options.arch = target.arch();
+    lowered.jit_options.lineinfo = options.lineinfo;
+    return lowered;
+  }
   // Only the prelude parts the kernel uses: less for NVRTC's front end.
   source.headers = codegen::PreludeHeadersFor(source.text);
   lowered.jit_options.arch = target.arch();

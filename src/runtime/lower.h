@@ -28,6 +28,9 @@ struct Lowered {
   // Wall time of the scheduler passes and of the codegen (for benchmarks).
   double passes_ms = 0;
   double codegen_ms = 0;
+  // Why the PTX emitter left the kernel to the CUDA printer (empty when it
+  // spelled it, or was not asked).
+  std::string ptx_fallback;
 };
 
 // Fails for the CPU target and for archs below sm_80. `strides`: the

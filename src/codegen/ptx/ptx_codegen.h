@@ -1,0 +1,23 @@
+// PTX emission from lowered IR: the same kernel the CUDA printer spells,
+// for ptxas directly (no NVRTC front end, no NVVM).
+//
+//   absl::StatusOr<codegen::GeneratedKernel> k = codegen::EmitPtx(state);
+//   if (absl::IsUnimplemented(k.status())) k = codegen::EmitCuda(state);
+//
+// Unimplemented names the first construct the emitter does not spell yet
+// (f16 arithmetic, libdevice math, 8-bit types, clusters, ...); the caller
+// then prints CUDA C++ instead.
+#ifndef TESSEL_SRC_CODEGEN_PTX_PTX_CODEGEN_H_
+#define TESSEL_SRC_CODEGEN_PTX_PTX_CODEGEN_H_
+
+#include "absl/status/statusor.h"
+#include "src/codegen/cuda_codegen.h"
+#include "src/passes/lowering_state.h"
+
+namespace tessel::codegen {
+
+absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state);
+
+}  // namespace tessel::codegen
+
+#endif  // TESSEL_SRC_CODEGEN_PTX_PTX_CODEGEN_H_

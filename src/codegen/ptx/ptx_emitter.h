@@ -1,0 +1,142 @@
+// The PTX emitter's class, shared by its files: ptx_kernel.cc (the entry,
+// registers, statements), ptx_expressions.cc (expressions) and
+// ptx_intrinsics.cc (statement intrinsics). Internal to src/codegen.
+//
+// The emitter spells lowered IR as PTX directly, so a kernel skips NVRTC's
+// C++ front end and NVVM (most of a cold compile) and goes to ptxas. It does
+// the little NVVM did that ptxas would not do as cheaply: unrolled loops are
+// printed out with their variables bound to constants, constant expressions
+// are folded, and equal pure expressions in one block are computed once.
+// Everything it does not know yet is Unimplemented, and the kernel then goes
+// through the CUDA printer and NVRTC as before.
+#ifndef TESSEL_SRC_CODEGEN_PTX_PTX_EMITTER_H_
+#define TESSEL_SRC_CODEGEN_PTX_PTX_EMITTER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "src/ir/expr.h"
+#include "src/ir/stmt.h"
+#include "src/passes/lowering_state.h"
+
+namespace tessel::codegen::ptx {
+
+// A value: a constant or a register. `key` names it for common
+// subexpressions: a register that is assigned more than once (a loop
+// counter, an alloc_var, a local array element) carries its version there.
+struct Value {
+  DataType dtype = DataType::kI32;
+  std::optional<int64_t> int_const;  // integers and bools
+  std::optional<double> float_const;
+  std::string reg;  // when not a constant
+  std::string key;
+
+  bool is_const() const { return int_const || float_const; }
+};
+
+// Whether the emitter spells values of this dtype (8-bit types and f64 go
+// through NVRTC for now).
+inline bool Spelled(DataType t) {
+  return t == DataType::kBool || t == DataType::kI32 || t == DataType::kU32 ||
+         t == DataType::kI64 || t == DataType::kF16 || t == DataType::kBF16 ||
+         t == DataType::kF32;
+}
+
+class Emitter {
+ public:
+  explicit Emitter(const passes::LoweringState& st) : st_(st) {}
+
+  // The whole module; *entry gets the kernel's name. An error (Unimplemented
+  // for what the emitter does not spell yet) leaves it empty.
+  absl::StatusOr<std::string> Module(std::string* entry);
+
+  // ptx_expressions.cc
+  Value Expr(const ir::Expr& e);
+  // The value as an instruction operand: a register or an immediate.
+  std::string Operand(const Value& v);
+  // The value in a register of its type (immediates moved into one).
+  std::string InReg(const Value& v);
+  Value Convert(const Value& v, DataType to);
+  Value Const(DataType t, int64_t v);
+  // An unsigned 32-bit shared address / a 64-bit generic or global one of
+  // a buffer element.
+  std::string SharedAddress(const ir::LoadNode& l, int64_t* offset);
+  std::string GlobalAddress(const ir::LoadNode& l, int64_t* offset);
+  std::string ElementAddress(const ir::Expr& load, int64_t* offset,
+                             bool* shared);
+  // A local array element's register, at constant indices.
+  std::string LocalElement(const ir::BufferNode* b,
+                           const std::vector<int64_t>& idx);
+  std::string RefElement(const ir::Expr& ref, const std::vector<int64_t>& more);
+
+  // ptx_kernel.cc
+  std::string NewReg(DataType t);
+  std::string NewLabel();
+  void Line(const std::string& s);
+  void Fail(const std::string& what);
+  bool failed() const { return !error_.ok(); }
+  void Stmt(const ir::Stmt& s);
+  void PushScope();
+  void PopScope();
+  // Common subexpressions: the register holding `key`, or "".
+  std::string Lookup(const std::string& key);
+  void Remember(const std::string& key, const std::string& reg);
+  // A register assigned again: its new key.
+  std::string Reassigned(const std::string& reg);
+  static const char* RegType(DataType t);    // ".b32", ".f32", ...
+  static const char* ValueType(DataType t);  // "s32", "f32", ...
+
+  // ptx_intrinsics.cc
+  void Intrinsic(const ir::CallNode& c);
+  Value CallExpr(const ir::CallNode& c);
+  void Wgmma(const ir::CallNode& c);
+
+  const passes::LoweringState& st() const { return st_; }
+
+ private:
+  void Allocate(const ir::AllocateNode& a);
+  void For(const ir::ForNode& f);
+  void If(const ir::IfThenElseNode& i);
+  void Store(const ir::StoreNode& s);
+  Value Binary(const ir::BinaryNode& b);
+  Value Logical(const ir::BinaryNode& b);
+  Value Select(const ir::SelectNode& s);
+  Value Math(const ir::MathNode& m);
+  Value Load(const ir::LoadNode& l);
+  std::pair<std::optional<Value>, int64_t> Linear(const ir::Expr& e);
+  Value Cast(const Value& v, DataType to);
+  Value Emit(DataType t, const std::string& op, const std::vector<Value>& in);
+
+  const passes::LoweringState& st_;
+  absl::Status error_;
+  std::ostringstream out_;
+  std::map<std::string, int> reg_count_;  // prefix -> registers made
+  int labels_ = 0;
+  // Variables bound to values: loop counters (unrolled ones to constants),
+  // lets, the block indices.
+  std::unordered_map<const ir::VarNode*, Value> vars_;
+  // Buffers: global params (64-bit global base), shared (offset from the
+  // dynamic shared base), local arrays (register names), vars (a register).
+  std::unordered_map<const ir::BufferNode*, std::string> global_base_;
+  std::unordered_map<const ir::BufferNode*, std::vector<std::string>> local_;
+  std::unordered_map<const ir::BufferNode*, std::vector<int64_t>> extents_;
+  std::unordered_map<std::string, int> versions_;
+  std::vector<std::unordered_map<std::string, std::string>> cse_;
+  std::string smem_base_;  // u32
+  std::vector<std::string> tensor_map_params_;
+  std::unordered_set<const ir::BufferNode*> read_only_;  // ld.global.nc
+  std::string tid_;                                      // %tid.x, i32
+  Value pending_half_;  // store_vec: the low half of the word being packed
+};
+
+}  // namespace tessel::codegen::ptx
+
+#endif  // TESSEL_SRC_CODEGEN_PTX_PTX_EMITTER_H_

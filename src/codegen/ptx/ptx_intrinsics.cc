@@ -1,0 +1,521 @@
+// The intrinsics (passes/intrinsics.h) as PTX: the same instructions the
+// prelude's inline asm holds (src/codegen/prelude/*.cuh), with the operands
+// in registers of their own instead of asm constraints.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "src/codegen/ptx/ptx_emitter.h"
+#include "src/passes/intrinsics.h"
+
+namespace tessel::codegen::ptx {
+namespace {
+
+std::string At(const std::string& addr, int64_t offset) {
+  return absl::StrCat("[", addr, offset ? absl::StrCat("+", offset) : "", "]");
+}
+
+// The ld / st vector suffix and the number of 32-bit words of a move.
+std::string Words(int64_t bytes, int* n) {
+  *n = bytes >= 4 ? static_cast<int>(bytes / 4) : 1;
+  if (bytes == 16) return ".v4.b32";
+  if (bytes == 8) return ".v2.b32";
+  if (bytes == 4) return ".b32";
+  return ".b16";
+}
+
+}  // namespace
+
+Value Emitter::CallExpr(const ir::CallNode& c) {
+  using I = passes::Intrinsic;
+  std::optional<I> id = passes::IntrinsicOf(c);
+  const Value zero = Const(DataType::kI32, 0);
+  if (!id) {
+    Fail(absl::StrCat("call ", c.name));
+    return zero;
+  }
+  switch (*id) {
+    case I::kThreadIdx:
+      return Value{.dtype = DataType::kI32, .reg = tid_, .key = tid_};
+    case I::kGridDimX:
+      return Emit(DataType::kI32, "mov.u32",
+                  {Value{.dtype = DataType::kI32,
+                         .reg = "%nctaid.x",
+                         .key = "%nctaid.x"}});
+    case I::kSharedAddr: {
+      int64_t offset = 0;
+      const std::string base =
+          SharedAddress(*c.args[0].As<ir::LoadNode>(), &offset);
+      if (failed()) return zero;
+      const Value b{.dtype = DataType::kU32, .reg = base, .key = base};
+      return offset ? Emit(DataType::kU32, "add.u32",
+                           {b, Const(DataType::kU32, offset)})
+                    : b;
+    }
+    case I::kWarpReduceSum:
+    case I::kWarpReduceMax:
+    case I::kWarpReduceMin: {
+      const int64_t width = *ir::AsConstInt(c.args[0]);
+      Value v = Expr(c.args[1]);
+      const DataType t = v.dtype;
+      if (t != DataType::kF32 && t != DataType::kI32) {
+        Fail("a warp reduction of this dtype");
+        return zero;
+      }
+      const std::string op = *id == I::kWarpReduceSum   ? "add."
+                             : *id == I::kWarpReduceMax ? "max."
+                                                        : "min.";
+      // __shfl_xor_sync(~0u, v, offset, width): c = ((32 - width) << 8) | 31.
+      const int64_t clamp = ((32 - width) << 8) | 31;
+      for (int64_t offset = width / 2; offset > 0; offset /= 2) {
+        const std::string o = NewReg(t);
+        Line(absl::StrCat("shfl.sync.bfly.b32 ", o, ", ", InReg(v), ", ",
+                          offset, ", ", clamp, ", -1;"));
+        const std::string r = NewReg(t);
+        Line(absl::StrCat(op, ValueType(t), " ", r, ", ", InReg(v), ", ", o,
+                          ";"));
+        v = Value{.dtype = t, .reg = r, .key = r};
+      }
+      return v;
+    }
+    case I::kWarpUniform: {
+      const Value v = Expr(c.args[0]);
+      const std::string r = NewReg(v.dtype);
+      Line(absl::StrCat("shfl.sync.idx.b32 ", r, ", ", InReg(v),
+                        ", 0, 31, -1;"));
+      return Value{.dtype = v.dtype, .reg = r, .key = r};
+    }
+    case I::kPackB16x2: {
+      const Value lo = Expr(c.args[0]), hi = Expr(c.args[1]);
+      const std::string r = NewReg(DataType::kU32);
+      Line(
+          absl::StrCat("mov.b32 ", r, ", {", InReg(lo), ", ", InReg(hi), "};"));
+      return Value{.dtype = DataType::kU32, .reg = r, .key = r};
+    }
+    case I::kWgmmaDescSw128: {
+      // lo: (addr & 0x3FFFF) >> 4 | (atom >> 4) << 16; hi: group >> 4 | 1
+      // << 30.
+      const Value addr = Cast(Expr(c.args[0]), DataType::kU32);
+      const bool lbo = c.args.size() == 3;
+      const int64_t atom = lbo ? *ir::AsConstInt(c.args[1]) : 16;
+      const int64_t group = *ir::AsConstInt(c.args[lbo ? 2 : 1]);
+      const Value lo_addr =
+          Emit(DataType::kU32, "bfe.u32",
+               {addr, Const(DataType::kU32, 4), Const(DataType::kU32, 14)});
+      const Value lo =
+          Emit(DataType::kU32, "or.b32",
+               {lo_addr, Const(DataType::kU32, ((atom >> 4) & 0x3FFF) << 16)});
+      const int64_t hi = ((group >> 4) & 0x3FFF) | (int64_t{1} << 30);
+      const std::string r = NewReg(DataType::kI64);
+      Line(absl::StrCat("mov.b64 ", r, ", {", InReg(lo), ", ",
+                        InReg(Const(DataType::kU32, hi)), "};"));
+      return Value{.dtype = DataType::kI64, .reg = r, .key = r};
+    }
+    case I::kWgmmaDescAdd: {
+      const Value desc = Expr(c.args[0]);
+      const int64_t units = *ir::AsConstInt(c.args[1]);
+      if (units == 0) return desc;
+      // The low word plus units, the high word kept.
+      return Emit(DataType::kI64, "add.s64",
+                  {desc, Const(DataType::kI64, units)});
+    }
+    default:
+      Fail(absl::StrCat("expression intrinsic ", c.name));
+      return zero;
+  }
+}
+
+void Emitter::Wgmma(const ir::CallNode& c) {
+  const std::string& type = c.args[0].As<ir::CallNode>()->name;
+  const bool fp8 = type.find('.') != std::string::npos;
+  const int n = static_cast<int>(*ir::AsConstInt(c.args[1]));
+  const int64_t trans_a = *ir::AsConstInt(c.args[2]);
+  const int64_t trans_b = *ir::AsConstInt(c.args[3]);
+  const int64_t n0 = *ir::AsConstInt(c.args[5]);
+  const bool a_in_registers = trans_a < 0;
+  const bool accumulate = c.args.size() < 9 || !ir::IsConstInt(c.args[8], 0);
+  std::vector<std::string> d;
+  for (int i = 0; i < n / 2; ++i) {
+    d.push_back(RefElement(c.args[4], {n0 + i / 4, i % 4}));
+    Reassigned(d.back());
+  }
+  std::string a;
+  if (a_in_registers) {
+    std::vector<std::string> regs;
+    for (int r = 0; r < 4; ++r) regs.push_back(RefElement(c.args[6], {r}));
+    a = absl::StrCat("{", absl::StrJoin(regs, ", "), "}");
+  } else {
+    a = InReg(Expr(c.args[6]));
+  }
+  const std::string b = InReg(Expr(c.args[7]));
+  if (failed()) return;
+  const std::string shape =
+      absl::StrCat("m64n", n, "k", fp8 ? 32 : 16, ".f32.",
+                   fp8 ? type : absl::StrCat(type, ".", type));
+  const std::string imms = fp8 ? std::string("1, 1")
+                           : a_in_registers
+                               ? absl::StrCat("1, 1, ", trans_b)
+                               : absl::StrCat("1, 1, ", trans_a, ", ", trans_b);
+  const std::string p = InReg(Const(DataType::kBool, accumulate ? 1 : 0));
+  Line(absl::StrCat("wgmma.mma_async.sync.aligned.", shape, " {",
+                    absl::StrJoin(d, ", "), "}, ", a, ", ", b, ", ", p, ", ",
+                    imms, ";"));
+}
+
+void Emitter::Intrinsic(const ir::CallNode& c) {
+  using I = passes::Intrinsic;
+  std::optional<I> id = passes::IntrinsicOf(c);
+  if (!id || (passes::InfoOf(*id).effects & passes::kExpression)) {
+    return Fail(absl::StrCat("statement intrinsic ", c.name));
+  }
+  auto arg = [&](int i) { return Operand(Expr(c.args[i])); };
+  auto reg = [&](int i) { return InReg(Expr(c.args[i])); };
+  auto constant = [&](int i) { return *ir::AsConstInt(c.args[i]); };
+  auto address = [&](int i, bool* shared) {
+    int64_t offset = 0;
+    const std::string a = ElementAddress(c.args[i], &offset, shared);
+    return At(a, offset);
+  };
+  auto shared_at = [&](int i) {
+    bool shared = false;
+    const std::string a = address(i, &shared);
+    if (!shared) Fail(absl::StrCat(c.name, " on global memory"));
+    return a;
+  };
+  const bool sm90 = st_.target.sm() >= 90;
+  switch (*id) {
+    case I::kLet: {
+      const auto* v = c.args[0].As<ir::VarNode>();
+      Value value = Expr(c.args[1]);
+      vars_[v] = value;
+      return;
+    }
+    case I::kWgmma:
+      return Wgmma(c);
+    case I::kWgmmaFence:
+      return Line("wgmma.fence.sync.aligned;");
+    case I::kWgmmaCommit:
+      return Line("wgmma.commit_group.sync.aligned;");
+    case I::kWgmmaWait:
+      return Line(
+          absl::StrCat("wgmma.wait_group.sync.aligned ", constant(0), ";"));
+    case I::kFenceOperand:
+      // Only NVVM needed it: PTX names the registers, ptxas orders them.
+      return;
+    case I::kFenceProxyAsync:
+      return Line("fence.proxy.async.shared::cta;");
+    case I::kMbarrierInit: {
+      const std::string at = shared_at(0);
+      return Line(
+          absl::StrCat("mbarrier.init.shared.b64 ", at, ", ", reg(1), ";"));
+    }
+    case I::kFenceBarrierInit:
+      if (sm90) Line("fence.mbarrier_init.release.cluster;");
+      return;
+    case I::kMbarrierArrive: {
+      const std::string at = shared_at(0);
+      return Line(absl::StrCat("mbarrier.arrive.shared.b64 ",
+                               NewReg(DataType::kI64), ", ", at, ";"));
+    }
+    case I::kMbarrierWaitParity: {
+      const std::string at = shared_at(0);
+      const std::string parity = reg(1);
+      const std::string p = NewReg(DataType::kBool), again = NewLabel();
+      Line(again + ":");
+      Line(absl::StrCat(sm90 ? "mbarrier.try_wait.parity.shared::cta.b64 "
+                             : "mbarrier.test_wait.parity.shared.b64 ",
+                        p, ", ", at, ", ", parity, ";"));
+      return Line(absl::StrCat("@!", p, " bra ", again, ";"));
+    }
+    case I::kMbarrierExpectTx: {
+      const std::string at = shared_at(0);
+      return Line(
+          absl::StrCat("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 ", at,
+                       ", ", reg(1), ";"));
+    }
+    case I::kTmaLoad: {
+      const std::string& map = tensor_map_params_.at(constant(0));
+      const std::string dst = reg(1);
+      const std::string bar = shared_at(2);
+      std::vector<std::string> coords;
+      for (size_t i = 3; i < c.args.size(); ++i)
+        coords.push_back(reg(static_cast<int>(i)));
+      return Line(absl::StrCat(
+          "cp.async.bulk.tensor.", coords.size(),
+          "d.shared::cluster.global.mbarrier::complete_tx::bytes [", dst,
+          "], [", map, ", {", absl::StrJoin(coords, ", "), "}], ", bar, ";"));
+    }
+    case I::kTmaPrefetch:
+      return Line(absl::StrCat("prefetch.tensormap [",
+                               tensor_map_params_.at(constant(0)), "];"));
+    case I::kTmaStore: {
+      const std::string& map = tensor_map_params_.at(constant(0));
+      const std::string src = reg(1);
+      std::vector<std::string> coords;
+      for (size_t i = 2; i < c.args.size(); ++i)
+        coords.push_back(reg(static_cast<int>(i)));
+      return Line(absl::StrCat("cp.async.bulk.tensor.", coords.size(),
+                               "d.global.shared::cta.bulk_group [", map, ", {",
+                               absl::StrJoin(coords, ", "), "}], [", src,
+                               "];"));
+    }
+    case I::kTmaStoreCommit:
+    case I::kBulkCommit:
+      return Line("cp.async.bulk.commit_group;");
+    case I::kTmaStoreWait:
+      return Line(absl::StrCat("cp.async.bulk.wait_group",
+                               constant(0) == 0 ? "" : ".read", " ",
+                               constant(1), ";"));
+    case I::kBulkWaitRead:
+      return Line(
+          absl::StrCat("cp.async.bulk.wait_group.read ", constant(0), ";"));
+    case I::kSetMaxNReg:
+      return Line(absl::StrCat("setmaxnreg.", constant(0) == 0 ? "dec" : "inc",
+                               ".sync.aligned.u32 ", constant(1), ";"));
+    case I::kNamedBarrierSync:
+      return Line(absl::StrCat("bar.sync ", arg(0), ", ", arg(1), ";"));
+    case I::kNamedBarrierArrive:
+      return Line(absl::StrCat("bar.arrive ", arg(0), ", ", arg(1), ";"));
+    case I::kCpAsync: {
+      const int64_t bytes = constant(0);
+      const std::string dst = reg(1);
+      bool shared = false;
+      int64_t offset = 0;
+      const std::string src = ElementAddress(c.args[2], &offset, &shared);
+      const Value pred = Expr(c.args[3]);
+      if (failed()) return;
+      // Out of bounds: zero bytes read from the tensor's base.
+      std::string at = At(src, offset), size = absl::StrCat(bytes);
+      if (!pred.int_const || *pred.int_const == 0) {
+        const auto* l = c.args[2].As<ir::LoadNode>();
+        const std::string base = global_base_.at(l->buffer.get());
+        std::string full = src;
+        if (offset) {
+          full = Emit(DataType::kI64, "add.s64",
+                      {Value{.dtype = DataType::kI64, .reg = src, .key = src},
+                       Const(DataType::kI64, offset)})
+                     .reg;
+        }
+        const std::string safe = NewReg(DataType::kI64);
+        const std::string n = NewReg(DataType::kU32);
+        const std::string p = InReg(pred);
+        Line(absl::StrCat("selp.b64 ", safe, ", ", full, ", ", base, ", ", p,
+                          ";"));
+        Line(absl::StrCat("selp.b32 ", n, ", ", bytes, ", 0, ", p, ";"));
+        at = absl::StrCat("[", safe, "]");
+        size = n;
+      }
+      return Line(absl::StrCat("cp.async.", bytes == 16 ? "cg" : "ca",
+                               ".shared.global [", dst, "], ", at, ", ", bytes,
+                               ", ", size, ";"));
+    }
+    case I::kCpAsyncCommit:
+      return Line("cp.async.commit_group;");
+    case I::kCpAsyncWait:
+      return Line(absl::StrCat("cp.async.wait_group ", constant(0), ";"));
+    case I::kLdmatrix: {
+      const int64_t count = constant(0);
+      std::vector<std::string> regs;
+      for (int64_t r = 0; r < count; ++r) {
+        regs.push_back(RefElement(c.args[2], {r}));
+        Reassigned(regs.back());
+      }
+      const std::string addr = reg(3);
+      return Line(absl::StrCat("ldmatrix.sync.aligned.m8n8.x", count,
+                               constant(1) == 1 ? ".trans" : "",
+                               ".shared.b16 {", absl::StrJoin(regs, ", "),
+                               "}, [", addr, "];"));
+    }
+    case I::kMma: {
+      const std::string& kind = c.args[0].As<ir::CallNode>()->name;
+      std::vector<std::string> d, a, b;
+      const bool f16_acc = kind == "f16_f16";
+      for (int i = 0; i < (f16_acc ? 2 : 4); ++i) {
+        d.push_back(RefElement(c.args[1], {i}));
+        Reassigned(d.back());
+      }
+      for (int i = 0; i < 4; ++i) a.push_back(RefElement(c.args[2], {i}));
+      for (int i = 0; i < 2; ++i) b.push_back(RefElement(c.args[3], {i}));
+      std::string types;
+      if (kind == "f16_f32") {
+        types = "m16n8k16.row.col.f32.f16.f16.f32";
+      } else if (kind == "bf16_f32") {
+        types = "m16n8k16.row.col.f32.bf16.bf16.f32";
+      } else if (f16_acc) {
+        types = "m16n8k16.row.col.f16.f16.f16.f16";
+      } else {
+        return Fail(absl::StrCat("mma ", kind));
+      }
+      const std::string dl = absl::StrJoin(d, ", ");
+      return Line(absl::StrCat("mma.sync.aligned.", types, " {", dl, "}, {",
+                               absl::StrJoin(a, ", "), "}, {",
+                               absl::StrJoin(b, ", "), "}, {", dl, "};"));
+    }
+    case I::kVecCopy:
+    case I::kVecZero: {
+      const int64_t bytes = constant(0);
+      int n = 0;
+      const std::string suffix = Words(bytes, &n);
+      const DataType word = bytes == 2 ? DataType::kI16 : DataType::kU32;
+      std::vector<std::string> regs;
+      if (*id == I::kVecCopy) {
+        bool shared = false;
+        const std::string from = address(2, &shared);
+        for (int i = 0; i < n; ++i) regs.push_back(NewReg(word));
+        const std::string list =
+            n == 1 ? regs[0]
+                   : absl::StrCat("{", absl::StrJoin(regs, ", "), "}");
+        const auto* l = c.args[2].As<ir::LoadNode>();
+        Line(absl::StrCat(
+            "ld.", shared ? "shared" : "global",
+            !shared && read_only_.count(l->buffer.get()) ? ".nc" : "", suffix,
+            " ", list, ", ", from, ";"));
+      } else {
+        for (int i = 0; i < n; ++i)
+          regs.push_back(InReg(Const(
+              word == DataType::kI16 ? DataType::kI32 : DataType::kU32, 0)));
+        if (word == DataType::kI16) {
+          regs[0] = NewReg(DataType::kI16);
+          Line(absl::StrCat("mov.b16 ", regs[0], ", 0;"));
+        }
+      }
+      bool shared = false;
+      const std::string to = address(1, &shared);
+      const std::string list =
+          n == 1 ? regs[0] : absl::StrCat("{", absl::StrJoin(regs, ", "), "}");
+      return Line(absl::StrCat("st.", shared ? "shared" : "global", suffix, " ",
+                               to, ", ", list, ";"));
+    }
+    case I::kStorePair: {
+      const DataType t = c.args[0].dtype();
+      bool shared = false;
+      if (t == DataType::kF16 || t == DataType::kBF16) {
+        // cvt.rn.f16x2.f32 d, hi, lo from the f32 values (a rounding of
+        // the f16-rounded value gives the same f16).
+        auto as_f32 = [&](int i) {
+          const ir::Expr& e = c.args[i];
+          if (const auto* cast = e.As<ir::CastNode>()) {
+            if (cast->value.dtype() == DataType::kF32)
+              return InReg(Expr(cast->value));
+          }
+          return InReg(Cast(Expr(e), DataType::kF32));
+        };
+        const std::string lo = as_f32(1), hi = as_f32(2);
+        const std::string r = NewReg(DataType::kU32);
+        Line(absl::StrCat("cvt.rn.", t == DataType::kF16 ? "f16x2" : "bf16x2",
+                          ".f32 ", r, ", ", hi, ", ", lo, ";"));
+        const std::string to = address(0, &shared);
+        return Line(absl::StrCat("st.", shared ? "shared" : "global", ".b32 ",
+                                 to, ", ", r, ";"));
+      }
+      if (t == DataType::kF32) {
+        const std::string lo = reg(1), hi = reg(2);
+        const std::string to = address(0, &shared);
+        return Line(absl::StrCat("st.", shared ? "shared" : "global",
+                                 ".v2.f32 ", to, ", {", lo, ", ", hi, "};"));
+      }
+      return Fail("store_pair of this dtype");
+    }
+    case I::kLoadVec:
+    case I::kStoreVec: {
+      // (n, registers, memory) for load_vec; (n, memory, registers) for
+      // store_vec: n elements, converted between the two dtypes, in words
+      // of at most 16 bytes.
+      const bool load = *id == I::kLoadVec;
+      const int64_t n = constant(0);
+      const ir::Expr& regs_arg = c.args[load ? 1 : 2];
+      const ir::Expr& mem_arg = c.args[load ? 2 : 1];
+      const DataType mem_t = mem_arg.dtype(), reg_t = regs_arg.dtype();
+      const int64_t eb = dtype_bytes(mem_t);
+      if (!Spelled(mem_t) || !Spelled(reg_t) || eb < 2) {
+        return Fail("load_vec / store_vec of these dtypes");
+      }
+      const int64_t piece = n * eb >= 16 ? 16 / eb : n;
+      bool shared = false;
+      int64_t offset = 0;
+      const std::string base = ElementAddress(mem_arg, &offset, &shared);
+      if (failed()) return;
+      const auto* l = mem_arg.As<ir::LoadNode>();
+      for (int64_t p = 0; p < n; p += piece) {
+        int words = 0;
+        const std::string suffix = Words(piece * eb, &words);
+        std::vector<std::string> w;
+        for (int i = 0; i < words; ++i)
+          w.push_back(
+              NewReg(piece * eb == 2 ? DataType::kI16 : DataType::kU32));
+        const std::string list =
+            words == 1 ? w[0] : absl::StrCat("{", absl::StrJoin(w, ", "), "}");
+        const std::string at = At(base, offset + p * eb);
+        if (load) {
+          Line(absl::StrCat(
+              "ld.", shared ? "shared" : "global",
+              !shared && read_only_.count(l->buffer.get()) ? ".nc" : "", suffix,
+              " ", list, ", ", at, ";"));
+        }
+        for (int64_t i = 0; i < piece; ++i) {
+          const std::string r = RefElement(regs_arg, {p + i});
+          if (failed()) return;
+          // The element's bits within its word.
+          const std::string& word = w[(i * eb) / 4];
+          if (load) {
+            Value raw;
+            if (eb == 4) {
+              raw = Value{.dtype = mem_t, .reg = word, .key = word};
+              if (mem_t == DataType::kF32) {
+                const std::string f = NewReg(DataType::kF32);
+                Line(absl::StrCat("mov.b32 ", f, ", ", word, ";"));
+                raw = Value{.dtype = mem_t, .reg = f, .key = f};
+              }
+            } else {  // two 16-bit halves
+              const std::string h = NewReg(mem_t);
+              if (piece * eb == 2) {
+                Line(absl::StrCat("mov.b16 ", h, ", ", word, ";"));
+              } else {
+                const std::string other = NewReg(mem_t);
+                Line(absl::StrCat("mov.b32 {", i % 2 ? other : h, ", ",
+                                  i % 2 ? h : other, "}, ", word, ";"));
+              }
+              raw = Value{.dtype = mem_t, .reg = h, .key = h};
+            }
+            const Value v =
+                reg_t == mem_t ? raw : Cast(Cast(raw, DataType::kF32), reg_t);
+            Line(absl::StrCat("mov", RegType(reg_t), " ", r, ", ", InReg(v),
+                              ";"));
+            Reassigned(r);
+          } else {
+            const Value src{.dtype = reg_t,
+                            .reg = r,
+                            .key = absl::StrCat(r, "@", versions_[r])};
+            const Value v =
+                reg_t == mem_t ? src : Cast(Cast(src, DataType::kF32), mem_t);
+            if (eb == 4) {
+              Line(absl::StrCat("mov.b32 ", word, ", ", InReg(v), ";"));
+            } else if (piece * eb == 2) {
+              Line(absl::StrCat("mov.b16 ", word, ", ", InReg(v), ";"));
+            } else if (i % 2 == 1) {
+              Line(absl::StrCat("mov.b32 ", word, ", {", InReg(pending_half_),
+                                ", ", InReg(v), "};"));
+            } else {
+              pending_half_ = v;
+            }
+          }
+        }
+        if (!load) {
+          Line(absl::StrCat("st.", shared ? "shared" : "global", suffix, " ",
+                            at, ", ", list, ";"));
+        }
+      }
+      return;
+    }
+    case I::kAtomicAdd: {
+      bool shared = false;
+      const std::string to = address(0, &shared);
+      const Value v = Expr(c.args[1]);
+      if (v.dtype != DataType::kF32) return Fail("atomic_add of this dtype");
+      return Line(absl::StrCat("red.", shared ? "shared" : "global",
+                               ".add.f32 ", to, ", ", InReg(v), ";"));
+    }
+    default:
+      return Fail(absl::StrCat("intrinsic ", c.name));
+  }
+}
+
+}  // namespace tessel::codegen::ptx

@@ -84,8 +84,17 @@ class Emitter {
   void Fail(const std::string& what);
   bool failed() const { return !error_.ok(); }
   void Stmt(const ir::Stmt& s);
-  void PushScope();
+  // Scopes of common subexpressions: a branch's or loop's code. A pure
+  // value computed in a branch from values outside it is computed before the
+  // branch instead (at the slot MarkHoist left), so later branches find it:
+  // the guarded stores of an unrolled epilogue share their addresses. Loop
+  // bodies are barriers (no hoisting out of a loop: register pressure).
+  void PushScope(bool barrier = false);
   void PopScope();
+  // Before a construct opens a scope: where values hoisted to the current
+  // scope go.
+  void MarkHoist();
+  int Depth(const Value& v);
   // Common subexpressions: the register holding `key`, or "".
   std::string Lookup(const std::string& key);
   void Remember(const std::string& key, const std::string& reg);
@@ -111,13 +120,16 @@ class Emitter {
   Value Select(const ir::SelectNode& s);
   Value Math(const ir::MathNode& m);
   Value Load(const ir::LoadNode& l);
+  bool Speculatable(const ir::Expr& e);
+  bool LoadedBefore(const ir::LoadNode& l);
+  std::string LoadKey(const ir::BufferNode& b, bool shared,
+                      const std::string& addr, int64_t offset);
   std::pair<std::optional<Value>, int64_t> Linear(const ir::Expr& e);
   Value Cast(const Value& v, DataType to);
-  Value Emit(DataType t, const std::string& op, const std::vector<Value>& in);
+  Value Emit(DataType t, const std::string& op, std::vector<Value> in);
 
   const passes::LoweringState& st_;
   absl::Status error_;
-  std::ostringstream out_;
   std::map<std::string, int> reg_count_;  // prefix -> registers made
   int labels_ = 0;
   // Variables bound to values: loop counters (unrolled ones to constants),
@@ -129,7 +141,14 @@ class Emitter {
   std::unordered_map<const ir::BufferNode*, std::vector<std::string>> local_;
   std::unordered_map<const ir::BufferNode*, std::vector<int64_t>> extents_;
   std::unordered_map<std::string, int> versions_;
-  std::vector<std::unordered_map<std::string, std::string>> cse_;
+  struct Scope {
+    std::unordered_map<std::string, std::string> cse;
+    int hoist = -1;  // segments_ index of the slot; -1: none yet
+    bool barrier = false;
+  };
+  std::vector<Scope> scopes_;
+  std::vector<std::string> segments_ = {""};  // the body's text, in pieces
+  std::unordered_map<std::string, int> depth_;  // key -> scope it is in
   std::string smem_base_;  // u32
   std::vector<std::string> tensor_map_params_;
   std::unordered_set<const ir::BufferNode*> read_only_;  // ld.global.nc

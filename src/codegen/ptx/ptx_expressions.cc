@@ -51,33 +51,6 @@ int Log2(int64_t v) {
   return std::countr_zero(static_cast<uint64_t>(v));
 }
 
-// Whether evaluating e may fault or has an effect: C++ evaluates such a
-// side of && / || / ?: only when it is taken.
-bool MayFault(const ir::Expr& e) {
-  struct Finder : ir::IRVisitor {
-    bool fault = false;
-    void Visit(const ir::LoadNode* op) override {
-      // Registers cannot fault; memory can.
-      const ir::Scope s = op->buffer->scope;
-      if (s != ir::Scope::kLocal && s != ir::Scope::kVar) fault = true;
-      ir::IRVisitor::Visit(op);
-    }
-    void Visit(const ir::CallNode* op) override {
-      using I = passes::Intrinsic;
-      std::optional<I> id = passes::IntrinsicOf(*op);
-      // Shuffles: every lane of the warp must take them together.
-      if (id && (*id == I::kWarpReduceSum || *id == I::kWarpReduceMax ||
-                 *id == I::kWarpReduceMin || *id == I::kWarpUniform ||
-                 *id == I::kWarpScanExclusiveSum || *id == I::kWarpGroupLast)) {
-        fault = true;
-      }
-      ir::IRVisitor::Visit(op);
-    }
-  } finder;
-  finder.VisitExpr(e);
-  return finder.fault;
-}
-
 const char* Compare(ir::BinaryOp op, bool is_float) {
   switch (op) {
     case ir::BinaryOp::kEQ:
@@ -96,6 +69,36 @@ const char* Compare(ir::BinaryOp op, bool is_float) {
 }
 
 }  // namespace
+
+// Whether e can be evaluated where C++ might not evaluate it (the right of
+// && / ||, a side of ?:): no shuffle (every lane must take those), and no
+// load that could fault: registers, and read-only memory already loaded at
+// the same address in this scope, are fine.
+bool Emitter::Speculatable(const ir::Expr& e) {
+  struct Finder : ir::IRVisitor {
+    Emitter* emitter;
+    bool ok = true;
+    void Visit(const ir::LoadNode* op) override {
+      ir::IRVisitor::Visit(op);
+      const ir::Scope s = op->buffer->scope;
+      if (!ok || s == ir::Scope::kLocal || s == ir::Scope::kVar) return;
+      ok = emitter->LoadedBefore(*op);
+    }
+    void Visit(const ir::CallNode* op) override {
+      using I = passes::Intrinsic;
+      std::optional<I> id = passes::IntrinsicOf(*op);
+      if (id && (*id == I::kWarpReduceSum || *id == I::kWarpReduceMax ||
+                 *id == I::kWarpReduceMin || *id == I::kWarpUniform ||
+                 *id == I::kWarpScanExclusiveSum || *id == I::kWarpGroupLast)) {
+        ok = false;
+      }
+      ir::IRVisitor::Visit(op);
+    }
+  } finder;
+  finder.emitter = this;
+  finder.VisitExpr(e);
+  return finder.ok;
+}
 
 Value Emitter::Const(DataType t, int64_t v) {
   return Value{.dtype = t, .int_const = Wrap(t, v)};
@@ -139,22 +142,46 @@ std::string Emitter::InReg(const Value& v) {
   } else {
     Line(absl::StrCat("mov", RegType(v.dtype), " ", r, ", ", Operand(v), ";"));
   }
-  cse_.front()[key] = r;  // defined at the top: visible everywhere after
+  // Constants could live at the top; keep them in the current scope (a
+  // register defined in a branch is not defined after it).
+  Remember(key, r);
   return r;
 }
 
 Value Emitter::Emit(DataType t, const std::string& op,
-                    const std::vector<Value>& in) {
+                    std::vector<Value> in) {
+  // Constants that are no immediate get their register here first.
+  for (Value& v : in) {
+    if (v.is_const() && (v.dtype == DataType::kBool ||
+                         v.dtype == DataType::kF16 || v.dtype == DataType::kBF16)) {
+      const std::string r = InReg(v);
+      v = Value{.dtype = v.dtype, .reg = r, .key = r};
+    }
+  }
   std::string key = op;
   for (const Value& v : in)
     absl::StrAppend(&key, " ", v.is_const() ? Operand(v) : v.key);
   if (std::string r = Lookup(key); !r.empty())
     return Value{.dtype = t, .reg = r, .key = r};
+  // The outermost scope every operand is defined in, not past a loop.
+  int depth = 0;
+  for (const Value& v : in) depth = std::max(depth, Depth(v));
+  for (int d = static_cast<int>(scopes_.size()) - 1; d > depth; --d) {
+    if (scopes_[d].barrier) depth = d;
+  }
+  const int here = static_cast<int>(scopes_.size()) - 1;
+  while (depth < here && scopes_[depth].hoist < 0) ++depth;
+  std::vector<std::string> operands;
+  for (const Value& v : in) operands.push_back(Operand(v));
   const std::string r = NewReg(t);
-  std::string line = absl::StrCat(op, " ", r);
-  for (const Value& v : in) absl::StrAppend(&line, ", ", Operand(v));
-  Line(line + ";");
-  Remember(key, r);
+  const std::string line =
+      absl::StrCat("\t", op, " ", r, operands.empty() ? "" : ", ",
+                   absl::StrJoin(operands, ", "), ";\n");
+  absl::StrAppend(&segments_[depth < here ? scopes_[depth].hoist
+                                          : segments_.size() - 1],
+                  line);
+  scopes_[depth].cse[key] = r;
+  depth_[r] = depth;
   return Value{.dtype = t, .reg = r, .key = r};
 }
 
@@ -501,7 +528,7 @@ Value Emitter::Logical(const ir::BinaryNode& b) {
     if (is_and != (*x.int_const != 0)) return Const(DataType::kBool, !is_and);
     return Expr(b.b);
   }
-  if (!MayFault(b.b)) {
+  if (Speculatable(b.b)) {
     const Value y = Expr(b.b);
     if (y.int_const) {
       if (is_and != (*y.int_const != 0)) return Const(DataType::kBool, !is_and);
@@ -511,6 +538,7 @@ Value Emitter::Logical(const ir::BinaryNode& b) {
   }
   const std::string r = NewReg(DataType::kBool), end = NewLabel();
   Line(absl::StrCat("mov.pred ", r, ", ", x.reg, ";"));
+  MarkHoist();
   Line(absl::StrCat("@", is_and ? "!" : "", r, " bra ", end, ";"));
   PushScope();
   const Value y = Expr(b.b);
@@ -524,7 +552,7 @@ Value Emitter::Select(const ir::SelectNode& s) {
   const Value c = Expr(s.cond);
   const DataType t = s.true_value.dtype();
   if (c.int_const) return Expr(*c.int_const ? s.true_value : s.false_value);
-  if (!MayFault(s.true_value) && !MayFault(s.false_value)) {
+  if (Speculatable(s.true_value) && Speculatable(s.false_value)) {
     const Value a = Expr(s.true_value), b = Expr(s.false_value);
     if (t == DataType::kBool) {
       const Value ta = Emit(t, "and.pred", {c, a});
@@ -538,6 +566,7 @@ Value Emitter::Select(const ir::SelectNode& s) {
     return Emit(t, absl::StrCat("selp.", bits), {a, b, c});
   }
   const std::string r = NewReg(t), other = NewLabel(), end = NewLabel();
+  MarkHoist();
   Line(absl::StrCat("@!", c.reg, " bra ", other, ";"));
   PushScope();
   Line(absl::StrCat("mov", RegType(t), " ", r, ", ", InReg(Expr(s.true_value)),
@@ -866,6 +895,25 @@ std::string Emitter::ElementAddress(const ir::Expr& load, int64_t* offset,
   return "";
 }
 
+std::string Emitter::LoadKey(const ir::BufferNode& b, bool shared,
+                             const std::string& addr, int64_t offset) {
+  const bool b16 = dtype_bytes(b.dtype) == 2;
+  return absl::StrCat("ld.", shared ? "shared" : "global",
+                      !shared && read_only_.count(&b) ? ".nc" : "", ".",
+                      b16 ? "b16" : ValueType(b.dtype), " [", addr,
+                      offset ? absl::StrCat("+", offset) : "", "]");
+}
+
+bool Emitter::LoadedBefore(const ir::LoadNode& l) {
+  if (l.buffer->scope != ir::Scope::kGlobal || !read_only_.count(l.buffer.get()))
+    return false;
+  int64_t offset = 0;
+  bool shared = false;
+  const std::string addr =
+      ElementAddress(ir::Load(l.buffer, l.indices), &offset, &shared);
+  return !failed() && !Lookup(LoadKey(*l.buffer.get(), shared, addr, offset)).empty();
+}
+
 Value Emitter::Load(const ir::LoadNode& l) {
   const ir::BufferNode* b = l.buffer.get();
   if (b->scope == ir::Scope::kLocal || b->scope == ir::Scope::kVar) {
@@ -892,12 +940,19 @@ Value Emitter::Load(const ir::LoadNode& l) {
   const std::string addr =
       ElementAddress(ir::Load(l.buffer, l.indices), &offset, &shared);
   if (failed()) return Const(DataType::kI32, 0);
+  const bool read_only = !shared && read_only_.count(b);
+  const std::string key = LoadKey(*b, shared, addr, offset);
+  const std::string op = key.substr(0, key.find(' '));
+  const std::string at = key.substr(key.find(' ') + 1);
+  // Memory the kernel never writes reads the same every time: one load per
+  // address and scope (not hoisted: the branch may guard its bounds).
+  if (read_only) {
+    if (std::string r = Lookup(key); !r.empty())
+      return Value{.dtype = b->dtype, .reg = r, .key = r};
+  }
   const std::string r = NewReg(b->dtype);
-  const bool b16 = dtype_bytes(b->dtype) == 2;
-  Line(absl::StrCat("ld.", shared ? "shared" : "global",
-                    !shared && read_only_.count(b) ? ".nc" : "", ".",
-                    b16 ? "b16" : ValueType(b->dtype), " ", r, ", [", addr,
-                    offset ? absl::StrCat("+", offset) : "", "];"));
+  Line(absl::StrCat(op, " ", r, ", ", at, ";"));
+  if (read_only) Remember(key, r);
   return Value{.dtype = b->dtype, .reg = r, .key = r};
 }
 

@@ -79,11 +79,7 @@ std::string Emitter::NewReg(DataType t) {
 std::string Emitter::NewLabel() { return absl::StrCat("$L", labels_++); }
 
 void Emitter::Line(const std::string& s) {
-  if (s.back() == ':') {
-    out_ << s << "\n";
-  } else {
-    out_ << "\t" << s << "\n";
-  }
+  absl::StrAppend(&segments_.back(), s.back() == ':' ? "" : "\t", s, "\n");
 }
 
 void Emitter::Fail(const std::string& what) {
@@ -91,23 +87,45 @@ void Emitter::Fail(const std::string& what) {
     error_ = absl::UnimplementedError(absl::StrCat("ptx: ", what));
 }
 
-void Emitter::PushScope() { cse_.emplace_back(); }
-void Emitter::PopScope() { cse_.pop_back(); }
+void Emitter::PushScope(bool barrier) {
+  scopes_.push_back(Scope{.barrier = barrier});
+}
+void Emitter::PopScope() {
+  scopes_.pop_back();
+  // Code after the construct: values hoisted above the construct would stay
+  // live across it.
+  if (!scopes_.empty()) scopes_.back().hoist = -1;
+}
+
+void Emitter::MarkHoist() {
+  scopes_.back().hoist = static_cast<int>(segments_.size());
+  segments_.emplace_back();  // the slot
+  segments_.emplace_back();  // what follows
+}
 
 std::string Emitter::Lookup(const std::string& key) {
-  for (auto it = cse_.rbegin(); it != cse_.rend(); ++it) {
-    auto found = it->find(key);
-    if (found != it->end()) return found->second;
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+    auto found = it->cse.find(key);
+    if (found != it->cse.end()) return found->second;
   }
   return "";
 }
 
 void Emitter::Remember(const std::string& key, const std::string& reg) {
-  cse_.back()[key] = reg;
+  scopes_.back().cse[key] = reg;
+  depth_[reg] = static_cast<int>(scopes_.size()) - 1;
+}
+
+int Emitter::Depth(const Value& v) {
+  if (v.is_const()) return 0;
+  auto it = depth_.find(v.key);
+  return it != depth_.end() ? it->second : static_cast<int>(scopes_.size()) - 1;
 }
 
 std::string Emitter::Reassigned(const std::string& reg) {
-  return absl::StrCat(reg, "@", ++versions_[reg]);
+  std::string key = absl::StrCat(reg, "@", ++versions_[reg]);
+  depth_[key] = static_cast<int>(scopes_.size()) - 1;
+  return key;
 }
 
 void Emitter::Stmt(const ir::Stmt& s) {
@@ -124,6 +142,7 @@ void Emitter::Stmt(const ir::Stmt& s) {
         Line(absl::StrCat("mov.u32 ", r, ", %ctaid.", kIdx[d], ";"));
         vars_[k->block_vars[d].get()] =
             Value{.dtype = DataType::kI32, .reg = r, .key = r};
+        depth_[r] = 0;
       }
       Stmt(k->body);
       return;
@@ -206,7 +225,7 @@ void Emitter::For(const ir::ForNode& f) {
   // The bound as C's for loop reads it: before every iteration.
   auto exit_unless_below = [&](const std::string& key) {
     vars_[var] = Value{.dtype = DataType::kI32, .reg = r, .key = key};
-    PushScope();
+    PushScope(/*barrier=*/true);
     const Value bound = Expr(f.min + f.extent);
     const std::string p = NewReg(DataType::kBool);
     Line(absl::StrCat("setp.ge.s32 ", p, ", ", r, ", ", Operand(bound), ";"));
@@ -217,13 +236,13 @@ void Emitter::For(const ir::ForNode& f) {
   Line(head + ":");
   // A register the body assigns holds another value in the next iteration.
   for (auto& [reg, version] : versions_) ++version;
-  PushScope();
+  PushScope(/*barrier=*/true);
   vars_[var] = Value{.dtype = DataType::kI32, .reg = r, .key = Reassigned(r)};
   Stmt(f.body);
   PopScope();
   Line(absl::StrCat("add.s32 ", r, ", ", r, ", 1;"));
   vars_[var] = Value{.dtype = DataType::kI32, .reg = r, .key = Reassigned(r)};
-  PushScope();
+  PushScope(/*barrier=*/true);
   const Value bound = Expr(f.min + f.extent);
   const std::string p = NewReg(DataType::kBool);
   Line(absl::StrCat("setp.lt.s32 ", p, ", ", r, ", ", Operand(bound), ";"));
@@ -237,6 +256,7 @@ void Emitter::For(const ir::ForNode& f) {
 
 void Emitter::If(const ir::IfThenElseNode& i) {
   const Value cond = Expr(i.cond);
+  MarkHoist();
   if (cond.int_const) {
     PushScope();
     Stmt(*cond.int_const ? i.then_case : i.else_case);
@@ -346,6 +366,10 @@ absl::StatusOr<std::string> Emitter::Module(std::string* entry) {
   }
   tid_ = NewReg(DataType::kI32);
   Line(absl::StrCat("mov.u32 ", tid_, ", %tid.x;"));
+  for (const std::string& r : {tid_, smem_base_}) depth_[r] = 0;
+  for (const auto& [b, r] : global_base_) depth_[r] = 0;
+  for (const std::string& r : tensor_map_params_) depth_[r] = 0;
+  for (const auto& [v, value] : vars_) depth_[value.key] = 0;
   Stmt(p.body);
   PopScope();
   if (failed()) return error_;
@@ -364,7 +388,8 @@ absl::StatusOr<std::string> Emitter::Module(std::string* entry) {
   m << "{\n";
   for (const auto& [prefix, n] : reg_count_)
     m << "\t.reg " << PrefixType(prefix) << " " << prefix << "<" << n << ">;\n";
-  m << out_.str() << "\tret;\n}\n";
+  for (const std::string& segment : segments_) m << segment;
+  m << "\tret;\n}\n";
   return m.str();
 }
 

@@ -1,4 +1,4 @@
-// PTX through nvJitLink (no GPU needed): cubins, errors, options, the
+// PTX through the ptxas program (no GPU needed): cubins, errors, options, the
 // isolated child, the cache key and the disk cache.
 #include "jit/ptx_compile.h"
 
@@ -19,6 +19,7 @@ namespace {
 
 using testing::Add1Ptx;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::ReadFile;
 using ::testing::StartsWith;
 using testing::TempDir;
@@ -65,7 +66,10 @@ TEST(PtxCompileTest, SyntaxErrorQuotesTheBadLine) {
   const std::string message(cubin.status().message());
   EXPECT_THAT(message, HasSubstr("add1.ptx:9 |   addx.f32 %f2, %f1"));
   EXPECT_THAT(message, HasSubstr("sm_90a"));
-  EXPECT_THAT(message, HasSubstr("line 9"));  // nvJitLink's log
+  // ptxas's log, naming the file without the temp folder it was in.
+  EXPECT_THAT(message, HasSubstr("ptxas add1.ptx, line 9; error"));
+  EXPECT_THAT(message, Not(HasSubstr("tessel-ptxas-")));
+  EXPECT_THAT(message, HasSubstr("ptxas could not compile"));
   const size_t at = message.find("full source: ");
   ASSERT_NE(at, std::string::npos);
   const std::string path = message.substr(at + 13);
@@ -102,13 +106,12 @@ TEST(PtxCompileTest, MissingEntryIsAnError) {
 }
 
 TEST(PtxCompileTest, OptionsArePassedThroughAndCudaOnesIgnored) {
-  EXPECT_EQ(
-      PtxLinkOptions({.fast_math = true,
-                      .lineinfo = true,
-                      .defines = {{"N", "4"}},
-                      .extra = {"-Xptxas=-O2"}},
-                     "sm_90a"),
-      (std::vector<std::string>{"-arch=sm_90a", "-lineinfo", "-Xptxas=-O2"}));
+  EXPECT_EQ(PtxasOptions({.fast_math = true,
+                          .lineinfo = true,
+                          .defines = {{"N", "4"}},
+                          .extra = {"-O2"}},
+                         "sm_90a"),
+            (std::vector<std::string>{"-arch=sm_90a", "-lineinfo", "-O2"}));
   EXPECT_EQ(NormalizedOptionsFor(SourceLanguage::kPtx, {}, "sm_80"),
             std::vector<std::string>{"-arch=sm_80"});
   EXPECT_EQ(NormalizedOptionsFor(SourceLanguage::kCuda, {}, "sm_80"),
@@ -118,7 +121,7 @@ TEST(PtxCompileTest, OptionsArePassedThroughAndCudaOnesIgnored) {
                                                     .fast_math = true,
                                                     .lineinfo = true,
                                                     .defines = {{"N", "4"}},
-                                                    .extra = {"-Xptxas=-O2"}});
+                                                    .extra = {"-O2"}});
   EXPECT_TRUE(cubin.ok()) << cubin.status();
   cubin = Compile(Add1Ptx(), {.arch = "sm_90a", .extra = {"-no-such-flag"}});
   ASSERT_FALSE(cubin.ok());
@@ -155,7 +158,7 @@ TEST(PtxCacheKeyTest, LanguageIsPartOfTheKey) {
   absl::StatusOr<CacheKeyFields> fields = MakeCacheKeyFields(ptx, options);
   ASSERT_TRUE(fields.ok());
   EXPECT_EQ(fields->language, SourceLanguage::kPtx);
-  EXPECT_EQ(fields->nvjitlink_version, NvJitLinkVersion());
+  EXPECT_EQ(fields->ptxas_version, PtxasVersion());
   EXPECT_EQ(fields->options, std::vector<std::string>{"-arch=sm_90a"});
   EXPECT_EQ(ComputeCacheKey(*fields), *ptx_key);
 
@@ -168,7 +171,7 @@ TEST(PtxCacheKeyTest, LanguageIsPartOfTheKey) {
           ptx, {.arch = "sm_90a", .fast_math = true, .defines = {{"N", "4"}}}),
       *ptx_key);
   CacheKeyFields other = *fields;
-  other.nvjitlink_version = "99.9";
+  other.ptxas_version = "99.9.1";
   EXPECT_NE(ComputeCacheKey(other), *ptx_key);
 }
 
@@ -191,7 +194,7 @@ TEST(PtxCacheKeyTest, CudaKeysAreUnchanged) {
   for (const auto& [options, key] : cases) {
     absl::StatusOr<CacheKeyFields> fields = MakeCacheKeyFields(source, options);
     ASSERT_TRUE(fields.ok());
-    EXPECT_TRUE(fields->nvjitlink_version.empty());
+    EXPECT_TRUE(fields->ptxas_version.empty());
     fields->tessel_version = "0.1.0";
     fields->nvrtc_version = "13.0";
     EXPECT_EQ(ComputeCacheKey(*fields), key) << options.arch;
@@ -231,7 +234,8 @@ TEST(PtxKernelCacheTest, EntryRoundTripsAndVerifies) {
   const nlohmann::json meta =
       nlohmann::json::parse(ReadFile(dir.EntryPath(key, ".json")));
   EXPECT_EQ(meta["language"], "ptx");
-  EXPECT_EQ(meta["nvjitlink_version"], NvJitLinkVersion());
+  EXPECT_EQ(meta["ptxas_version"], PtxasVersion());
+  EXPECT_FALSE(meta.contains("nvjitlink_version"));
   EXPECT_EQ(meta["options"], nlohmann::json({"-arch=sm_90a"}));
   absl::StatusOr<CacheVerifyReport> report = dir.Verify();
   ASSERT_TRUE(report.ok()) << report.status();

@@ -32,7 +32,7 @@ struct EntryStamp {
   std::string key;  // 32 hex digits: ComputeCacheKey
   std::string arch;
   std::string nvrtc_version;  // this NVRTC's, PTX entries too (the key
-                              // holds their nvJitLink's version)
+                              // holds their ptxas's version)
   std::string tessel_version;
   std::string entry;  // the source's entry name (CudaSource::entry)
   friend bool operator==(const EntryStamp&, const EntryStamp&) = default;

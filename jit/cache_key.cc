@@ -62,7 +62,7 @@ absl::StatusOr<CacheKeyFields> MakeCacheKeyFields(
   fields.arch = *arch;
   fields.language = source.language;
   if (source.language == SourceLanguage::kPtx) {
-    fields.nvjitlink_version = NvJitLinkVersion();
+    fields.ptxas_version = PtxasVersion();
   } else {
     fields.nvrtc_version = NvrtcVersion();
   }
@@ -77,7 +77,7 @@ std::string HashFields(uint32_t schema, absl::string_view tessel_version,
                        const std::vector<std::string>& options,
                        absl::string_view nvrtc_version, absl::string_view arch,
                        SourceLanguage language,
-                       absl::string_view nvjitlink_version) {
+                       absl::string_view ptxas_version) {
   std::vector<const CudaHeader*> headers;
   for (const CudaHeader& header : unsorted_headers) headers.push_back(&header);
   std::sort(headers.begin(), headers.end(),
@@ -102,7 +102,7 @@ std::string HashFields(uint32_t schema, absl::string_view tessel_version,
   // Appended, never mixed in above: a CUDA key is the same bytes as ever.
   if (language == SourceLanguage::kPtx) {
     hasher.Add('L', SourceLanguageName(language));
-    hasher.Add('J', nvjitlink_version);
+    hasher.Add('P', ptxas_version);
   }
   return hasher.HexDigest();
 }
@@ -113,7 +113,7 @@ std::string ComputeCacheKey(const CacheKeyFields& fields) {
   return HashFields(fields.schema, fields.tessel_version, fields.source,
                     fields.entry, fields.headers, fields.options,
                     fields.nvrtc_version, fields.arch, fields.language,
-                    fields.nvjitlink_version);
+                    fields.ptxas_version);
 }
 
 absl::StatusOr<std::string> ComputeCacheKey(const CudaSource& source,
@@ -122,8 +122,6 @@ absl::StatusOr<std::string> ComputeCacheKey(const CudaSource& source,
   if (!arch.ok()) return arch.status();
   static const std::string* const nvrtc_version =
       new std::string(NvrtcVersion());
-  static const std::string* const nvjitlink_version =
-      new std::string(NvJitLinkVersion());
   static const std::string* const tessel_version =
       new std::string(TesselVersion());
   const bool ptx = source.language == SourceLanguage::kPtx;
@@ -131,7 +129,7 @@ absl::StatusOr<std::string> ComputeCacheKey(const CudaSource& source,
                     source.entry, source.headers,
                     NormalizedOptionsFor(source.language, options, *arch),
                     ptx ? "" : *nvrtc_version, *arch, source.language,
-                    ptx ? *nvjitlink_version : "");
+                    ptx ? PtxasVersion() : "");
 }
 
 }  // namespace tessel::jit

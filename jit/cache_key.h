@@ -1,6 +1,6 @@
 // The cache key of a compile: XXH3-128 over every input that shapes the
 // cubin, as length-prefixed fields. No paths, no mtimes. A PTX source's key
-// also hashes its language and nvJitLink's version (in place of NVRTC's), so
+// also hashes its language and ptxas's version (in place of NVRTC's), so
 // the same text as CUDA and as PTX never share an entry; CUDA keys hash
 // exactly what they did before PTX sources existed.
 //
@@ -35,14 +35,14 @@ struct CacheKeyFields {
   std::string arch;
   // Hashed only for kPtx, so that CUDA keys stay as they were.
   SourceLanguage language = SourceLanguage::kCuda;
-  std::string nvjitlink_version;  // kPtx: what compiles it
+  std::string ptxas_version;  // kPtx: what compiles it (PtxasVersion())
 };
 
 // tessel's version (TESSEL_VERSION_STRING at build time).
 std::string TesselVersion();
 
 // The fields for compiling `source` with `options` here: arch resolved,
-// options normalized, this tessel and NVRTC (kCuda) or nvJitLink (kPtx).
+// options normalized, this tessel and NVRTC (kCuda) or ptxas (kPtx).
 absl::StatusOr<CacheKeyFields> MakeCacheKeyFields(
     const CudaSource& source, const CompileOptions& options);
 

@@ -14,7 +14,7 @@ namespace tessel::jit {
 
 struct JitCounters {
   uint64_t nvrtc_compiles = 0;   // nvrtcCompileProgram calls (isolated too),
-                                 // and PTX compiles through nvJitLink: any
+                                 // and PTX compiles through ptxas: any
                                  // compile, so "zero compiles" proofs hold
   uint64_t memory_hits = 0;      // served from the in-process cache
   uint64_t disk_hits = 0;        // served from the disk cache

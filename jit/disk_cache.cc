@@ -211,7 +211,7 @@ absl::Status DiskCache::Store(const std::string& key, const Cubin& cubin,
   if (source.language == SourceLanguage::kPtx) {
     // The <key>.cu beside it then holds PTX; nothing parses it.
     meta["language"] = SourceLanguageName(source.language);
-    meta["nvjitlink_version"] = NvJitLinkVersion();
+    meta["ptxas_version"] = PtxasVersion();
   }
   meta["tessel_version"] = TesselVersion();
   meta["compile_ms"] = cubin.compile_ms;

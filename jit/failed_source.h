@@ -1,5 +1,5 @@
 // Internal to jit/: where a compile that failed leaves its source, so that
-// the error can name a file the user opens (NVRTC and nvJitLink alike).
+// the error can name a file the user opens (NVRTC and ptxas alike).
 //
 //   absl::StrAppend(&message, "\nfull source: ",
 //                   internal::SaveFailedSource(source));

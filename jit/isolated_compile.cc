@@ -137,13 +137,12 @@ absl::StatusOr<Cubin> CompileIsolated(const CudaSource& source,
                      WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1));
   }
   absl::StatusOr<Cubin> result = Decode(reply);
-  // The child ran NVRTC (nvJitLink for PTX) unless it failed before (e.g. a
-  // bad entry). The child's source is the parent's, language and all: fork()
+  // The child ran NVRTC (ptxas for PTX) unless it failed before (e.g. a bad
+  // entry). The child's source is the parent's, language and all: fork()
   // copies it.
   if (result.ok() ||
       absl::StrContains(result.status().message(), "NVRTC could not compile") ||
-      absl::StrContains(result.status().message(),
-                        "nvJitLink could not compile")) {
+      absl::StrContains(result.status().message(), "ptxas could not compile")) {
     internal::Count(internal::Counter::kNvrtcCompiles);
   }
   return result;

@@ -10,7 +10,10 @@
 // The arch is resolved in the parent (a forked child must not touch the
 // driver). The child compiles and writes the result to a pipe; the parent
 // reads it, waits for the child, and bumps the NVRTC counter. PTX sources
-// (SourceLanguage::kPtx) go through nvJitLink the same way.
+// (SourceLanguage::kPtx) go through ptxas the same way: the child runs the
+// ptxas program (a ptxas crash is a Status even without isolation). A child
+// killed at the timeout leaves its ptxas to finish (or die writing to the
+// closed pipe) and its temp folder behind.
 #ifndef TESSEL_JIT_ISOLATED_COMPILE_H_
 #define TESSEL_JIT_ISOLATED_COMPILE_H_
 

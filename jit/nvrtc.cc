@@ -269,7 +269,7 @@ std::vector<std::string> NormalizedOptions(const CompileOptions& options,
 std::vector<std::string> NormalizedOptionsFor(SourceLanguage language,
                                               const CompileOptions& options,
                                               const std::string& arch) {
-  return language == SourceLanguage::kPtx ? PtxLinkOptions(options, arch)
+  return language == SourceLanguage::kPtx ? PtxasOptions(options, arch)
                                           : NormalizedOptions(options, arch);
 }
 

@@ -16,7 +16,7 @@
 // resolves to the header named "prelude.cuh", never to a file on disk. Only
 // the CUDA toolkit's include dirs (cuda_fp16.h, cccl) are searched.
 //
-// A PTX module compiles the same way, through nvJitLink (jit/ptx_compile.h):
+// A PTX module compiles the same way, through ptxas (jit/ptx_compile.h):
 //
 //   tessel::jit::CudaSource ptx{.text = ptx_text,  // ".version ... .entry
 //   add1"
@@ -44,7 +44,7 @@ struct CudaHeader {
 // What CudaSource::text holds, and so which compiler takes it.
 enum class SourceLanguage {
   kCuda,  // CUDA C++, through NVRTC
-  kPtx,   // a whole PTX module, through nvJitLink (ptxas)
+  kPtx,   // a whole PTX module, through the ptxas program
 };
 
 // "cuda" or "ptx".
@@ -94,7 +94,7 @@ std::vector<std::string> NormalizedOptions(const CompileOptions& options,
                                            const std::string& arch);
 
 // The flags that shape a cubin of `language`: NormalizedOptions for kCuda,
-// PtxLinkOptions (jit/ptx_compile.h) for kPtx, whose cubins std, fast math
+// PtxasOptions (jit/ptx_compile.h) for kPtx, whose cubins std, fast math
 // and defines do not change.
 std::vector<std::string> NormalizedOptionsFor(SourceLanguage language,
                                               const CompileOptions& options,
@@ -107,10 +107,10 @@ std::string NvrtcVersion();
 // cannot say.
 std::vector<int> NvrtcSupportedSms();
 
-// Compiles `source` in this process: NVRTC for kCuda, nvJitLink for kPtx
-// (CompilePtx). A compile error is InvalidArgument carrying the compiler's
-// log, the options, the offending source lines quoted with their numbers and
-// the path of a file holding the full source.
+// Compiles `source` in this process: NVRTC for kCuda, ptxas (a program it
+// runs) for kPtx (CompilePtx). A compile error is InvalidArgument carrying the
+// compiler's log, the options, the offending source lines quoted with their
+// numbers and the path of a file holding the full source.
 absl::StatusOr<Cubin> Compile(const CudaSource& source,
                               const CompileOptions& options);
 

@@ -1,6 +1,7 @@
 // A child process that reports to its parent through a pipe: the isolated
 // compile (a compiler crash becomes a Status) and tessel-warmup's compile
-// jobs share it.
+// jobs share it. RunProgram runs another program (ptxas) and collects what it
+// prints.
 //
 //   absl::StatusOr<Child> child = StartChild([&](int fd) {
 //     WriteAll(fd, Work());   // in the child; it _exit(0)s after
@@ -15,6 +16,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
@@ -43,6 +45,24 @@ bool WriteAll(int fd, absl::string_view data);
 
 // waitpid() until it returns (retrying on EINTR); the wait status.
 int Reap(pid_t pid);
+
+struct ProgramRun {
+  int wait_status = 0;  // waitpid's: WIFEXITED(wait_status), ...
+  std::string output;   // stdout and stderr, interleaved as written
+};
+
+// Runs argv[0] (a path: no shell, no $PATH search) with argv and this
+// process's environment, stdin from /dev/null and stdout and stderr into one
+// pipe; reads the pipe to its end and reaps the program (no zombie). Uses
+// posix_spawn (vfork and exec: nothing of this process is copied into the
+// program), the signal mask emptied and SIGPIPE at its default. Thread-safe:
+// the pipe is close-on-exec, so a program another thread starts does not
+// hold it open (a child another thread forks without exec while the pipe is
+// being set up would, until it exits: the read waits for it). Errors (nothing
+// ran): InvalidArgument for an empty argv, Internal "pipe failed: ...",
+// FailedPrecondition "cannot run <path>: ..." (not found, not executable),
+// ResourceExhausted when out of processes or memory.
+absl::StatusOr<ProgramRun> RunProgram(const std::vector<std::string>& argv);
 
 // "signal 11 (SIGSEGV: Segmentation fault)".
 std::string SignalText(int sig);

@@ -17,11 +17,8 @@ tessel_require(CUDAToolkit_FOUND "the CUDA toolkit (NVRTC and headers)"
 # machines without one.
 find_library(TESSEL_NVRTC_LIBRARY nvrtc HINTS "${CUDAToolkit_LIBRARY_DIR}")
 tessel_require(TESSEL_NVRTC_LIBRARY "NVRTC (libnvrtc.so)" "nvidia-cuda-toolkit (libnvrtc)")
-# nvJitLink compiles PTX (it runs ptxas in-process); by path for the same
-# reason as NVRTC.
-find_library(TESSEL_NVJITLINK_LIBRARY nvJitLink HINTS "${CUDAToolkit_LIBRARY_DIR}")
-tessel_require(TESSEL_NVJITLINK_LIBRARY "nvJitLink (libnvJitLink.so)"
-               "nvidia-cuda-toolkit (or NVIDIA's libnvjitlink-13-0)")
+# PTX compiles run the toolkit's ptxas program, found at run time
+# (jit/ptx_compile.h): nothing to link.
 
 find_package(absl CONFIG QUIET)
 tessel_require(absl_FOUND "Abseil" "libabsl-dev")

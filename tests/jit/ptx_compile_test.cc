@@ -1,10 +1,18 @@
-// PTX through nvJitLink (no GPU needed): cubins, errors, options, the
-// isolated child, the cache key and the disk cache.
+// PTX through the ptxas program (no GPU needed): cubins, errors, options,
+// finding ptxas, its temp folder, threads, the isolated child, the cache key
+// and the disk cache.
 #include "jit/ptx_compile.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <latch>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "jit/cache_directory.h"
 #include "jit/cache_key.h"
@@ -19,9 +27,48 @@ namespace {
 
 using testing::Add1Ptx;
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::Not;
 using testing::ReadFile;
 using ::testing::StartsWith;
 using testing::TempDir;
+using testing::WriteFile;
+
+// Sets an environment variable (nullptr: unsets it) and restores it at scope
+// exit.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+// An executable shell script at `path`, to stand in for ptxas.
+void WriteScript(const std::string& path, const std::string& body) {
+  WriteFile(path, "#!/bin/sh\n" + body + "\n");
+  ASSERT_EQ(chmod(path.c_str(), 0700), 0);
+}
 
 // Line 9 of Add1Ptx is the add.f32; "addx" is no instruction.
 CudaSource BrokenPtx() {
@@ -65,7 +112,10 @@ TEST(PtxCompileTest, SyntaxErrorQuotesTheBadLine) {
   const std::string message(cubin.status().message());
   EXPECT_THAT(message, HasSubstr("add1.ptx:9 |   addx.f32 %f2, %f1"));
   EXPECT_THAT(message, HasSubstr("sm_90a"));
-  EXPECT_THAT(message, HasSubstr("line 9"));  // nvJitLink's log
+  // ptxas's log, naming the file without the temp folder it was in.
+  EXPECT_THAT(message, HasSubstr("ptxas add1.ptx, line 9; error"));
+  EXPECT_THAT(message, Not(HasSubstr("tessel-ptxas-")));
+  EXPECT_THAT(message, HasSubstr("ptxas could not compile"));
   const size_t at = message.find("full source: ");
   ASSERT_NE(at, std::string::npos);
   const std::string path = message.substr(at + 13);
@@ -102,13 +152,12 @@ TEST(PtxCompileTest, MissingEntryIsAnError) {
 }
 
 TEST(PtxCompileTest, OptionsArePassedThroughAndCudaOnesIgnored) {
-  EXPECT_EQ(
-      PtxLinkOptions({.fast_math = true,
-                      .lineinfo = true,
-                      .defines = {{"N", "4"}},
-                      .extra = {"-Xptxas=-O2"}},
-                     "sm_90a"),
-      (std::vector<std::string>{"-arch=sm_90a", "-lineinfo", "-Xptxas=-O2"}));
+  EXPECT_EQ(PtxasOptions({.fast_math = true,
+                          .lineinfo = true,
+                          .defines = {{"N", "4"}},
+                          .extra = {"-O2"}},
+                         "sm_90a"),
+            (std::vector<std::string>{"-arch=sm_90a", "-lineinfo", "-O2"}));
   EXPECT_EQ(NormalizedOptionsFor(SourceLanguage::kPtx, {}, "sm_80"),
             std::vector<std::string>{"-arch=sm_80"});
   EXPECT_EQ(NormalizedOptionsFor(SourceLanguage::kCuda, {}, "sm_80"),
@@ -118,7 +167,7 @@ TEST(PtxCompileTest, OptionsArePassedThroughAndCudaOnesIgnored) {
                                                     .fast_math = true,
                                                     .lineinfo = true,
                                                     .defines = {{"N", "4"}},
-                                                    .extra = {"-Xptxas=-O2"}});
+                                                    .extra = {"-O2"}});
   EXPECT_TRUE(cubin.ok()) << cubin.status();
   cubin = Compile(Add1Ptx(), {.arch = "sm_90a", .extra = {"-no-such-flag"}});
   ASSERT_FALSE(cubin.ok());
@@ -142,6 +191,139 @@ TEST(PtxCompileTest, IsolatedCompileCarriesTheLanguage) {
   EXPECT_EQ(GetJitCounters().nvrtc_compiles, before + 3);
 }
 
+TEST(PtxasTest, VersionIsParsedFromVersionOutput) {
+  EXPECT_EQ(internal::ParsePtxasVersion(
+                "ptxas: NVIDIA (R) Ptx optimizing assembler\n"
+                "Copyright (c) 2005-2025 NVIDIA Corporation\n"
+                "Built on Wed_Aug_20_01:55:12_PM_PDT_2025\n"
+                "Cuda compilation tools, release 13.0, V13.0.88\n"
+                "Build cuda_13.0.r13.0/compiler.36424714_0\n"),
+            "13.0.88");
+  EXPECT_EQ(internal::ParsePtxasVersion(
+                "Cuda compilation tools, release 12.4, V12.4.131"),
+            "12.4.131");
+  EXPECT_EQ(internal::ParsePtxasVersion(""), "unknown");
+  EXPECT_EQ(internal::ParsePtxasVersion("ptxas fatal   : Unknown option"),
+            "unknown");
+  EXPECT_EQ(internal::ParsePtxasVersion(
+                "Cuda compilation tools, release 13.0, Vsoon"),
+            "unknown");
+}
+
+TEST(PtxasTest, TheToolkitsPtxasIsFound) {
+  ScopedEnv unset("TESSEL_PTXAS", nullptr);
+  ASSERT_TRUE(PtxasAvailable()) << PtxasPath().status();
+  EXPECT_THAT(*PtxasPath(), ::testing::EndsWith("/bin/ptxas"));
+  EXPECT_THAT(PtxasVersion(), MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+"));
+  EXPECT_EQ(PtxasVersion(), PtxasVersion());
+}
+
+TEST(PtxasTest, TesselPtxasNamingNothingIsFailedPrecondition) {
+  ScopedEnv env("TESSEL_PTXAS", "/nonexistent/ptxas");
+  EXPECT_FALSE(PtxasAvailable());
+  EXPECT_EQ(PtxasPath().status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(PtxasVersion(), "unknown");
+  absl::StatusOr<Cubin> cubin = Compile(Add1Ptx(), {.arch = "sm_90a"});
+  ASSERT_FALSE(cubin.ok());
+  EXPECT_EQ(cubin.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(cubin.status().message(), HasSubstr("/nonexistent/ptxas"));
+  EXPECT_THAT(cubin.status().message(), HasSubstr("TESSEL_PTXAS"));
+}
+
+TEST(PtxasTest, TesselPtxasIsRunWithTheOptionsAndFiles) {
+  TempDir tmp;
+  const std::string args = tmp / "args";
+  // Logs its arguments, then compiles with the real ptxas.
+  WriteScript(tmp / "ptxas", absl::StrCat("echo \"$@\" > ", args, "\nexec ",
+                                          *PtxasPath(), " \"$@\""));
+  ScopedEnv env("TESSEL_PTXAS", (tmp / "ptxas").c_str());
+  EXPECT_EQ(*PtxasPath(), tmp / "ptxas");
+  absl::StatusOr<Cubin> cubin =
+      Compile(Add1Ptx(), {.arch = "sm_90a", .lineinfo = true});
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  EXPECT_THAT(
+      ReadFile(args),
+      MatchesRegex("-arch=sm_90a -lineinfo /.*/tessel-ptxas-[^/]+/"
+                   "add1\\.ptx -o /.*/tessel-ptxas-[^/]+/out\\.cubin\n"));
+}
+
+TEST(PtxasTest, APtxasKilledByASignalIsInternal) {
+  TempDir tmp;
+  WriteScript(tmp / "ptxas", "echo about to crash >&2\nkill -SEGV $$");
+  ScopedEnv env("TESSEL_PTXAS", (tmp / "ptxas").c_str());
+  absl::StatusOr<Cubin> cubin = Compile(Add1Ptx(), {.arch = "sm_90a"});
+  ASSERT_FALSE(cubin.ok());
+  EXPECT_EQ(cubin.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(cubin.status().message(), HasSubstr("SIGSEGV"));
+  EXPECT_THAT(cubin.status().message(), HasSubstr("about to crash"));
+}
+
+TEST(PtxasTest, APtxasThatWritesNoCubinIsInternal) {
+  TempDir tmp;
+  WriteScript(tmp / "ptxas", "exit 0");
+  ScopedEnv env("TESSEL_PTXAS", (tmp / "ptxas").c_str());
+  absl::StatusOr<Cubin> cubin = Compile(Add1Ptx(), {.arch = "sm_90a"});
+  ASSERT_FALSE(cubin.ok());
+  EXPECT_EQ(cubin.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(cubin.status().message(), HasSubstr("no cubin"));
+}
+
+// Each compile's folder is removed, whether ptxas succeeded or failed.
+TEST(PtxasTest, TheTempFolderIsRemoved) {
+  TempDir tmp;
+  ScopedEnv env("TMPDIR", tmp.path().c_str());
+  ASSERT_TRUE(Compile(Add1Ptx(), {.arch = "sm_90a"}).ok());
+  ASSERT_FALSE(Compile(BrokenPtx(), {.arch = "sm_90a"}).ok());
+  ASSERT_FALSE(
+      Compile(Add1Ptx(), {.arch = "sm_90a", .extra = {"-no-such-flag"}}).ok());
+  for (const auto& entry : std::filesystem::directory_iterator(tmp.path())) {
+    EXPECT_THAT(entry.path().filename().string(),
+                Not(::testing::StartsWith("tessel-ptxas-")));
+  }
+}
+
+// Different modules compiled at once by several threads: each its own temp
+// folder, pipe and ptxas.
+TEST(PtxasTest, ThreadsCompileDifferentPtxAtOnce) {
+  constexpr int kThreads = 2;
+  constexpr int kRounds = 4;
+  std::vector<CudaSource> sources;
+  std::vector<std::string> expected;
+  for (int t = 0; t < kThreads; ++t) {
+    CudaSource source = Add1Ptx();
+    // x[0] += t + 1, in a kernel named add1_t<t>.
+    source.text = absl::StrReplaceAll(
+        source.text, {{"add1", absl::StrCat("add1_t", t)},
+                      {"0f3F800000", t == 0 ? "0f3F800000" : "0f40000000"}});
+    source.entry = absl::StrCat("add1_t", t);
+    absl::StatusOr<Cubin> alone = Compile(source, {.arch = "sm_90a"});
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    expected.push_back(alone->image);
+    sources.push_back(std::move(source));
+  }
+  ASSERT_NE(expected[0], expected[1]);
+  std::vector<absl::Status> failures(kThreads);
+  std::latch start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (int round = 0; round < kRounds; ++round) {
+        absl::StatusOr<Cubin> cubin = Compile(sources[t], {.arch = "sm_90a"});
+        if (!cubin.ok()) {
+          failures[t] = cubin.status();
+        } else if (cubin->image != expected[t] ||
+                   cubin->lowered_entry != sources[t].entry) {
+          failures[t] = absl::InternalError("another thread's cubin");
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_TRUE(failures[t].ok()) << failures[t];
+}
+
 TEST(PtxCacheKeyTest, LanguageIsPartOfTheKey) {
   const CudaSource ptx = Add1Ptx();
   CudaSource cuda = ptx;
@@ -155,7 +337,7 @@ TEST(PtxCacheKeyTest, LanguageIsPartOfTheKey) {
   absl::StatusOr<CacheKeyFields> fields = MakeCacheKeyFields(ptx, options);
   ASSERT_TRUE(fields.ok());
   EXPECT_EQ(fields->language, SourceLanguage::kPtx);
-  EXPECT_EQ(fields->nvjitlink_version, NvJitLinkVersion());
+  EXPECT_EQ(fields->ptxas_version, PtxasVersion());
   EXPECT_EQ(fields->options, std::vector<std::string>{"-arch=sm_90a"});
   EXPECT_EQ(ComputeCacheKey(*fields), *ptx_key);
 
@@ -168,8 +350,20 @@ TEST(PtxCacheKeyTest, LanguageIsPartOfTheKey) {
           ptx, {.arch = "sm_90a", .fast_math = true, .defines = {{"N", "4"}}}),
       *ptx_key);
   CacheKeyFields other = *fields;
-  other.nvjitlink_version = "99.9";
+  other.ptxas_version = "99.9.1";
   EXPECT_NE(ComputeCacheKey(other), *ptx_key);
+
+  // Another ptxas (another version) is another key.
+  {
+    TempDir tmp;
+    WriteScript(tmp / "ptxas",
+                "echo 'Cuda compilation tools, release 99.9, V99.9.1'");
+    ScopedEnv env("TESSEL_PTXAS", (tmp / "ptxas").c_str());
+    EXPECT_EQ(PtxasVersion(), "99.9.1");
+    EXPECT_NE(*ComputeCacheKey(ptx, options), *ptx_key);
+    EXPECT_EQ(*ComputeCacheKey(ptx, options), ComputeCacheKey(other));
+  }
+  EXPECT_EQ(*ComputeCacheKey(ptx, options), *ptx_key);
 }
 
 // Keys computed before PTX sources existed (tessel 0.1.0, NVRTC 13.0): a CUDA
@@ -191,7 +385,7 @@ TEST(PtxCacheKeyTest, CudaKeysAreUnchanged) {
   for (const auto& [options, key] : cases) {
     absl::StatusOr<CacheKeyFields> fields = MakeCacheKeyFields(source, options);
     ASSERT_TRUE(fields.ok());
-    EXPECT_TRUE(fields->nvjitlink_version.empty());
+    EXPECT_TRUE(fields->ptxas_version.empty());
     fields->tessel_version = "0.1.0";
     fields->nvrtc_version = "13.0";
     EXPECT_EQ(ComputeCacheKey(*fields), key) << options.arch;
@@ -231,7 +425,8 @@ TEST(PtxKernelCacheTest, EntryRoundTripsAndVerifies) {
   const nlohmann::json meta =
       nlohmann::json::parse(ReadFile(dir.EntryPath(key, ".json")));
   EXPECT_EQ(meta["language"], "ptx");
-  EXPECT_EQ(meta["nvjitlink_version"], NvJitLinkVersion());
+  EXPECT_EQ(meta["ptxas_version"], PtxasVersion());
+  EXPECT_FALSE(meta.contains("nvjitlink_version"));
   EXPECT_EQ(meta["options"], nlohmann::json({"-arch=sm_90a"}));
   absl::StatusOr<CacheVerifyReport> report = dir.Verify();
   ASSERT_TRUE(report.ok()) << report.status();

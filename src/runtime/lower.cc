@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "jit/ptx_compile.h"
 #include "src/codegen/prelude_subset.h"
 #include "src/codegen/ptx/ptx_codegen.h"
 #include "src/passes/pipeline.h"
@@ -27,7 +28,7 @@ bool NvrtcMinimal() {
 bool PtxBackend() {
   static const bool on = [] {
     const char* v = std::getenv("TESSEL_PTX");
-    return v != nullptr && std::string(v) == "1";
+    return v != nullptr && std::string(v) == "1" && jit::PtxasAvailable();
   }();
   return on;
 }

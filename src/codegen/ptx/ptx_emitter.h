@@ -115,6 +115,7 @@ class Emitter {
   void For(const ir::ForNode& f);
   void If(const ir::IfThenElseNode& i);
   void Store(const ir::StoreNode& s);
+  void PackedPair(const ir::BufferNode* b, const std::string& hi);
   Value Binary(const ir::BinaryNode& b);
   Value Logical(const ir::BinaryNode& b);
   Value Select(const ir::SelectNode& s);
@@ -141,19 +142,26 @@ class Emitter {
   std::unordered_map<const ir::BufferNode*, std::vector<std::string>> local_;
   std::unordered_map<const ir::BufferNode*, std::vector<int64_t>> extents_;
   std::unordered_map<std::string, int> versions_;
+  std::vector<std::string> assigned_;  // every Reassigned register, in order
+  void ForgetAssignedSince(size_t mark);
   struct Scope {
     std::unordered_map<std::string, std::string> cse;
     int hoist = -1;  // segments_ index of the slot; -1: none yet
     bool barrier = false;
   };
   std::vector<Scope> scopes_;
-  std::vector<std::string> segments_ = {""};  // the body's text, in pieces
+  std::vector<std::string> segments_ = {""};    // the body's text, in pieces
   std::unordered_map<std::string, int> depth_;  // key -> scope it is in
-  std::string smem_base_;  // u32
+  std::string smem_base_;                       // u32
   std::vector<std::string> tensor_map_params_;
   std::unordered_set<const ir::BufferNode*> read_only_;  // ld.global.nc
   std::string tid_;                                      // %tid.x, i32
-  Value pending_half_;  // store_vec: the low half of the word being packed
+  Value pending_half_;
+  // An f16 / bf16 value's key -> the f32 value it was rounded from, so that
+  // two of them packed into a word are one cvt.rn.f16x2.f32.
+  std::unordered_map<std::string, Value> rounded_from_;
+  bool Current(
+      const Value& v);  // store_vec: the low half of the word being packed
 };
 
 }  // namespace tessel::codegen::ptx

@@ -148,12 +148,12 @@ std::string Emitter::InReg(const Value& v) {
   return r;
 }
 
-Value Emitter::Emit(DataType t, const std::string& op,
-                    std::vector<Value> in) {
+Value Emitter::Emit(DataType t, const std::string& op, std::vector<Value> in) {
   // Constants that are no immediate get their register here first.
   for (Value& v : in) {
-    if (v.is_const() && (v.dtype == DataType::kBool ||
-                         v.dtype == DataType::kF16 || v.dtype == DataType::kBF16)) {
+    if (v.is_const() &&
+        (v.dtype == DataType::kBool || v.dtype == DataType::kF16 ||
+         v.dtype == DataType::kBF16)) {
       const std::string r = InReg(v);
       v = Value{.dtype = v.dtype, .reg = r, .key = r};
     }
@@ -177,9 +177,9 @@ Value Emitter::Emit(DataType t, const std::string& op,
   const std::string line =
       absl::StrCat("\t", op, " ", r, operands.empty() ? "" : ", ",
                    absl::StrJoin(operands, ", "), ";\n");
-  absl::StrAppend(&segments_[depth < here ? scopes_[depth].hoist
-                                          : segments_.size() - 1],
-                  line);
+  absl::StrAppend(
+      &segments_[depth < here ? scopes_[depth].hoist : segments_.size() - 1],
+      line);
   scopes_[depth].cse[key] = r;
   depth_[r] = depth;
   return Value{.dtype = t, .reg = r, .key = r};
@@ -473,8 +473,9 @@ Value Emitter::Binary(const ir::BinaryNode& b) {
     const std::string op = b.op == BinaryOp::kDiv ? "div." : "rem.";
     if (is_unsigned || (nonneg && y.int_const && *y.int_const > 0))
       return Emit(t, op + vt, {x, y});
+    // One division: the remainder from the quotient (as NVVM does).
     const Value q = Emit(t, "div." + vt, {x, y});
-    const Value r = Emit(t, "rem." + vt, {x, y});
+    const Value r = Emit(t, "sub." + vt, {x, Emit(t, "mul.lo." + vt, {q, y})});
     // The remainder's sign differs from the divisor's: one step down.
     const Value nonzero =
         Emit(DataType::kBool, "setp.ne." + vt, {r, Const(t, 0)});
@@ -492,7 +493,8 @@ Value Emitter::Binary(const ir::BinaryNode& b) {
   if (b.op == BinaryOp::kCeilDiv) {
     if (is_unsigned) {
       const Value q = Emit(t, "div." + vt, {x, y});
-      const Value r = Emit(t, "rem." + vt, {x, y});
+      const Value r =
+          Emit(t, "sub." + vt, {x, Emit(t, "mul.lo." + vt, {q, y})});
       const Value up = Emit(DataType::kBool, "setp.ne." + vt, {r, Const(t, 0)});
       return Emit(t, "add." + vt,
                   {q, Emit(t, "selp." + bits, {Const(t, 1), Const(t, 0), up})});
@@ -504,7 +506,8 @@ Value Emitter::Binary(const ir::BinaryNode& b) {
       q = Emit(t, "shr." + vt, {nx, Const(DataType::kU32, log2)});
     } else {
       const Value d = Emit(t, "div." + vt, {nx, y});
-      const Value r = Emit(t, "rem." + vt, {nx, y});
+      const Value r =
+          Emit(t, "sub." + vt, {nx, Emit(t, "mul.lo." + vt, {d, y})});
       const Value nonzero =
           Emit(DataType::kBool, "setp.ne." + vt, {r, Const(t, 0)});
       const Value differ = Emit(DataType::kBool, "setp.lt." + vt,
@@ -582,6 +585,12 @@ Value Emitter::Select(const ir::SelectNode& s) {
   return Value{.dtype = t, .reg = r, .key = r};
 }
 
+// Whether a register value still holds what it held when v was taken.
+bool Emitter::Current(const Value& v) {
+  if (v.is_const() || v.key == v.reg) return true;
+  return v.key == absl::StrCat(v.reg, "@", versions_[v.reg]);
+}
+
 Value Emitter::Convert(const Value& v, DataType to) { return Cast(v, to); }
 
 Value Emitter::Cast(const Value& v, DataType to) {
@@ -626,8 +635,12 @@ Value Emitter::Cast(const Value& v, DataType to) {
   const Value in = v.float_const
                        ? Value{.dtype = from, .reg = InReg(v), .key = InReg(v)}
                        : v;
-  if (half(to))
-    return Emit(to, absl::StrCat("cvt.rn.", ValueType(to), ".f32"), {in});
+  if (half(to)) {
+    const Value r =
+        Emit(to, absl::StrCat("cvt.rn.", ValueType(to), ".f32"), {in});
+    rounded_from_[r.key] = in;
+    return r;
+  }
   if (from == DataType::kF16) return Emit(to, "cvt.f32.f16", {in});
   if (from == DataType::kBF16) {
     // bf16 is the top half of an f32.
@@ -905,13 +918,15 @@ std::string Emitter::LoadKey(const ir::BufferNode& b, bool shared,
 }
 
 bool Emitter::LoadedBefore(const ir::LoadNode& l) {
-  if (l.buffer->scope != ir::Scope::kGlobal || !read_only_.count(l.buffer.get()))
+  if (l.buffer->scope != ir::Scope::kGlobal ||
+      !read_only_.count(l.buffer.get()))
     return false;
   int64_t offset = 0;
   bool shared = false;
   const std::string addr =
       ElementAddress(ir::Load(l.buffer, l.indices), &offset, &shared);
-  return !failed() && !Lookup(LoadKey(*l.buffer.get(), shared, addr, offset)).empty();
+  return !failed() &&
+         !Lookup(LoadKey(*l.buffer.get(), shared, addr, offset)).empty();
 }
 
 Value Emitter::Load(const ir::LoadNode& l) {

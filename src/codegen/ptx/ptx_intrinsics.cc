@@ -85,6 +85,16 @@ Value Emitter::CallExpr(const ir::CallNode& c) {
     }
     case I::kPackB16x2: {
       const Value lo = Expr(c.args[0]), hi = Expr(c.args[1]);
+      // Two f32 values rounded: one cvt rounds and packs both.
+      auto lo_src = rounded_from_.find(lo.key);
+      auto hi_src = rounded_from_.find(hi.key);
+      if (!lo.is_const() && !hi.is_const() && lo_src != rounded_from_.end() &&
+          hi_src != rounded_from_.end() && Current(lo_src->second) &&
+          Current(hi_src->second)) {
+        return Emit(DataType::kU32,
+                    absl::StrCat("cvt.rn.", ValueType(lo.dtype), "x2.f32"),
+                    {hi_src->second, lo_src->second});
+      }
       const std::string r = NewReg(DataType::kU32);
       Line(
           absl::StrCat("mov.b32 ", r, ", {", InReg(lo), ", ", InReg(hi), "};"));
@@ -185,6 +195,15 @@ void Emitter::Intrinsic(const ir::CallNode& c) {
     case I::kLet: {
       const auto* v = c.args[0].As<ir::VarNode>();
       Value value = Expr(c.args[1]);
+      // A register assigned again later (a local array element) is read
+      // now: the let keeps this value.
+      if (!value.is_const() && value.key != value.reg) {
+        const std::string r = NewReg(value.dtype);
+        Line(absl::StrCat("mov", RegType(value.dtype), " ", r, ", ", value.reg,
+                          ";"));
+        Remember(r, r);
+        value = Value{.dtype = value.dtype, .reg = r, .key = r};
+      }
       vars_[v] = value;
       return;
     }

@@ -1,5 +1,6 @@
 // The PTX module around a kernel: its entry and params, the registers it
 // declares, and the statements (loops, branches, stores, allocations).
+#include <algorithm>
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
@@ -123,6 +124,7 @@ int Emitter::Depth(const Value& v) {
 }
 
 std::string Emitter::Reassigned(const std::string& reg) {
+  assigned_.push_back(reg);
   std::string key = absl::StrCat(reg, "@", ++versions_[reg]);
   depth_[key] = static_cast<int>(scopes_.size()) - 1;
   return key;
@@ -233,6 +235,7 @@ void Emitter::For(const ir::ForNode& f) {
     PopScope();
   };
   exit_unless_below(Reassigned(r));
+  const size_t assigned_before = assigned_.size();
   Line(head + ":");
   // A register the body assigns holds another value in the next iteration.
   for (auto& [reg, version] : versions_) ++version;
@@ -250,12 +253,12 @@ void Emitter::For(const ir::ForNode& f) {
   PopScope();
   Line(end + ":");
   vars_.erase(var);
-  // The registers the body assigned may hold other values now.
-  for (auto& [reg, version] : versions_) ++version;
+  ForgetAssignedSince(assigned_before);
 }
 
 void Emitter::If(const ir::IfThenElseNode& i) {
   const Value cond = Expr(i.cond);
+  const size_t assigned_before = assigned_.size();
   MarkHoist();
   if (cond.int_const) {
     PushScope();
@@ -276,8 +279,41 @@ void Emitter::If(const ir::IfThenElseNode& i) {
     PopScope();
     Line(end + ":");
   }
-  // Either branch may have assigned a register.
-  for (auto& [reg, version] : versions_) ++version;
+  ForgetAssignedSince(assigned_before);
+}
+
+// After a branch or loop, a register it assigned may hold either value: a
+// new version, so nothing computed from the old or the branch's one is
+// taken for it.
+void Emitter::ForgetAssignedSince(size_t mark) {
+  std::vector<std::string> regs(assigned_.begin() + mark, assigned_.end());
+  for (const std::string& r : regs) Reassigned(r);
+  assigned_.resize(mark);
+  assigned_.insert(assigned_.end(), regs.begin(), regs.end());
+}
+
+// An odd element of an f16 / bf16 array just rounded from f32, its even
+// neighbour too: both again as one cvt.rn.f16x2.f32, the pair's halves in
+// the elements, so that a later pack of the two into a word (wgmma's A
+// fragment) costs nothing, as NVVM makes it. The first cvt is left dead.
+void Emitter::PackedPair(const ir::BufferNode* b, const std::string& hi) {
+  const std::vector<std::string>& regs = local_.at(b);
+  const auto at = std::find(regs.begin(), regs.end(), hi);
+  if (at == regs.end() || (at - regs.begin()) % 2 == 0) return;
+  const std::string& lo = *(at - 1);
+  auto lo_src = rounded_from_.find(absl::StrCat(lo, "@", versions_[lo]));
+  auto hi_src = rounded_from_.find(absl::StrCat(hi, "@", versions_[hi]));
+  if (lo_src == rounded_from_.end() || !Current(lo_src->second) ||
+      !Current(hi_src->second)) {
+    return;
+  }
+  const std::string pair = NewReg(DataType::kU32);
+  Line(absl::StrCat("cvt.rn.", ValueType(b->dtype), "x2.f32 ", pair, ", ",
+                    InReg(hi_src->second), ", ", InReg(lo_src->second), ";"));
+  Line(absl::StrCat("mov.b32 {", lo, ", ", hi, "}, ", pair, ";"));
+  const Value lo_from = lo_src->second, hi_from = hi_src->second;
+  rounded_from_[Reassigned(lo)] = lo_from;
+  rounded_from_[Reassigned(hi)] = hi_from;
 }
 
 void Emitter::Store(const ir::StoreNode& s) {
@@ -296,7 +332,11 @@ void Emitter::Store(const ir::StoreNode& s) {
     if (failed()) return;
     if (v.reg == r) return;
     Line(absl::StrCat("mov", RegType(b->dtype), " ", r, ", ", InReg(v), ";"));
-    Reassigned(r);
+    const std::string key = Reassigned(r);
+    auto it = rounded_from_.find(v.key);
+    if (it == rounded_from_.end()) return;
+    rounded_from_[key] = it->second;
+    PackedPair(b, r);
     return;
   }
   if (!Spelled(b->dtype) || b->dtype == DataType::kBool) {

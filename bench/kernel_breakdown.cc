@@ -1,5 +1,6 @@
 #include "bench/kernel_breakdown.h"
 
+#include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
@@ -20,10 +21,17 @@ using nlohmann::json;
 
 // CPU time of this process: on a shared machine, less noisy than wall time
 // (NVRTC compiles in the calling thread).
+// This process's CPU time and its reaped children's (ptxas runs as one).
 double CpuMs() {
   timespec t{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+  rusage children{};
+  getrusage(RUSAGE_CHILDREN, &children);
+  const auto ms = [](const timeval& v) {
+    return v.tv_sec * 1e3 + v.tv_usec / 1e3;
+  };
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6 + ms(children.ru_utime) +
+         ms(children.ru_stime);
 }
 
 // The phases a summary reports, as named in the records.
@@ -70,6 +78,7 @@ json Measure(const tools::WarmupJob& job) {
     record["error"] = lowered.status().ToString();
     return record;
   }
+  record["language"] = jit::SourceLanguageName(lowered->source.language);
   record["passes_ms"] = lowered->passes_ms;
   record["codegen_ms"] = lowered->codegen_ms;
   record["source_lines"] = std::count(lowered->source.text.begin(),

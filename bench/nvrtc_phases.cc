@@ -17,6 +17,14 @@ namespace tessel::bench {
 
 absl::StatusOr<PhasedCubin> CompileWithPhases(const jit::CudaSource& source,
                                               jit::CompileOptions options) {
+  // PTX goes to ptxas alone: the whole compile is its one phase.
+  if (source.language == jit::SourceLanguage::kPtx) {
+    absl::StatusOr<jit::Cubin> cubin = jit::Compile(source, options);
+    if (!cubin.ok()) return cubin.status();
+    PhasedCubin out{.cubin = *std::move(cubin)};
+    out.ptxas_ms = out.cubin.compile_ms;
+    return out;
+  }
   std::string path =
       (std::filesystem::temp_directory_path() / "tessel-nvrtc-time-XXXXXX")
           .string();

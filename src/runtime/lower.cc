@@ -23,14 +23,18 @@ bool NvrtcMinimal() {
   return on;
 }
 
-// $TESSEL_PTX=1: kernels the PTX emitter spells skip NVRTC (for now an
-// opt-in while the backend grows; src/codegen/ptx/ptx_codegen.h).
-bool PtxBackend() {
-  static const bool on = [] {
+// Whether the PTX emitter is tried: CompileOptions::direct_ptx, or
+// $TESSEL_PTX=1 / 0 for the whole process (A/B timings, warmups), never
+// with fast_math (the emitter spells IEEE arithmetic only), and only where
+// a ptxas is found.
+bool PtxBackend(const CompileOptions& options) {
+  static const int env = [] {
     const char* v = std::getenv("TESSEL_PTX");
-    return v != nullptr && std::string(v) == "1" && jit::PtxasAvailable();
+    if (v == nullptr || *v == '\0') return -1;
+    return std::string(v) == "0" ? 0 : 1;
   }();
-  return on;
+  const bool wanted = env < 0 ? options.direct_ptx : env == 1;
+  return wanted && !options.fast_math && jit::PtxasAvailable();
 }
 
 }  // namespace
@@ -65,13 +69,10 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
   if (absl::Status s = passes::RunPipeline(lowered.state); !s.ok()) return s;
   const Clock::time_point passes_done = Clock::now();
   absl::StatusOr<codegen::GeneratedKernel> gen =
-      PtxBackend() ? codegen::EmitPtx(lowered.state)
-                   : absl::UnimplementedError("the PTX backend is off");
+      PtxBackend(options) ? codegen::EmitPtx(lowered.state)
+                          : absl::UnimplementedError("the PTX backend is off");
   if (absl::IsUnimplemented(gen.status())) {
     lowered.ptx_fallback = std::string(gen.status().message());
-    if (std::getenv("TESSEL_PTX_WHY"))
-      fprintf(stderr, "PTXWHY %s: %s\n", program.name.c_str(),
-              lowered.ptx_fallback.c_str());
     gen = codegen::EmitCuda(lowered.state);
   }
   if (!gen.ok()) return gen.status();

@@ -16,7 +16,7 @@ bool ProgramCache::Applies(const CompileOptions& options) {
 
 std::string ProgramCache::OptionsKey(const CompileOptions& o) {
   return absl::StrCat(o.target.ToString(), "|", o.pass_config.ToString(), "|",
-                      o.fast_math, o.lineinfo, o.isolated);
+                      o.fast_math, o.lineinfo, o.isolated, o.direct_ptx);
 }
 
 uint64_t ProgramCache::CubinBytes(const KernelImpl& impl) {

@@ -117,6 +117,7 @@ class Emitter {
   void Store(const ir::StoreNode& s);
   void PackedPair(const ir::BufferNode* b, const std::string& hi);
   Value Binary(const ir::BinaryNode& b);
+  std::optional<Value> Contracted(const ir::BinaryNode& b);
   Value Logical(const ir::BinaryNode& b);
   Value Select(const ir::SelectNode& s);
   Value Math(const ir::MathNode& m);

@@ -244,8 +244,40 @@ Value Emitter::Expr(const ir::Expr& e) {
   return Const(DataType::kI32, 0);
 }
 
+// a * b + c (and its differences) as one fma.rn.f32, as NVVM contracts
+// them (CUDA's default -fmad=true); nullopt where there is no product or
+// it folds to a constant.
+std::optional<Value> Emitter::Contracted(const ir::BinaryNode& b) {
+  using ir::BinaryOp;
+  if (b.a.dtype() != DataType::kF32 ||
+      (b.op != BinaryOp::kAdd && b.op != BinaryOp::kSub)) {
+    return std::nullopt;
+  }
+  auto product = [](const ir::Expr& e) {
+    const auto* m = e.As<ir::BinaryNode>();
+    return m != nullptr && m->op == BinaryOp::kMul ? m : nullptr;
+  };
+  auto negated = [&](const Value& v) {
+    if (v.float_const)
+      return Value{.dtype = v.dtype, .float_const = -*v.float_const};
+    return Emit(DataType::kF32, "neg.f32", {v});
+  };
+  const ir::BinaryNode* m = product(b.a);
+  const bool left = m != nullptr;
+  if (!left) m = product(b.b);
+  if (m == nullptr) return std::nullopt;
+  const ir::BinaryNode* mb = m;
+  Value p = Expr(mb->a), q = Expr(mb->b);
+  if (p.is_const() && q.is_const()) return std::nullopt;
+  Value c = Expr(left ? b.b : b.a);
+  if (left && b.op == BinaryOp::kSub) c = negated(c);   // p q - c
+  if (!left && b.op == BinaryOp::kSub) p = negated(p);  // c - p q
+  return Emit(DataType::kF32, "fma.rn.f32", {p, q, c});
+}
+
 Value Emitter::Binary(const ir::BinaryNode& b) {
   using ir::BinaryOp;
+  if (std::optional<Value> fma = Contracted(b)) return *fma;
   const DataType t = b.a.dtype();
   const Value x = Expr(b.a), y = Expr(b.b);
   if (failed()) return Const(DataType::kI32, 0);

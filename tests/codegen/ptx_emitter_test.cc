@@ -1,0 +1,91 @@
+// The PTX emitter (src/codegen/ptx/): what it spells for a few kernels, and
+// that ptxas assembles it (no GPU needed). tessel_compiles_for_sm90a_test
+// runs it over every listed kernel; the GPU suites run its kernels against
+// the interpreter with TESSEL_PTX=1.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "tessel/compile.h"
+#include "tessel/testing.h"
+#include "tests/codegen/test_programs.h"
+#include "tests/common/count.h"
+
+namespace tessel {
+namespace {
+
+using testing::Count;
+
+struct Ptx {
+  bool ok = false;
+  std::string text;
+};
+
+Ptx Compile(const ir::Program& program, const Target& target) {
+  absl::StatusOr<CompiledKernel> k =
+      compile(program, {.target = target, .direct_ptx = true});
+  EXPECT_TRUE(k.ok()) << k.status();
+  if (!k.ok()) return {};
+  return {true, k->source()};
+}
+
+TEST(PtxEmitter, WgmmaGemmGoesStraightToPtxas) {
+  const Ptx k =
+      Compile(testing::Gemm(testing::WgmmaGemm(false)), Target::sm90a());
+  ASSERT_TRUE(k.ok);
+  EXPECT_TRUE(absl::StrContains(k.text, ".target sm_90a"));
+  EXPECT_EQ(Count(k.text, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"),
+            4);
+  // No CUDA C++ and no NVVM: the prelude's functions are instructions.
+  EXPECT_EQ(Count(k.text, "tl::"), 0);
+  EXPECT_GT(Count(k.text, "wgmma.wait_group.sync.aligned"), 0);
+}
+
+TEST(PtxEmitter, IndexArithmeticIsFoldedAndStrengthReduced) {
+  // mma.sync on sm_80. The unrolled nests' indices fold to constants; the
+  // floor divisions and modulos by powers of two (thread and fragment
+  // coordinates) are shifts and masks, exact for negative values too.
+  const Ptx k =
+      Compile(testing::Gemm(testing::WgmmaGemm(false)), Target::cuda("sm_80"));
+  ASSERT_TRUE(k.ok);
+  EXPECT_TRUE(absl::StrContains(k.text, ".target sm_80"));
+  EXPECT_GT(Count(k.text, "mma.sync.aligned.m16n8k16"), 0);
+  EXPECT_GT(Count(k.text, "ldmatrix.sync.aligned"), 0);
+  EXPECT_FALSE(std::regex_search(
+      k.text,
+      std::regex(R"((div|rem)\.s32 %r\d+, %r\d+, (2|4|8|16|32|64|128|256);)")));
+  EXPECT_GT(Count(k.text, "shr.s32"), 0);
+  EXPECT_GT(Count(k.text, "and.b32"), 0);
+}
+
+TEST(PtxEmitter, ProgramsWithoutTensorCoresToo) {
+  for (const ir::Program& p :
+       {testing::Elementwise(1000), testing::CopyRoundTrip(100, 70),
+        testing::ReverseTile(3), testing::DoubleBuffered(5),
+        testing::MbarrierPipeline(4)}) {
+    for (const Target& t : {Target::sm90a(), Target::cuda("sm_80")}) {
+      const Ptx k = Compile(p, t);
+      EXPECT_TRUE(k.ok);
+      EXPECT_TRUE(absl::StrContains(k.text, ".visible .entry")) << p.name;
+    }
+  }
+}
+
+TEST(PtxEmitter, OffByDefaultAndWithFastMath) {
+  const ir::Program p = testing::Elementwise(1000);
+  absl::StatusOr<CompiledKernel> plain =
+      compile(p, {.target = Target::sm90a()});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  if (std::getenv("TESSEL_PTX") == nullptr) {
+    EXPECT_FALSE(absl::StrContains(plain->source(), ".visible .entry"));
+  }
+  absl::StatusOr<CompiledKernel> fast = compile(
+      p, {.target = Target::sm90a(), .fast_math = true, .direct_ptx = true});
+  ASSERT_TRUE(fast.ok()) << fast.status();
+  EXPECT_FALSE(absl::StrContains(fast->source(), ".visible .entry"));
+}
+
+}  // namespace
+}  // namespace tessel

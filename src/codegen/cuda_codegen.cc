@@ -559,6 +559,17 @@ std::string Printer::Emit(std::string* entry) {
   return src.str();
 }
 
+void SetLaunchShape(const passes::LoweringState& state, GeneratedKernel* k) {
+  for (size_t i = 0; i < state.program.params.size(); ++i)
+    k->signature.push_back(jit::ArgSpec::Pointer());
+  for (size_t i = 0; i < state.program.dims.size(); ++i)
+    k->signature.push_back(jit::ArgSpec::I32());
+  for (size_t i = 0; i < state.tensor_maps.size(); ++i)
+    k->signature.push_back(jit::ArgSpec::Bytes(128));  // a CUtensorMap
+  k->threads = state.threads * state.consumer_groups + state.producer_threads;
+  k->dynamic_smem_bytes = state.smem.total_bytes;
+}
+
 absl::StatusOr<GeneratedKernel> EmitCuda(const passes::LoweringState& state) {
   Printer p(state);
   // Params and dims claim their names first.
@@ -571,14 +582,7 @@ absl::StatusOr<GeneratedKernel> EmitCuda(const passes::LoweringState& state) {
   if (!p.error_.empty()) return absl::InternalError(p.error_);
   k.source.entry = entry;
   k.source.headers = PreludeHeaders();
-  for (size_t i = 0; i < state.program.params.size(); ++i)
-    k.signature.push_back(jit::ArgSpec::Pointer());
-  for (size_t i = 0; i < state.program.dims.size(); ++i)
-    k.signature.push_back(jit::ArgSpec::I32());
-  for (size_t i = 0; i < state.tensor_maps.size(); ++i)
-    k.signature.push_back(jit::ArgSpec::Bytes(128));  // a CUtensorMap
-  k.threads = state.threads * state.consumer_groups + state.producer_threads;
-  k.dynamic_smem_bytes = state.smem.total_bytes;
+  SetLaunchShape(state, &k);
   if (const char* dir = std::getenv("TESSEL_DUMP_SOURCE"); dir && *dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);

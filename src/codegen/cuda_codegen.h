@@ -29,6 +29,11 @@ struct GeneratedKernel {
 
 absl::StatusOr<GeneratedKernel> EmitCuda(const passes::LoweringState& state);
 
+// A kernel's signature (pointers for the params, i32 per dim, 128 bytes per
+// tensor map), threads and dynamic shared memory: the same whichever
+// emitter spelled it.
+void SetLaunchShape(const passes::LoweringState& state, GeneratedKernel* k);
+
 // The C++ type generated code uses for a dtype ("tl::f16", "float", ...).
 const char* CudaType(DataType t);
 

@@ -65,16 +65,21 @@ TEST_P(CompilesForSm90a, LoweringAndNvrtcAcceptIt) {
                           << cubin.status();
 }
 
+// The kernel lowered for `arch` with the PTX emitter asked for.
+absl::StatusOr<runtime::Lowered> LowerWithPtx(const ListedKernel& k,
+                                              const std::string& arch) {
+  absl::StatusOr<ir::Program> program = k.program(arch);
+  if (!program.ok()) return program.status();
+  CompileOptions options = k.options;
+  options.target = Target::cuda(arch);
+  options.direct_ptx = true;
+  return runtime::Lower(*program, options);
+}
+
 TEST_P(CompilesForSm90a, PtxEmitterSpellsItOrSaysWhy) {
   const ListedKernel& k = GetParam();
   for (const char* arch : {"sm_90a", "sm_80"}) {
-    absl::StatusOr<ir::Program> program = k.program(arch);
-    ASSERT_TRUE(program.ok()) << k.name << ": build: " << program.status();
-    CompileOptions options = k.options;
-    options.target = Target::cuda(arch);
-    options.direct_ptx = true;
-    absl::StatusOr<runtime::Lowered> lowered =
-        runtime::Lower(*program, options);
+    absl::StatusOr<runtime::Lowered> lowered = LowerWithPtx(k, arch);
     ASSERT_TRUE(lowered.ok())
         << k.name << ": lowering for " << arch << ": " << lowered.status();
     const jit::CudaSource& source = lowered->generated.source;
@@ -110,13 +115,7 @@ TEST(PtxEmitterCoverage, SpellsMostListedKernels) {
        {std::pair{"sm_90a", 69}, std::pair{"sm_80", 105}}) {
     int spelled = 0, listed = 0;
     for (const ListedKernel& k : Kernels()) {
-      absl::StatusOr<ir::Program> program = k.program(arch);
-      ASSERT_TRUE(program.ok()) << k.name << ": " << program.status();
-      CompileOptions options = k.options;
-      options.target = Target::cuda(arch);
-      options.direct_ptx = true;
-      absl::StatusOr<runtime::Lowered> lowered =
-          runtime::Lower(*program, options);
+      absl::StatusOr<runtime::Lowered> lowered = LowerWithPtx(k, arch);
       ASSERT_TRUE(lowered.ok()) << k.name << ": " << lowered.status();
       ++listed;
       spelled +=

@@ -727,34 +727,36 @@ Value Emitter::Math(const ir::MathNode& m) {
   x = Cast(x, DataType::kF32);
   if (x.float_const)
     x = Value{.dtype = DataType::kF32, .reg = InReg(x), .key = InReg(x)};
-  Value r;
+  // One instruction each; expf, logf, tanhf, ... are libdevice's
+  // sequences, left to NVRTC.
+  const char* op = nullptr;
   switch (m.op) {
     case ir::MathOp::kExp2:
-      r = Emit(DataType::kF32, "ex2.approx.ftz.f32", {x});
-      break;
+      op = "ex2.approx.ftz.f32";
+      break;  // exp2_approx
     case ir::MathOp::kRsqrt:
-      r = Emit(DataType::kF32, "rsqrt.approx.f32", {x});
-      break;
+      op = "rsqrt.approx.f32";
+      break;  // rsqrtf
     case ir::MathOp::kSqrt:
-      r = Emit(DataType::kF32, "sqrt.rn.f32", {x});
+      op = "sqrt.rn.f32";
       break;
     case ir::MathOp::kAbs:
-      r = Emit(DataType::kF32, "abs.f32", {x});
+      op = "abs.f32";
       break;
     case ir::MathOp::kFloor:
-      r = Emit(DataType::kF32, "cvt.rmi.f32.f32", {x});
+      op = "cvt.rmi.f32.f32";
       break;
     case ir::MathOp::kCeil:
-      r = Emit(DataType::kF32, "cvt.rpi.f32.f32", {x});
+      op = "cvt.rpi.f32.f32";
       break;
     case ir::MathOp::kRound:
-      r = Emit(DataType::kF32, "cvt.rni.f32.f32", {x});
-      break;
+      op = "cvt.rni.f32.f32";
+      break;  // rint
     default:
-      // expf, logf, tanhf, ...: libdevice's sequences; NVRTC spells them.
       Fail("a math function other than exp2, rsqrt, sqrt, abs, rounding");
       return x;
   }
+  const Value r = Emit(DataType::kF32, op, {x});
   return t == DataType::kF32 ? r : Cast(r, t);
 }
 

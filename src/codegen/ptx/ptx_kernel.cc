@@ -446,14 +446,7 @@ absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state) {
   k.source.text = *std::move(text);
   k.source.entry = entry;
   k.source.language = jit::SourceLanguage::kPtx;
-  for (size_t i = 0; i < state.program.params.size(); ++i)
-    k.signature.push_back(jit::ArgSpec::Pointer());
-  for (size_t i = 0; i < state.program.dims.size(); ++i)
-    k.signature.push_back(jit::ArgSpec::I32());
-  for (size_t i = 0; i < state.tensor_maps.size(); ++i)
-    k.signature.push_back(jit::ArgSpec::Bytes(128));  // a CUtensorMap
-  k.threads = state.threads * state.consumer_groups + state.producer_threads;
-  k.dynamic_smem_bytes = state.smem.total_bytes;
+  SetLaunchShape(state, &k);
   return k;
 }
 

@@ -3,6 +3,7 @@
 #ifndef TESSEL_TESTS_JIT_TEST_UTIL_H_
 #define TESSEL_TESTS_JIT_TEST_UTIL_H_
 
+#include <cstdlib>
 #include <string>
 
 #include "jit/nvrtc.h"
@@ -48,6 +49,36 @@ inline CudaSource Add1Ptx(const std::string& arch = "sm_90a") {
                     .entry = "add1",
                     .language = SourceLanguage::kPtx};
 }
+
+// Sets an environment variable (nullptr: unsets it) and restores it at scope
+// exit.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
 
 }  // namespace tessel::jit::testing
 

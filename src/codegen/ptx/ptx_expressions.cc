@@ -727,34 +727,24 @@ Value Emitter::Math(const ir::MathNode& m) {
   x = Cast(x, DataType::kF32);
   if (x.float_const)
     x = Value{.dtype = DataType::kF32, .reg = InReg(x), .key = InReg(x)};
-  // One instruction each; expf, logf, tanhf, ... are libdevice's
-  // sequences, left to NVRTC.
+  // One instruction each (exp2 as tl::exp2_approx, rsqrt as rsqrtf, round
+  // as rint); expf, logf, tanhf, ... are libdevice's sequences, left to
+  // NVRTC.
+  static constexpr std::pair<ir::MathOp, const char*> kInstructions[] = {
+      {ir::MathOp::kExp2, "ex2.approx.ftz.f32"},
+      {ir::MathOp::kRsqrt, "rsqrt.approx.f32"},
+      {ir::MathOp::kSqrt, "sqrt.rn.f32"},
+      {ir::MathOp::kAbs, "abs.f32"},
+      {ir::MathOp::kFloor, "cvt.rmi.f32.f32"},
+      {ir::MathOp::kCeil, "cvt.rpi.f32.f32"},
+      {ir::MathOp::kRound, "cvt.rni.f32.f32"}};
   const char* op = nullptr;
-  switch (m.op) {
-    case ir::MathOp::kExp2:
-      op = "ex2.approx.ftz.f32";
-      break;  // exp2_approx
-    case ir::MathOp::kRsqrt:
-      op = "rsqrt.approx.f32";
-      break;  // rsqrtf
-    case ir::MathOp::kSqrt:
-      op = "sqrt.rn.f32";
-      break;
-    case ir::MathOp::kAbs:
-      op = "abs.f32";
-      break;
-    case ir::MathOp::kFloor:
-      op = "cvt.rmi.f32.f32";
-      break;
-    case ir::MathOp::kCeil:
-      op = "cvt.rpi.f32.f32";
-      break;
-    case ir::MathOp::kRound:
-      op = "cvt.rni.f32.f32";
-      break;  // rint
-    default:
-      Fail("a math function other than exp2, rsqrt, sqrt, abs, rounding");
-      return x;
+  for (const auto& [math, instruction] : kInstructions) {
+    if (math == m.op) op = instruction;
+  }
+  if (op == nullptr) {
+    Fail("a math function other than exp2, rsqrt, sqrt, abs, rounding");
+    return x;
   }
   const Value r = Emit(DataType::kF32, op, {x});
   return t == DataType::kF32 ? r : Cast(r, t);

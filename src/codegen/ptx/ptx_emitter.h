@@ -1,6 +1,8 @@
 // The PTX emitter's class, shared by its files: ptx_kernel.cc (the entry,
-// registers, statements), ptx_expressions.cc (expressions) and
-// ptx_intrinsics.cc (statement intrinsics). Internal to src/codegen.
+// registers, statements), ptx_values.cc (operands, Emit), ptx_expressions.cc
+// (expressions, casts, math), ptx_arithmetic.cc (binary operators),
+// ptx_memory.cc (locals, addresses, loads), ptx_intrinsics.cc (the
+// intrinsics) and ptx_vectors.cc (vector moves). Internal to src/codegen.
 //
 // The emitter spells lowered IR as PTX directly, so a kernel skips NVRTC's
 // C++ front end and NVVM (most of a cold compile) and goes to ptxas. It does
@@ -12,6 +14,7 @@
 #ifndef TESSEL_SRC_CODEGEN_PTX_PTX_EMITTER_H_
 #define TESSEL_SRC_CODEGEN_PTX_PTX_EMITTER_H_
 
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -25,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "src/ir/expr.h"
 #include "src/ir/stmt.h"
+#include "src/passes/intrinsics.h"
 #include "src/passes/lowering_state.h"
 
 namespace tessel::codegen::ptx {
@@ -48,6 +52,30 @@ inline bool Spelled(DataType t) {
   return t == DataType::kBool || t == DataType::kI32 || t == DataType::kU32 ||
          t == DataType::kI64 || t == DataType::kF16 || t == DataType::kBF16 ||
          t == DataType::kF32;
+}
+
+inline bool IsInt(DataType t) {
+  return t == DataType::kI32 || t == DataType::kU32 || t == DataType::kI64;
+}
+
+// An integer wrapped to the width of t, as the GPU computes it.
+inline int64_t Wrap(DataType t, int64_t v) {
+  switch (t) {
+    case DataType::kI32:
+      return static_cast<int32_t>(static_cast<uint32_t>(v));
+    case DataType::kU32:
+      return static_cast<uint32_t>(v);
+    case DataType::kBool:
+      return v != 0;
+    default:
+      return v;
+  }
+}
+
+// log2 of a power of two, else -1.
+inline int Log2(int64_t v) {
+  if (v <= 0 || (v & (v - 1)) != 0) return -1;
+  return std::countr_zero(static_cast<uint64_t>(v));
 }
 
 class Emitter {
@@ -107,6 +135,8 @@ class Emitter {
   void Intrinsic(const ir::CallNode& c);
   Value CallExpr(const ir::CallNode& c);
   void Wgmma(const ir::CallNode& c);
+  // ptx_vectors.cc
+  void VectorMove(const ir::CallNode& c, passes::Intrinsic id);
 
   const passes::LoweringState& st() const { return st_; }
 

@@ -78,6 +78,12 @@ inline int Log2(int64_t v) {
   return std::countr_zero(static_cast<uint64_t>(v));
 }
 
+// A memory operand: [addr] or [addr+offset].
+inline std::string At(const std::string& addr, int64_t offset) {
+  return offset ? "[" + addr + "+" + std::to_string(offset) + "]"
+                : "[" + addr + "]";
+}
+
 class Emitter {
  public:
   explicit Emitter(const passes::LoweringState& st) : st_(st) {}
@@ -100,6 +106,8 @@ class Emitter {
   std::string GlobalAddress(const ir::LoadNode& l, int64_t* offset);
   std::string ElementAddress(const ir::Expr& load, int64_t* offset,
                              bool* shared);
+  // The same as a memory operand, [addr+offset].
+  std::string AddressOperand(const ir::Expr& load, bool* shared);
   // A local array element's register, at constant indices.
   std::string LocalElement(const ir::BufferNode* b,
                            const std::vector<int64_t>& idx);

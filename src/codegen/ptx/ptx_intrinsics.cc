@@ -7,13 +7,6 @@
 #include "src/passes/intrinsics.h"
 
 namespace tessel::codegen::ptx {
-namespace {
-
-std::string At(const std::string& addr, int64_t offset) {
-  return absl::StrCat("[", addr, offset ? absl::StrCat("+", offset) : "", "]");
-}
-
-}  // namespace
 
 Value Emitter::CallExpr(const ir::CallNode& c) {
   using I = passes::Intrinsic;
@@ -177,9 +170,7 @@ void Emitter::Intrinsic(const ir::CallNode& c) {
   auto reg = [&](int i) { return InReg(Expr(c.args[i])); };
   auto constant = [&](int i) { return *ir::AsConstInt(c.args[i]); };
   auto address = [&](int i, bool* shared) {
-    int64_t offset = 0;
-    const std::string a = ElementAddress(c.args[i], &offset, shared);
-    return At(a, offset);
+    return AddressOperand(c.args[i], shared);
   };
   auto shared_at = [&](int i) {
     bool shared = false;

@@ -189,6 +189,12 @@ std::string Emitter::ElementAddress(const ir::Expr& load, int64_t* offset,
   return "";
 }
 
+std::string Emitter::AddressOperand(const ir::Expr& load, bool* shared) {
+  int64_t offset = 0;
+  const std::string addr = ElementAddress(load, &offset, shared);
+  return At(addr, offset);
+}
+
 std::string Emitter::LoadKey(const ir::BufferNode& b, bool shared,
                              const std::string& addr, int64_t offset) {
   const bool b16 = dtype_bytes(b.dtype) == 2;

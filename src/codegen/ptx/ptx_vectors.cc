@@ -9,10 +9,6 @@
 namespace tessel::codegen::ptx {
 namespace {
 
-std::string At(const std::string& addr, int64_t offset) {
-  return absl::StrCat("[", addr, offset ? absl::StrCat("+", offset) : "", "]");
-}
-
 // The ld / st vector suffix and the number of 32-bit words of a move.
 std::string Words(int64_t bytes, int* n) {
   *n = bytes >= 4 ? static_cast<int>(bytes / 4) : 1;
@@ -29,9 +25,7 @@ void Emitter::VectorMove(const ir::CallNode& c, passes::Intrinsic id) {
   auto reg = [&](int i) { return InReg(Expr(c.args[i])); };
   auto constant = [&](int i) { return *ir::AsConstInt(c.args[i]); };
   auto address = [&](int i, bool* shared) {
-    int64_t offset = 0;
-    const std::string a = ElementAddress(c.args[i], &offset, shared);
-    return At(a, offset);
+    return AddressOperand(c.args[i], shared);
   };
   switch (id) {
     case I::kVecCopy:

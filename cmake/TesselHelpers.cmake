@@ -27,11 +27,16 @@ function(tessel_sanitize target)
   endif()
 endfunction()
 
-# tessel_add_test(<name> SOURCES ... [LIBS ...] [GPU])
+# tessel_add_test(<name> SOURCES ... [LIBS ...] [GPU] [CUDA_TEXT])
 # One gtest binary; every test in it is a CTest test labelled `gpu` (needs a
-# device, skips with a reason otherwise) or `cpu`.
+# device, skips with a reason otherwise) or `cpu`. CUDA_TEXT: its tests read
+# the generated CUDA C++, so the PTX emitter is off in it
+# (tests/common/cuda_text.cc).
 function(tessel_add_test name)
-  cmake_parse_arguments(ARG "GPU" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "GPU;CUDA_TEXT" "" "SOURCES;LIBS" ${ARGN})
+  if(ARG_CUDA_TEXT)
+    list(APPEND ARG_SOURCES ${PROJECT_SOURCE_DIR}/tests/common/cuda_text.cc)
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock
                                         GTest::gtest_main)

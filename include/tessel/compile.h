@@ -48,12 +48,11 @@ struct CompileOptions {
   bool isolated = false;
   // Kernels tessel's PTX emitter spells go straight to ptxas, without
   // NVRTC's C++ front end and NVVM: a cold compile takes about 40 % of the
-  // time (docs/ptx_backend.md). The others,
-  // every kernel with fast_math, and all of them where the toolkit has no
-  // ptxas, go through NVRTC. Off by default until its kernels are timed
-  // against NVRTC's on the H200 in repeated rounds; $TESSEL_PTX=1 (or 0)
-  // turns it on (or off) for a whole process.
-  bool direct_ptx = false;
+  // time (docs/ptx_backend.md). The others, every kernel with fast_math,
+  // and all of them where the toolkit has no ptxas, go through NVRTC.
+  // false keeps every kernel on NVRTC; $TESSEL_PTX=0 (or 1) turns it off
+  // (or on) for a whole process.
+  bool direct_ptx = true;
 };
 
 // OK when `program`'s shared memory, as the scheduler plans it for `target`,

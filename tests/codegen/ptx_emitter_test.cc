@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "jit/ptx_compile.h"
 #include "tessel/compile.h"
 #include "tessel/testing.h"
 #include "tests/codegen/test_programs.h"
@@ -73,18 +74,27 @@ TEST(PtxEmitter, ProgramsWithoutTensorCoresToo) {
   }
 }
 
-TEST(PtxEmitter, OffByDefaultAndWithFastMath) {
+TEST(PtxEmitter, OnByDefaultOffOnRequestAndWithFastMath) {
   const ir::Program p = testing::Elementwise(1000);
+  const auto is_ptx = [](const CompiledKernel& k) {
+    return absl::StrContains(k.source(), ".visible .entry");
+  };
   absl::StatusOr<CompiledKernel> plain =
       compile(p, {.target = Target::sm90a()});
   ASSERT_TRUE(plain.ok()) << plain.status();
+  if (std::getenv("TESSEL_PTX") == nullptr && jit::PtxasAvailable()) {
+    EXPECT_TRUE(is_ptx(*plain));
+  }
   if (std::getenv("TESSEL_PTX") == nullptr) {
-    EXPECT_FALSE(absl::StrContains(plain->source(), ".visible .entry"));
+    absl::StatusOr<CompiledKernel> cuda =
+        compile(p, {.target = Target::sm90a(), .direct_ptx = false});
+    ASSERT_TRUE(cuda.ok()) << cuda.status();
+    EXPECT_FALSE(is_ptx(*cuda));
   }
   absl::StatusOr<CompiledKernel> fast = compile(
       p, {.target = Target::sm90a(), .fast_math = true, .direct_ptx = true});
   ASSERT_TRUE(fast.ok()) << fast.status();
-  EXPECT_FALSE(absl::StrContains(fast->source(), ".visible .entry"));
+  EXPECT_FALSE(is_ptx(*fast));
 }
 
 }  // namespace

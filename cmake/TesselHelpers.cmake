@@ -27,16 +27,11 @@ function(tessel_sanitize target)
   endif()
 endfunction()
 
-# tessel_add_test(<name> SOURCES ... [LIBS ...] [GPU] [CUDA_TEXT])
+# tessel_add_test(<name> SOURCES ... [LIBS ...] [GPU])
 # One gtest binary; every test in it is a CTest test labelled `gpu` (needs a
-# device, skips with a reason otherwise) or `cpu`. CUDA_TEXT: its tests read
-# the generated CUDA C++, so the PTX emitter is off in it
-# (tests/common/cuda_text.cc).
+# device, skips with a reason otherwise) or `cpu`.
 function(tessel_add_test name)
-  cmake_parse_arguments(ARG "GPU;CUDA_TEXT" "" "SOURCES;LIBS" ${ARGN})
-  if(ARG_CUDA_TEXT)
-    list(APPEND ARG_SOURCES ${PROJECT_SOURCE_DIR}/tests/common/cuda_text.cc)
-  endif()
+  cmake_parse_arguments(ARG "GPU" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock
                                         GTest::gtest_main)

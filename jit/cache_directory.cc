@@ -21,6 +21,7 @@
 #include "jit/cache_files.h"
 #include "jit/cache_key.h"
 #include "jit/cache_usage.h"
+#include "jit/ptxas_version.h"
 #include "nlohmann/json.hpp"
 
 namespace tessel::jit {
@@ -404,6 +405,11 @@ absl::Status CacheDirectory::Clear() const {
   std::error_code ec;
   if (fs::exists(fs::symlink_status(CacheUsagePath(version_dir_), ec)))
     temps.push_back(CacheUsagePath(version_dir_));
+  // And ptxas's version is asked again.
+  for (const fs::directory_entry& file :
+       fs::directory_iterator(PtxasMemoFolder(root_), ec)) {
+    if (file.is_regular_file(ec)) temps.push_back(file.path());
+  }
   return RemoveFiles(temps);
 }
 

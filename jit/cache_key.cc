@@ -7,6 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "jit/ptx_compile.h"
+#include "jit/ptxas_version.h"
 
 namespace tessel::jit {
 namespace {
@@ -66,6 +67,10 @@ absl::StatusOr<CacheKeyFields> MakeCacheKeyFields(
   } else {
     fields.nvrtc_version = NvrtcVersion();
   }
+  if (!source.ptx_translator.empty()) {
+    fields.ptx_translator = source.ptx_translator;
+    fields.ptxas_version = PtxasVersion();
+  }
   return fields;
 }
 
@@ -76,8 +81,8 @@ std::string HashFields(uint32_t schema, absl::string_view tessel_version,
                        const std::vector<CudaHeader>& unsorted_headers,
                        const std::vector<std::string>& options,
                        absl::string_view nvrtc_version, absl::string_view arch,
-                       SourceLanguage language,
-                       absl::string_view ptxas_version) {
+                       SourceLanguage language, absl::string_view ptxas_version,
+                       absl::string_view ptx_translator) {
   std::vector<const CudaHeader*> headers;
   for (const CudaHeader& header : unsorted_headers) headers.push_back(&header);
   std::sort(headers.begin(), headers.end(),
@@ -104,6 +109,10 @@ std::string HashFields(uint32_t schema, absl::string_view tessel_version,
     hasher.Add('L', SourceLanguageName(language));
     hasher.Add('P', ptxas_version);
   }
+  if (!ptx_translator.empty()) {
+    hasher.Add('X', ptx_translator);
+    hasher.Add('P', ptxas_version);
+  }
   return hasher.HexDigest();
 }
 
@@ -113,7 +122,7 @@ std::string ComputeCacheKey(const CacheKeyFields& fields) {
   return HashFields(fields.schema, fields.tessel_version, fields.source,
                     fields.entry, fields.headers, fields.options,
                     fields.nvrtc_version, fields.arch, fields.language,
-                    fields.ptxas_version);
+                    fields.ptxas_version, fields.ptx_translator);
 }
 
 absl::StatusOr<std::string> ComputeCacheKey(const CudaSource& source,
@@ -125,11 +134,12 @@ absl::StatusOr<std::string> ComputeCacheKey(const CudaSource& source,
   static const std::string* const tessel_version =
       new std::string(TesselVersion());
   const bool ptx = source.language == SourceLanguage::kPtx;
-  return HashFields(kCacheSchemaVersion, *tessel_version, source.text,
-                    source.entry, source.headers,
-                    NormalizedOptionsFor(source.language, options, *arch),
-                    ptx ? "" : *nvrtc_version, *arch, source.language,
-                    ptx ? PtxasVersion() : "");
+  const bool translated = !source.ptx_translator.empty();
+  return HashFields(
+      kCacheSchemaVersion, *tessel_version, source.text, source.entry,
+      source.headers, NormalizedOptionsFor(source.language, options, *arch),
+      ptx ? "" : *nvrtc_version, *arch, source.language,
+      ptx || translated ? PtxasVersion() : "", source.ptx_translator);
 }
 
 }  // namespace tessel::jit

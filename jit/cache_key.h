@@ -1,8 +1,11 @@
 // The cache key of a compile: XXH3-128 over every input that shapes the
 // cubin, as length-prefixed fields. No paths, no mtimes. A PTX source's key
 // also hashes its language and ptxas's version (in place of NVRTC's), so
-// the same text as CUDA and as PTX never share an entry; CUDA keys hash
-// exactly what they did before PTX sources existed.
+// the same text as CUDA and as PTX never share an entry. A CUDA source that
+// offers a PTX translation (ptx_translation.h) appends the translator's
+// identity and ptxas's version to its CUDA key: its cubin may be either
+// compiler's. CUDA keys without one hash exactly what they did before PTX
+// existed.
 //
 //   ASSIGN_OR_RETURN(CacheKeyFields fields,
 //                    tessel::jit::MakeCacheKeyFields(source, options));
@@ -35,14 +38,17 @@ struct CacheKeyFields {
   std::string arch;
   // Hashed only for kPtx, so that CUDA keys stay as they were.
   SourceLanguage language = SourceLanguage::kCuda;
-  std::string ptxas_version;  // kPtx: what compiles it (PtxasVersion())
+  // kPtx, or a translation offered: what compiles it (PtxasVersion()).
+  std::string ptxas_version;
+  std::string ptx_translator;  // CudaSource::ptx_translator; empty: none
 };
 
 // tessel's version (TESSEL_VERSION_STRING at build time).
 std::string TesselVersion();
 
 // The fields for compiling `source` with `options` here: arch resolved,
-// options normalized, this tessel and NVRTC (kCuda) or ptxas (kPtx).
+// options normalized, this tessel and NVRTC (kCuda) or ptxas (kPtx, or a
+// translation offered).
 absl::StatusOr<CacheKeyFields> MakeCacheKeyFields(
     const CudaSource& source, const CompileOptions& options);
 

@@ -22,6 +22,7 @@
 #include "jit/cache_key.h"
 #include "jit/counters.h"
 #include "jit/ptx_compile.h"
+#include "jit/ptxas_version.h"
 #include "nlohmann/json.hpp"
 
 namespace tessel::jit {

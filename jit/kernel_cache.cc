@@ -9,6 +9,7 @@
 #include "jit/driver_api.h"
 #include "jit/isolated_compile.h"
 #include "jit/loaded_module.h"
+#include "jit/ptx_translation.h"
 
 namespace tessel::jit {
 
@@ -108,14 +109,21 @@ absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
     }
   }
   internal::Count(internal::Counter::kMisses);
+  // The PTX translation, where one is offered, runs only now.
+  absl::StatusOr<CompileInput> input = ChooseCompileInput(source, options);
+  if (!input.ok()) return input.status();
   absl::StatusOr<Cubin> compiled =
-      options_.isolated
-          ? CompileIsolated(source, options, options_.isolated_timeout)
-          : Compile(source, options);
+      options_.isolated ? CompileIsolated(input->source, input->options,
+                                          options_.isolated_timeout)
+                        : Compile(input->source, input->options);
   if (!compiled.ok()) return compiled.status();
-  absl::Status stored = disk_.Store(
-      key, *compiled, source,
-      NormalizedOptionsFor(source.language, options, compiled->arch));
+  // Stamped with the entry asked for (the stamp Load expects); a
+  // translation's own name for it is the cubin's lowered entry.
+  input->source.entry = source.entry;
+  absl::Status stored =
+      disk_.Store(key, *compiled, input->source,
+                  NormalizedOptionsFor(input->source.language, input->options,
+                                       compiled->arch));
   record(false);  // a failed compile leaves no file behind
   return CachedCubin{key, std::make_shared<const Cubin>(*std::move(compiled)),
                      CubinOrigin::kCompiled, std::move(stored)};

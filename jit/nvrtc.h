@@ -23,10 +23,15 @@
 //                               .entry = "add1",
 //                               .language = tessel::jit::SourceLanguage::kPtx};
 //
+// A CUDA source may carry a PTX translation of itself (CudaSource::to_ptx,
+// jit/ptx_translation.h): the kernel cache keys it on the CUDA text and runs
+// the translation only on a miss. Compile() itself compiles `text`.
+//
 // Compile is thread-safe: different kernels compile in parallel threads.
 #ifndef TESSEL_JIT_NVRTC_H_
 #define TESSEL_JIT_NVRTC_H_
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,6 +55,12 @@ enum class SourceLanguage {
 // "cuda" or "ptx".
 const char* SourceLanguageName(SourceLanguage language);
 
+// A PTX module and its .entry name as written: what CudaSource::to_ptx gives.
+struct PtxModule {
+  std::string text;
+  std::string entry;
+};
+
 struct CudaSource {
   std::string text;                 // the translation unit
   std::string entry;                // the __global__ function to load
@@ -58,6 +69,12 @@ struct CudaSource {
   // kPtx, `entry` is the .entry name as written (no mangling) and `headers`
   // must be empty.
   SourceLanguage language = SourceLanguage::kCuda;
+  // kCuda only, optional: the same kernel as a PTX module (tessel's PTX
+  // emitter), made when the kernel cache misses; Unimplemented leaves the
+  // kernel to NVRTC. `ptx_translator` names the translation and its build
+  // (it keys the cache: cache_key.h); set both or neither.
+  std::function<absl::StatusOr<PtxModule>()> to_ptx;
+  std::string ptx_translator;
 };
 
 struct CompileOptions {

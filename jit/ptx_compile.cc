@@ -197,31 +197,6 @@ absl::StatusOr<std::string> PtxasPath() {
 
 bool PtxasAvailable() { return PtxasPath().ok(); }
 
-std::string PtxasVersion() {
-  static absl::Mutex mu(absl::kConstInit);
-  // ptxas path -> version; guarded by mu.
-  static auto* const versions =
-      new absl::flat_hash_map<std::string, std::string>();
-  absl::StatusOr<std::string> path = PtxasPath();
-  if (!path.ok()) return "unknown";
-  {
-    absl::MutexLock lock(&mu);
-    if (auto it = versions->find(*path); it != versions->end()) {
-      return it->second;
-    }
-  }
-  // Run outside the lock: a child forked meanwhile (an isolated compile)
-  // never inherits it held. Two first callers may both run it; same answer.
-  absl::StatusOr<ProgramRun> run = RunProgram({*path, "--version"});
-  std::string version = "unknown";
-  if (run.ok() && WIFEXITED(run->wait_status) &&
-      WEXITSTATUS(run->wait_status) == 0) {
-    version = internal::ParsePtxasVersion(run->output);
-  }
-  absl::MutexLock lock(&mu);
-  return versions->try_emplace(*path, std::move(version)).first->second;
-}
-
 absl::StatusOr<Cubin> CompilePtx(const CudaSource& source,
                                  const CompileOptions& options,
                                  const std::string& arch) {
@@ -316,24 +291,5 @@ absl::StatusOr<Cubin> CompilePtx(const CudaSource& source,
                          .count();
   return cubin;
 }
-
-namespace internal {
-
-std::string ParsePtxasVersion(absl::string_view output) {
-  for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    if (!absl::StrContains(line, "compilation tools")) continue;
-    const size_t at = line.rfind(", V");
-    if (at == absl::string_view::npos) continue;
-    absl::string_view version = absl::StripAsciiWhitespace(line.substr(at + 3));
-    const bool well_formed =
-        !version.empty() && absl::ascii_isdigit(version.front()) &&
-        absl::ascii_isdigit(version.back()) &&
-        version.find_first_not_of("0123456789.") == absl::string_view::npos;
-    if (well_formed) return std::string(version);
-  }
-  return "unknown";
-}
-
-}  // namespace internal
 
 }  // namespace tessel::jit

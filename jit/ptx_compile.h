@@ -48,10 +48,6 @@ absl::StatusOr<std::string> PtxasPath();
 // Whether PtxasPath() finds an executable file: PTX can be compiled here.
 bool PtxasAvailable();
 
-// That ptxas's version, "13.0.88" (from `ptxas --version`); "unknown" when
-// there is none or it cannot say. Runs it once per path and process.
-std::string PtxasVersion();
-
 // Compiles the PTX module `source.text` for `arch` (resolved: "sm_90a") with
 // ptxas, in a private temp folder (under $TMPDIR, else /tmp) removed
 // afterwards. Cubin::lowered_entry is `source.entry`; Cubin::log holds what
@@ -65,12 +61,6 @@ std::string PtxasVersion();
 absl::StatusOr<Cubin> CompilePtx(const CudaSource& source,
                                  const CompileOptions& options,
                                  const std::string& arch);
-
-namespace internal {
-// "13.0.88" from `ptxas --version`'s "Cuda compilation tools, release 13.0,
-// V13.0.88"; "unknown" when no such line.
-std::string ParsePtxasVersion(absl::string_view output);
-}  // namespace internal
 
 }  // namespace tessel::jit
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -23,7 +24,7 @@ bool NvrtcMinimal() {
   return on;
 }
 
-// Whether the PTX emitter is tried: CompileOptions::direct_ptx, or
+// Whether the PTX translation is offered: CompileOptions::direct_ptx, or
 // $TESSEL_PTX=1 / 0 for the whole process (A/B timings, warmups), never
 // with fast_math (the emitter spells IEEE arithmetic only), and only where
 // a ptxas is found.
@@ -69,12 +70,7 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
   if (absl::Status s = passes::RunPipeline(lowered.state); !s.ok()) return s;
   const Clock::time_point passes_done = Clock::now();
   absl::StatusOr<codegen::GeneratedKernel> gen =
-      PtxBackend(options) ? codegen::EmitPtx(lowered.state)
-                          : absl::UnimplementedError("the PTX backend is off");
-  if (absl::IsUnimplemented(gen.status())) {
-    lowered.ptx_fallback = std::string(gen.status().message());
-    gen = codegen::EmitCuda(lowered.state);
-  }
+      codegen::EmitCuda(lowered.state);
   if (!gen.ok()) return gen.status();
   lowered.passes_ms = ms(start, passes_done);
   lowered.codegen_ms = ms(passes_done, Clock::now());
@@ -84,10 +80,19 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
   jit::CudaSource& source = lowered.generated.source;
   source.text = absl::StrCat(
       "// pass config: ", lowered.state.config.ToString(), "\n", source.text);
-  if (source.language == jit::SourceLanguage::kPtx) {
-    lowered.jit_options.arch = target.arch();
-    lowered.jit_options.lineinfo = options.lineinfo;
-    return lowered;
+  if (PtxBackend(options)) {
+    // Emitted only on a cache miss (jit/ptx_translation.h), from a copy of
+    // the state: the cubin may be wanted after `lowered` is gone.
+    auto state = std::make_shared<const passes::LoweringState>(lowered.state);
+    source.to_ptx = [state]() -> absl::StatusOr<jit::PtxModule> {
+      absl::StatusOr<codegen::GeneratedKernel> ptx = codegen::EmitPtx(*state);
+      if (!ptx.ok()) return ptx.status();
+      return jit::PtxModule{
+          .text = absl::StrCat("// pass config: ", state->config.ToString(),
+                               "\n", ptx->source.text),
+          .entry = ptx->source.entry};
+    };
+    source.ptx_translator = std::string(codegen::PtxEmitterId());
   }
   // Only the prelude parts the kernel uses: less for NVRTC's front end.
   source.headers = codegen::PreludeHeadersFor(source.text);

@@ -1,6 +1,9 @@
 // Everything compile() does before NVRTC: the scheduler passes and the CUDA
 // codegen, giving the exact source and NVRTC options that key the cache.
 // tessel-warmup uses it to ask the cache about a kernel without compiling.
+// With CompileOptions::direct_ptx (and a ptxas), the source also offers its
+// PTX translation (jit::CudaSource::to_ptx), which the kernel cache runs
+// only on a miss.
 //
 //   ASSIGN_OR_RETURN(runtime::Lowered l,
 //                    runtime::Lower(program.ir(), options));
@@ -28,9 +31,6 @@ struct Lowered {
   // Wall time of the scheduler passes and of the codegen (for benchmarks).
   double passes_ms = 0;
   double codegen_ms = 0;
-  // Why the PTX emitter left the kernel to the CUDA printer (empty when it
-  // spelled it, or was not asked).
-  std::string ptx_fallback;
 };
 
 // Fails for the CPU target and for archs below sm_80. `strides`: the

@@ -9,6 +9,8 @@
 
 #include "absl/strings/match.h"
 #include "jit/ptx_compile.h"
+#include "jit/ptx_translation.h"
+#include "src/runtime/lower.h"
 #include "tessel/compile.h"
 #include "tessel/testing.h"
 #include "tests/codegen/test_programs.h"
@@ -24,12 +26,22 @@ struct Ptx {
   std::string text;
 };
 
+// The PTX a cache miss would hand to ptxas for `program`, assembled.
 Ptx Compile(const ir::Program& program, const Target& target) {
-  absl::StatusOr<CompiledKernel> k =
-      compile(program, {.target = target, .direct_ptx = true});
-  EXPECT_TRUE(k.ok()) << k.status();
-  if (!k.ok()) return {};
-  return {true, k->source()};
+  absl::StatusOr<runtime::Lowered> lowered =
+      runtime::Lower(program, {.target = target, .direct_ptx = true});
+  EXPECT_TRUE(lowered.ok()) << lowered.status();
+  if (!lowered.ok()) return {};
+  absl::StatusOr<jit::CompileInput> input =
+      jit::ChooseCompileInput(lowered->generated.source, lowered->jit_options);
+  EXPECT_TRUE(input.ok()) << input.status();
+  if (!input.ok()) return {};
+  EXPECT_EQ(input->source.language, jit::SourceLanguage::kPtx)
+      << input->ptx_fallback;
+  absl::StatusOr<jit::Cubin> cubin =
+      jit::Compile(input->source, input->options);
+  EXPECT_TRUE(cubin.ok()) << cubin.status();
+  return {cubin.ok(), input->source.text};
 }
 
 TEST(PtxEmitter, WgmmaGemmGoesStraightToPtxas) {
@@ -74,27 +86,24 @@ TEST(PtxEmitter, ProgramsWithoutTensorCoresToo) {
   }
 }
 
-TEST(PtxEmitter, OnByDefaultOffOnRequestAndWithFastMath) {
+// compile() offers the translation by default, not when asked not to, and
+// never with fast_math; CompiledKernel::source() stays the CUDA C++.
+TEST(PtxEmitter, OfferedByDefaultNotOnRequestNorWithFastMath) {
   const ir::Program p = testing::Elementwise(1000);
-  const auto is_ptx = [](const CompiledKernel& k) {
-    return absl::StrContains(k.source(), ".visible .entry");
+  const auto offered = [&](const CompileOptions& options) {
+    absl::StatusOr<runtime::Lowered> lowered = runtime::Lower(p, options);
+    EXPECT_TRUE(lowered.ok()) << lowered.status();
+    return lowered.ok() && lowered->generated.source.to_ptx != nullptr;
   };
-  absl::StatusOr<CompiledKernel> plain =
-      compile(p, {.target = Target::sm90a()});
-  ASSERT_TRUE(plain.ok()) << plain.status();
-  if (std::getenv("TESSEL_PTX") == nullptr && jit::PtxasAvailable()) {
-    EXPECT_TRUE(is_ptx(*plain));
-  }
   if (std::getenv("TESSEL_PTX") == nullptr) {
-    absl::StatusOr<CompiledKernel> cuda =
-        compile(p, {.target = Target::sm90a(), .direct_ptx = false});
-    ASSERT_TRUE(cuda.ok()) << cuda.status();
-    EXPECT_FALSE(is_ptx(*cuda));
+    EXPECT_EQ(offered({.target = Target::sm90a()}), jit::PtxasAvailable());
+    EXPECT_FALSE(offered({.target = Target::sm90a(), .direct_ptx = false}));
   }
-  absl::StatusOr<CompiledKernel> fast = compile(
-      p, {.target = Target::sm90a(), .fast_math = true, .direct_ptx = true});
-  ASSERT_TRUE(fast.ok()) << fast.status();
-  EXPECT_FALSE(is_ptx(*fast));
+  EXPECT_FALSE(offered(
+      {.target = Target::sm90a(), .fast_math = true, .direct_ptx = true}));
+  absl::StatusOr<CompiledKernel> k = compile(p, {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_TRUE(absl::StrContains(k->source(), "__global__"));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // finding ptxas, its temp folder, threads, the isolated child, the cache key
 // and the disk cache.
 #include "jit/ptx_compile.h"
+#include "jit/ptxas_version.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -118,7 +118,9 @@ TEST_P(StridedVariantCompile, CompilesWithStrideParameters) {
   EXPECT_EQ((*contiguous)->source, row_major.source());
   EXPECT_EQ(maps(u, 0), maps(**contiguous, 0));
   EXPECT_EQ(maps(s, 1), 0);
-  if (target.sm() >= 90) EXPECT_EQ(maps(**contiguous, 1), 1);
+  if (target.sm() >= 90) {
+    EXPECT_EQ(maps(**contiguous, 1), 1);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, StridedVariantCompile,

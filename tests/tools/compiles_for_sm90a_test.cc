@@ -15,6 +15,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "jit/nvrtc.h"
+#include "jit/ptx_compile.h"
+#include "jit/ptx_translation.h"
 #include "src/runtime/lower.h"
 #include "tessel/compile.h"
 #include "tests/tools/listed_kernels.h"
@@ -76,22 +78,33 @@ absl::StatusOr<runtime::Lowered> LowerWithPtx(const ListedKernel& k,
   return runtime::Lower(*program, options);
 }
 
+// What a cache miss would compile for `lowered`: its PTX translation, or
+// the CUDA text and why.
+absl::StatusOr<jit::CompileInput> MissInput(const runtime::Lowered& lowered) {
+  return jit::ChooseCompileInput(lowered.generated.source, lowered.jit_options);
+}
+
 TEST_P(CompilesForSm90a, PtxEmitterSpellsItOrSaysWhy) {
   const ListedKernel& k = GetParam();
   for (const char* arch : {"sm_90a", "sm_80"}) {
     absl::StatusOr<runtime::Lowered> lowered = LowerWithPtx(k, arch);
     ASSERT_TRUE(lowered.ok())
         << k.name << ": lowering for " << arch << ": " << lowered.status();
-    const jit::CudaSource& source = lowered->generated.source;
-    if (source.language != jit::SourceLanguage::kPtx) {
-      // fast_math kernels are NVRTC's; the others say what stopped it.
+    // fast_math kernels are NVRTC's: no translation is offered.
+    EXPECT_EQ(lowered->generated.source.to_ptx != nullptr,
+              !k.options.fast_math && jit::PtxasAvailable())
+        << k.name;
+    absl::StatusOr<jit::CompileInput> input = MissInput(*lowered);
+    ASSERT_TRUE(input.ok()) << k.name << ": " << input.status();
+    if (input->source.language != jit::SourceLanguage::kPtx) {
+      // The others say what stopped the emitter.
       EXPECT_TRUE(k.options.fast_math ||
-                  absl::StartsWith(lowered->ptx_fallback, "ptx: "))
-          << k.name << ": " << lowered->ptx_fallback;
+                  absl::StartsWith(input->ptx_fallback, "ptx: "))
+          << k.name << ": " << input->ptx_fallback;
       continue;
     }
     absl::StatusOr<jit::Cubin> cubin =
-        jit::Compile(source, lowered->jit_options);
+        jit::Compile(input->source, input->options);
     ASSERT_TRUE(cubin.ok())
         << k.name << ": ptxas for " << arch << ": " << cubin.status();
   }
@@ -118,8 +131,9 @@ TEST(PtxEmitterCoverage, SpellsMostListedKernels) {
       absl::StatusOr<runtime::Lowered> lowered = LowerWithPtx(k, arch);
       ASSERT_TRUE(lowered.ok()) << k.name << ": " << lowered.status();
       ++listed;
-      spelled +=
-          lowered->generated.source.language == jit::SourceLanguage::kPtx;
+      absl::StatusOr<jit::CompileInput> input = MissInput(*lowered);
+      ASSERT_TRUE(input.ok()) << k.name << ": " << input.status();
+      spelled += input->source.language == jit::SourceLanguage::kPtx;
     }
     EXPECT_GE(spelled, least) << arch << ": " << spelled << " of " << listed;
   }

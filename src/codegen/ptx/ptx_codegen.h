@@ -10,6 +10,8 @@
 #ifndef TESSEL_SRC_CODEGEN_PTX_PTX_CODEGEN_H_
 #define TESSEL_SRC_CODEGEN_PTX_PTX_CODEGEN_H_
 
+#include <string_view>
+
 #include "absl/status/statusor.h"
 #include "src/codegen/cuda_codegen.h"
 #include "src/passes/lowering_state.h"
@@ -17,6 +19,10 @@
 namespace tessel::codegen {
 
 absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state);
+
+// "tessel-ptx <hash of src/codegen/ptx/*>": what keys the cache entries of
+// kernels compiled through the emitter (jit::CudaSource::ptx_translator).
+std::string_view PtxEmitterId();
 
 }  // namespace tessel::codegen
 

@@ -1,6 +1,8 @@
 // Where a cold compile of each manifest kernel spends its time: tessel's
-// passes and codegen, then NVRTC's front end, NVVM and ptxas, no cache
-// anywhere, one kernel at a time (bench/jit_bench --manifest).
+// passes and CUDA codegen, the PTX emission where it is offered
+// (ptx_emit_ms; "language": "ptx" when it spelled the kernel), then ptxas
+// alone, or NVRTC's front end, NVVM and ptxas; no cache anywhere, one kernel
+// at a time (bench/jit_bench --manifest).
 //
 //   ASSIGN_OR_RETURN(nlohmann::json report,
 //                    tessel::bench::KernelBreakdown("samples/kernels.json",

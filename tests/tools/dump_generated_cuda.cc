@@ -12,7 +12,9 @@
 // The prelude headers are written once under OUT_DIR/headers/; where a
 // kernel's copy differs from the first one written (each kernel gets its own
 // tessel_prelude.cuh, src/codegen/prelude_subset.h), that copy is
-// headers/<header>.<kernel>.<arch>. Run through tools/dump_generated_cuda.sh.
+// headers/<header>.<kernel>.<arch>. Where the PTX emitter spells a kernel,
+// its PTX goes beside the CUDA as <kernel>.<arch>.ptx (what a cache miss
+// hands to ptxas). Run through tools/dump_generated_cuda.sh.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "jit/nvrtc.h"
+#include "jit/ptx_translation.h"
 #include "src/runtime/lower.h"
 #include "tessel/compile.h"
 #include "tests/tools/listed_kernels.h"
@@ -34,8 +37,10 @@ namespace {
 namespace fs = std::filesystem;
 using tessel::listing::ListedKernel;
 
+// The CUDA text; `ptx` gets the PTX translation where there is one.
 std::string Dump(const ListedKernel& k, const std::string& arch,
-                 std::map<std::string, std::string>& headers) {
+                 std::map<std::string, std::string>& headers,
+                 std::string& ptx) {
   absl::StatusOr<tessel::ir::Program> program = k.program(arch);
   if (!program.ok()) {
     return absl::StrCat("build failed: ", program.status().ToString(), "\n");
@@ -48,6 +53,12 @@ std::string Dump(const ListedKernel& k, const std::string& arch,
     return absl::StrCat("lowering failed: ", lowered.status().ToString(), "\n");
   }
   const tessel::jit::CudaSource& source = lowered->generated.source;
+  if (absl::StatusOr<tessel::jit::CompileInput> input =
+          tessel::jit::ChooseCompileInput(source, lowered->jit_options);
+      input.ok() &&
+      input->source.language == tessel::jit::SourceLanguage::kPtx) {
+    ptx = input->source.text;
+  }
   std::vector<std::string> header_names;
   for (const tessel::jit::CudaHeader& h : source.headers) {
     header_names.push_back(h.name);
@@ -83,11 +94,13 @@ int main(int argc, char** argv) {
   int failed = 0;
   for (const ListedKernel& k : *kernels) {
     for (int a = 3; a < argc; ++a) {
-      std::string text = Dump(k, argv[a], headers);
+      std::string ptx;
+      std::string text = Dump(k, argv[a], headers, ptx);
       if (!text.starts_with("// entry: ")) ++failed;
-      std::ofstream(out / absl::StrCat(k.name, ".", argv[a], ".cu"),
-                    std::ios::binary)
-          << text;
+      const std::string base = absl::StrCat(k.name, ".", argv[a]);
+      std::ofstream(out / (base + ".cu"), std::ios::binary) << text;
+      if (!ptx.empty())
+        std::ofstream(out / (base + ".ptx"), std::ios::binary) << ptx;
     }
   }
   for (const auto& [name, content] : headers) {

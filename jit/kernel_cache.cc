@@ -1,5 +1,6 @@
 #include "jit/kernel_cache.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "jit/byte_size.h"
 #include "jit/cache_key.h"
@@ -112,10 +113,20 @@ absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
   // The PTX translation, where one is offered, runs only now.
   absl::StatusOr<CompileInput> input = ChooseCompileInput(source, options);
   if (!input.ok()) return input.status();
-  absl::StatusOr<Cubin> compiled =
-      options_.isolated ? CompileIsolated(input->source, input->options,
-                                          options_.isolated_timeout)
-                        : Compile(input->source, input->options);
+  auto compile = [&](const CompileInput& in) {
+    return options_.isolated ? CompileIsolated(in.source, in.options,
+                                               options_.isolated_timeout)
+                             : Compile(in.source, in.options);
+  };
+  absl::StatusOr<Cubin> compiled = compile(*input);
+  if (!compiled.ok() && input->source.language != source.language) {
+    std::string why = absl::StrCat("ptxas refused the PTX translation (",
+                                   compiled.status().message(),
+                                   "); NVRTC compiled the CUDA C++");
+    *input = Untranslated(source, options, why);
+    compiled = compile(*input);
+    if (compiled.ok()) compiled->log = absl::StrCat(why, "\n", compiled->log);
+  }
   if (!compiled.ok()) return compiled.status();
   // Stamped with the entry asked for (the stamp Load expects); a
   // translation's own name for it is the cubin's lowered entry.

@@ -7,23 +7,31 @@
 
 namespace tessel::jit {
 
-absl::StatusOr<CompileInput> ChooseCompileInput(const CudaSource& source,
-                                                const CompileOptions& options) {
-  CompileInput input{.source = source, .options = options};
+CompileInput Untranslated(const CudaSource& source,
+                          const CompileOptions& options, std::string why) {
+  CompileInput input{
+      .source = source, .options = options, .ptx_fallback = std::move(why)};
   input.source.to_ptx = nullptr;
   input.source.ptx_translator.clear();
-  if (!source.to_ptx) return input;
+  return input;
+}
+
+absl::StatusOr<CompileInput> ChooseCompileInput(const CudaSource& source,
+                                                const CompileOptions& options) {
+  if (!source.to_ptx) return Untranslated(source, options, "");
   if (source.language != SourceLanguage::kCuda) {
     return absl::InvalidArgumentError(
         "a PTX translation is offered for a source that is not CUDA C++");
   }
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<PtxModule> ptx = source.to_ptx();
-  input.translate_ms = std::chrono::duration<double, std::milli>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
+  const double translate_ms = std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count();
   if (absl::IsUnimplemented(ptx.status())) {
-    input.ptx_fallback = std::string(ptx.status().message());
+    CompileInput input =
+        Untranslated(source, options, std::string(ptx.status().message()));
+    input.translate_ms = translate_ms;
     return input;
   }
   if (!ptx.ok()) {
@@ -32,12 +40,13 @@ absl::StatusOr<CompileInput> ChooseCompileInput(const CudaSource& source,
         absl::StrCat("translating ", source.entry, " to PTX (",
                      source.ptx_translator, "): ", ptx.status().message()));
   }
-  input.source = CudaSource{.text = std::move(ptx->text),
-                            .entry = std::move(ptx->entry),
-                            .language = SourceLanguage::kPtx};
-  input.options = CompileOptions{
-      .arch = options.arch, .fast_math = false, .lineinfo = options.lineinfo};
-  return input;
+  return CompileInput{.source = CudaSource{.text = std::move(ptx->text),
+                                           .entry = std::move(ptx->entry),
+                                           .language = SourceLanguage::kPtx},
+                      .options = CompileOptions{.arch = options.arch,
+                                                .fast_math = false,
+                                                .lineinfo = options.lineinfo},
+                      .translate_ms = translate_ms};
 }
 
 }  // namespace tessel::jit

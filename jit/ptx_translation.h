@@ -35,6 +35,13 @@ struct CompileInput {
 absl::StatusOr<CompileInput> ChooseCompileInput(const CudaSource& source,
                                                 const CompileOptions& options);
 
+// `source` and `options` without the translation, and why: what a miss
+// compiles when the translation is declined, or when ptxas refuses it (a
+// ptxas older than the NVRTC in use must not fail a kernel NVRTC compiles;
+// the kernel cache then keeps `why` in the cubin's log).
+CompileInput Untranslated(const CudaSource& source,
+                          const CompileOptions& options, std::string why);
+
 }  // namespace tessel::jit
 
 #endif  // TESSEL_JIT_PTX_TRANSLATION_H_

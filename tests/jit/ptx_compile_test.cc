@@ -332,6 +332,8 @@ TEST(PtxCacheKeyTest, LanguageIsPartOfTheKey) {
     WriteScript(tmp / "ptxas",
                 "echo 'Cuda compilation tools, release 99.9, V99.9.1'");
     ScopedEnv env("TESSEL_PTXAS", (tmp / "ptxas").c_str());
+    // Its version memo (ptxas_version.h) goes with the temp folder.
+    ScopedEnv cache("TESSEL_CACHE_DIR", (tmp / "cache").c_str());
     EXPECT_EQ(PtxasVersion(), "99.9.1");
     EXPECT_NE(*ComputeCacheKey(ptx, options), *ptx_key);
     EXPECT_EQ(*ComputeCacheKey(ptx, options), ComputeCacheKey(other));

@@ -138,6 +138,27 @@ TEST(PtxTranslationTest, OtherTranslationErrorsAreReturned) {
   EXPECT_THAT(cubin.status().message(), HasSubstr("register out of range"));
 }
 
+// A ptxas that refuses the PTX (here: one that fails; in the field, one
+// older than the NVRTC in use) leaves the kernel to NVRTC, and says so.
+TEST(PtxTranslationTest, APtxasThatRefusesThePtxLeavesTheKernelToNvrtc) {
+  TempDir tmp;
+  const std::string fake = tmp / "ptxas";
+  WriteFile(fake,
+            "#!/bin/sh\necho 'ptxas fatal : Unsupported .version 8.0' "
+            ">&2\nexit 1\n");
+  ASSERT_EQ(chmod(fake.c_str(), 0700), 0);
+  ScopedEnv env("TESSEL_PTXAS", fake.c_str());
+  std::atomic<int> runs = 0;
+  KernelCache cache({.disk = {.dir = tmp / "cache"}});
+  absl::StatusOr<CachedCubin> cubin =
+      cache.GetCubin(Offering(&runs), {.arch = "sm_90a"});
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(cubin->cubin->lowered_entry, "add1_cuda");  // NVRTC's
+  EXPECT_THAT(cubin->cubin->log, HasSubstr("ptxas refused the PTX"));
+  EXPECT_THAT(cubin->cubin->log, HasSubstr("Unsupported .version"));
+}
+
 TEST(PtxTranslationTest, PtxGetsPtxasOptionsOnly) {
   std::atomic<int> runs = 0;
   absl::StatusOr<CompileInput> input =

@@ -181,10 +181,12 @@ struct CountingPtxas {
   TempDir dir;
   std::string path = dir / "ptxas";
   std::string count = dir / "count";
-  CountingPtxas() {
+  CountingPtxas() { Install("77.1", "77.1.5"); }
+  // (Re)writes the script: another size and mtime, as an upgrade in place.
+  void Install(const std::string& release, const std::string& version) {
     WriteFile(path, absl::StrCat("#!/bin/sh\necho x >> ", count,
-                                 "\necho 'Cuda compilation tools, release "
-                                 "77.1, V77.1.5'\n"));
+                                 "\necho 'Cuda compilation tools, release ",
+                                 release, ", V", version, "'\n"));
     EXPECT_EQ(chmod(path.c_str(), 0700), 0);
   }
   int runs() const {
@@ -214,11 +216,7 @@ TEST(PtxasVersionTest, ANewPtxasFileIsAskedAgain) {
   CountingPtxas ptxas;
   TempDir root;
   EXPECT_EQ(internal::PtxasVersionOf(ptxas.path, root.path()), "77.1.5");
-  // Upgraded in place: another size and mtime.
-  WriteFile(ptxas.path,
-            absl::StrCat("#!/bin/sh\necho x >> ", ptxas.count,
-                         "\necho 'Cuda compilation tools, release 78.0, "
-                         "V78.0.1'\n"));
+  ptxas.Install("78.0", "78.0.1");
   EXPECT_EQ(internal::PtxasVersionOf(ptxas.path, root.path()), "78.0.1");
   EXPECT_EQ(ptxas.runs(), 2);
 }

@@ -75,7 +75,9 @@ TEST_P(RowScan, LowersToWarpScansAndCompiles) {
     EXPECT_EQ(Has(src, "red_scratch"), !warp) << src;
     // A chunk's sum carries into the next one with one shuffle from the
     // group's last lane (the first, reversed), not a warp reduction.
-    if (warp) EXPECT_FALSE(Has(src, "tl::warp_reduce_sum<")) << src;
+    if (warp) {
+      EXPECT_FALSE(Has(src, "tl::warp_reduce_sum<")) << src;
+    }
     int chunks = 0;  // one exclusive scan per chunk of the row
     for (size_t at = src.find("tl::warp_scan_exclusive_sum<");
          at != std::string::npos;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "src/codegen/ptx/ptx_emitter.h"
@@ -21,6 +22,20 @@ int64_t FloorDiv(int64_t a, int64_t b) {
 int64_t FloorMod(int64_t a, int64_t b) {
   const int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+// a & c, a | c, a ^ c (bools and integers alike); nullopt for other ops.
+std::optional<int64_t> FoldBitwise(ir::BinaryOp op, int64_t a, int64_t c) {
+  switch (op) {
+    case ir::BinaryOp::kBitAnd:
+      return a & c;
+    case ir::BinaryOp::kBitOr:
+      return a | c;
+    case ir::BinaryOp::kBitXor:
+      return a ^ c;
+    default:
+      return std::nullopt;
+  }
 }
 
 const char* Compare(ir::BinaryOp op, bool is_float) {
@@ -134,16 +149,9 @@ Value Emitter::Binary(const ir::BinaryNode& b) {
   }
   if (t == DataType::kBool) {
     if (x.int_const && y.int_const) {
-      const int64_t a = *x.int_const, c = *y.int_const;
-      switch (b.op) {
-        case BinaryOp::kBitAnd:
-          return Const(t, a & c);
-        case BinaryOp::kBitOr:
-          return Const(t, a | c);
-        case BinaryOp::kBitXor:
-          return Const(t, a ^ c);
-        default:
-          break;
+      if (std::optional<int64_t> r =
+              FoldBitwise(b.op, *x.int_const, *y.int_const)) {
+        return Const(t, *r);
       }
     }
     switch (b.op) {
@@ -213,6 +221,9 @@ Value Emitter::Binary(const ir::BinaryNode& b) {
   const bool is_unsigned = t == DataType::kU32;
   if (x.int_const && y.int_const) {
     const int64_t a = *x.int_const, c = *y.int_const;
+    if (std::optional<int64_t> r = FoldBitwise(b.op, a, c)) {
+      return Const(t, *r);
+    }
     switch (b.op) {
       case BinaryOp::kAdd:
         return Const(t, a + c);
@@ -234,12 +245,6 @@ Value Emitter::Binary(const ir::BinaryNode& b) {
         return Const(t, std::min(a, c));
       case BinaryOp::kMax:
         return Const(t, std::max(a, c));
-      case BinaryOp::kBitAnd:
-        return Const(t, a & c);
-      case BinaryOp::kBitOr:
-        return Const(t, a | c);
-      case BinaryOp::kBitXor:
-        return Const(t, a ^ c);
       case BinaryOp::kShl:
         if (c >= 0 && c < (is64 ? 64 : 32)) return Const(t, a << c);
         break;

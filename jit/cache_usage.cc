@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "jit/cache_files.h"
 
@@ -45,10 +45,11 @@ void RecordCacheUsage(const std::string& version_dir, bool hit) {
   std::string text;
   CacheUsage u = ReadWholeFile(fd, text) ? Parse(text) : CacheUsage{};
   ++(hit ? u.hits : u.misses);
-  const std::string out = absl::StrCat(u.hits, " ", u.misses, "\n");
-  if (::ftruncate(fd, 0) == 0) {
-    (void)!::pwrite(fd, out.data(), out.size(), 0);
-  }
+  // Fixed width, so each record overwrites the last in place: truncating
+  // first made ext4 flush the file on close, a third of a hit's IO.
+  const std::string out = absl::StrFormat("%20u %20u\n", u.hits, u.misses);
+  (void)!::pwrite(fd, out.data(), out.size(), 0);
+  if (text.size() > out.size()) (void)!::ftruncate(fd, out.size());  // junk
   ::close(fd);  // releases the lock
 }
 

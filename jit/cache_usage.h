@@ -1,8 +1,8 @@
 // Disk-cache hits and misses of every process that used a cache folder, so
 // that `tessel-cache stats` can say how well the cache serves (the process
 // counters of jit/counters.h end with their process). Kept in
-// <version dir>/usage as "hits misses", updated under flock; best effort: a
-// folder that cannot be written only loses counts.
+// <version dir>/usage as "hits misses" (fixed width), updated under flock;
+// best effort: a folder that cannot be written only loses counts.
 //
 //   tessel::jit::RecordCacheUsage(dir.version_dir(), /*hit=*/true);
 //   tessel::jit::CacheUsage u = tessel::jit::ReadCacheUsage(dir.version_dir());

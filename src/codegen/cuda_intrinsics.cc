@@ -2,6 +2,7 @@
 // lowering's calls look like in CUDA C++.
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -47,15 +48,18 @@ const char* Printer::VecType(int64_t bytes) {
 // and their order are the same (docs/benchmarks.md, "Compile latency").
 void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
   std::vector<std::string> outs, ins;
+  absl::flat_hash_map<std::string, int> out_index, in_index;
   // Per output: whether the first instruction writing it overwrites it.
   std::vector<bool> overwritten;
   // The operand index of `op` in `list`, appending it if new; inputs come
   // after every output, so their indices are offset once all are known.
-  auto index_of = [](std::vector<std::string>& list, std::string op) {
-    auto it = std::find(list.begin(), list.end(), op);
-    if (it != list.end()) return static_cast<int>(it - list.begin());
-    list.push_back(std::move(op));
-    return static_cast<int>(list.size()) - 1;
+  // (A hash index: a k step's wgmmas name hundreds of accumulators.)
+  auto index_of = [](std::vector<std::string>& list,
+                     absl::flat_hash_map<std::string, int>& index,
+                     std::string op) {
+    auto [it, added] = index.try_emplace(op, static_cast<int>(list.size()));
+    if (added) list.push_back(std::move(op));
+    return it->second;
   };
   struct Instruction {
     std::string shape;  // "m64n128k16.f32.f16.f16"
@@ -78,20 +82,23 @@ void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
     in.shape = absl::StrCat("m64n", n, "k", fp8 ? 32 : 16, ".f32.",
                             fp8 ? type : absl::StrCat(type, ".", type));
     for (int i = 0; i < n / 2; ++i) {
-      in.d.push_back(index_of(outs, Element(c->args[4], {n0 + i / 4, i % 4})));
+      in.d.push_back(
+          index_of(outs, out_index, Element(c->args[4], {n0 + i / 4, i % 4})));
       if (overwritten.size() < outs.size()) overwritten.push_back(!accumulate);
     }
     if (a_in_registers) {
       for (int r = 0; r < 4; ++r) {
-        in.a.push_back(index_of(
-            ins, absl::StrCat("\"r\"(", Element(c->args[6], {r}), ")")));
+        in.a.push_back(
+            index_of(ins, in_index,
+                     absl::StrCat("\"r\"(", Element(c->args[6], {r}), ")")));
       }
     } else {
-      in.a.push_back(
-          index_of(ins, absl::StrCat("\"l\"(", Expr(c->args[6]), ")")));
+      in.a.push_back(index_of(ins, in_index,
+                              absl::StrCat("\"l\"(", Expr(c->args[6]), ")")));
     }
-    in.b = index_of(ins, absl::StrCat("\"l\"(", Expr(c->args[7]), ")"));
-    in.scale_d = index_of(ins, accumulate ? "\"r\"(1)" : "\"r\"(0)");
+    in.b =
+        index_of(ins, in_index, absl::StrCat("\"l\"(", Expr(c->args[7]), ")"));
+    in.scale_d = index_of(ins, in_index, accumulate ? "\"r\"(1)" : "\"r\"(0)");
     in.imms = fp8              ? std::string("1, 1")
               : a_in_registers ? absl::StrCat("1, 1, ", trans_b)
                                : absl::StrCat("1, 1, ", trans_a, ", ", trans_b);

@@ -3,7 +3,6 @@
 #include "absl/strings/str_join.h"
 #include "jit/kernel_cache.h"
 #include "src/codegen/cuda_codegen.h"
-#include "src/ir/printer.h"
 #include "src/ir/walk.h"
 #include "src/runtime/cpu_kernel.h"
 #include "src/runtime/kernel_impl.h"
@@ -126,7 +125,7 @@ absl::StatusOr<std::shared_ptr<KernelImpl>> CompileCuda(
   impl->name = program.name;
   impl->source = gen->source.text;
   impl->entry = gen->source.entry;
-  impl->lowered_ir = ir::ToString(state.program);
+  impl->lowered_ir = std::make_shared<runtime::LoweredIrText>(state.program);
   impl->arch = target.arch();
   impl->threads = gen->threads;
   impl->dynamic_smem_bytes = gen->dynamic_smem_bytes;

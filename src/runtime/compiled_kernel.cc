@@ -6,6 +6,7 @@
 #include "jit/kernel_cache.h"
 #include "jit/launch.h"
 #include "src/ir/limits.h"
+#include "src/ir/printer.h"
 #include "src/runtime/check_tensors.h"
 #include "src/runtime/cpu_kernel.h"
 #include "src/runtime/kernel_impl.h"
@@ -14,6 +15,14 @@
 #include "tessel/runtime.h"
 
 namespace tessel {
+
+const std::string& runtime::LoweredIrText::text() const {
+  absl::call_once(once_, [this] {
+    text_ = ir::ToString(program_);
+    program_ = ir::Program();
+  });
+  return text_;
+}
 
 std::string TensorView::ToString() const {
   return absl::StrCat(std::string(dtype_name(dtype)), "[",
@@ -140,7 +149,7 @@ const std::string& CompiledKernel::entry() const {
   return impl_ ? impl_->entry : Empty();
 }
 const std::string& CompiledKernel::lowered_ir() const {
-  return impl_ ? impl_->lowered_ir : Empty();
+  return impl_ && impl_->lowered_ir ? impl_->lowered_ir->text() : Empty();
 }
 const std::vector<std::string>& CompiledKernel::schedule() const {
   static const auto* none = new std::vector<std::string>();

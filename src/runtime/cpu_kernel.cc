@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "src/interp/executable.h"
 #include "src/interp/interpreter.h"
-#include "src/ir/printer.h"
 #include "src/ir/verifier.h"
 #include "src/runtime/check_tensors.h"
 #include "src/runtime/host_memory.h"
@@ -21,7 +20,7 @@ absl::StatusOr<std::shared_ptr<KernelImpl>> CompileForCpu(
   if (!exe.ok()) return exe.status();
   auto impl = std::make_shared<KernelImpl>();
   impl->name = program.name;
-  impl->lowered_ir = ir::ToString(program);
+  impl->lowered_ir = std::make_shared<LoweredIrText>(program);
   impl->arch = "cpu";
   if (!(*exe)->kernels.empty()) impl->threads = (*exe)->kernels.front().threads;
   impl->params = program.params;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/call_once.h"
 #include "jit/kernel_cache.h"
 #include "jit/launch.h"
 #include "src/ir/program.h"
@@ -30,11 +31,24 @@ struct StrideParam {
   std::vector<ir::Var> strides;  // one per dimension
 };
 
+// The lowered program as text, printed on first use: few callers ask for it,
+// and printing it was a tenth of a disk-cache hit's time.
+class LoweredIrText {
+ public:
+  explicit LoweredIrText(ir::Program program) : program_(std::move(program)) {}
+  const std::string& text() const;
+
+ private:
+  mutable absl::once_flag once_;
+  mutable ir::Program program_;  // released once printed
+  mutable std::string text_;
+};
+
 struct KernelImpl {
   std::string name;
   std::string source;
   std::string entry;
-  std::string lowered_ir;
+  std::shared_ptr<const LoweredIrText> lowered_ir;  // shared by copies
   std::string arch;
   int threads = 0;
   int64_t dynamic_smem_bytes = 0;

@@ -38,6 +38,23 @@ TEST(CacheUsageTest, ProcessesAtOnceLoseNoCount) {
   EXPECT_EQ(u.misses, uint64_t{kProcesses * kMisses});
 }
 
+// A record of an older tessel ("3 1\n", shorter than today's fixed width)
+// counts on; an unreadable one starts over and is cut to one record.
+TEST(CacheUsageTest, ShortRecordCountsOnAndJunkStartsOver) {
+  testing::TempDir tmp;
+  const std::string path = CacheUsagePath(tmp.path());
+  testing::WriteFile(path, "3 1\n");
+  RecordCacheUsage(tmp.path(), /*hit=*/true);
+  CacheUsage u = ReadCacheUsage(tmp.path());
+  EXPECT_EQ(u.hits, 4u);
+  EXPECT_EQ(u.misses, 1u);
+  testing::WriteFile(path, std::string(100, 'x'));
+  RecordCacheUsage(tmp.path(), /*hit=*/false);
+  u = ReadCacheUsage(tmp.path());
+  EXPECT_EQ(u.hits, 0u);
+  EXPECT_EQ(u.misses, 1u);
+}
+
 TEST(CacheUsageTest, KernelCacheCountsDiskHitsAndMissesAndClearResets) {
   testing::TempDir tmp;
   const CompileOptions sm80{.arch = "sm_80"};

@@ -328,19 +328,20 @@ Printer::Printer(const passes::LoweringState& st) : st_(st) {
   }
 }
 
-std::string Printer::Name(const void* key, const std::string& want) {
+// (names_ is node-based: a returned name stays valid as others are added.)
+const std::string& Printer::Name(const void* key, const std::string& want) {
   auto it = names_.find(key);
   if (it != names_.end()) return it->second;
   std::string base = SanitizedName(want);
   std::string name = base;
   for (int i = 1; used_.count(name); ++i) name = absl::StrCat(base, "_", i);
   used_.insert(name);
-  names_[key] = name;
-  return name;
+  return names_[key] = std::move(name);
 }
 
-void Printer::Line(const std::string& s) {
-  out_ << std::string(indent_ * 2, ' ') << s << "\n";
+void Printer::Line(std::string_view s) {
+  for (int i = 0; i < indent_; ++i) out_.write("  ", 2);
+  out_.write(s.data(), static_cast<std::streamsize>(s.size())).put('\n');
 }
 
 void Printer::Stmt(const ir::Stmt& s) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -39,9 +40,11 @@ class Printer {
   explicit Printer(const passes::LoweringState& st);
 
   // A C++ name for a node, unique in the kernel, stable once given.
-  std::string Name(const void* key, const std::string& want);
-  std::string VarName(const ir::VarNode* v) { return Name(v, v->name); }
-  std::string BufName(const ir::BufferNode* b) { return Name(b, b->name); }
+  const std::string& Name(const void* key, const std::string& want);
+  const std::string& VarName(const ir::VarNode* v) { return Name(v, v->name); }
+  const std::string& BufName(const ir::BufferNode* b) {
+    return Name(b, b->name);
+  }
 
   // cuda_expressions.cc
   std::string Expr(const ir::Expr& e);
@@ -55,7 +58,7 @@ class Printer {
   std::string Call(const ir::CallNode& c);
 
   // Statements (cuda_codegen.cc).
-  void Line(const std::string& s);
+  void Line(std::string_view s);
   void Stmt(const ir::Stmt& s);
   void Block(const ir::Stmt& s);
 

@@ -188,6 +188,10 @@ void ResetDriverForTesting(std::string library) {
     retired->push_back(old);
   }
 }
+
+bool DriverLoadAttemptedForTesting() {
+  return g_driver.load(std::memory_order_acquire) != nullptr;
+}
 }  // namespace internal
 
 }  // namespace tessel::jit

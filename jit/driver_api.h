@@ -118,6 +118,9 @@ namespace internal {
 // the default, libcuda.so.1). Tests only: not safe while other threads use
 // the driver; the old table stays allocated.
 void ResetDriverForTesting(std::string library);
+// Whether Driver() was called since the last reset (tests of code that must
+// not start the driver: compiling for an explicit target).
+bool DriverLoadAttemptedForTesting();
 }  // namespace internal
 
 }  // namespace tessel::jit

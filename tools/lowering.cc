@@ -7,11 +7,12 @@ namespace tessel::tools {
 
 absl::StatusOr<LoweredKernel> LowerWithCodegen(const Program& program,
                                                const LowerOptions& options) {
-  CompileOptions compile_options;
-  compile_options.target = Target::cuda(options.arch);
-  compile_options.fast_math = options.fast_math;
-  compile_options.lineinfo = options.lineinfo;
-  compile_options.pass_config = options.pass_config;
+  // Designated: a default target would be Target::detect(), which starts
+  // the CUDA driver in a process that only compiles.
+  const CompileOptions compile_options{.target = Target::cuda(options.arch),
+                                       .pass_config = options.pass_config,
+                                       .fast_math = options.fast_math,
+                                       .lineinfo = options.lineinfo};
   absl::StatusOr<runtime::Lowered> lowered =
       runtime::Lower(program.ir(), compile_options);
   if (!lowered.ok()) return lowered.status();

@@ -72,7 +72,9 @@ struct KernelImpl {
   // A CUDA kernel: the program and options it was compiled from, and the
   // variants made for strided views so far (strided_views.h).
   std::shared_ptr<const ir::Program> program;
-  CompileOptions options;
+  // (Not a default CompileOptions: its Target::detect() would start the
+  // CUDA driver, and make a context, for every kernel compiled.)
+  CompileOptions options{.target = Target::cpu()};
   std::shared_ptr<StridedSpecializations> specializations;
   // Set in such a variant: the strided parameters, bound at launch.
   std::vector<StrideParam> stride_params;

@@ -17,20 +17,27 @@ bool IsWordChar(char c) {
          (c >= '0' && c <= '9') || c == '_';
 }
 
-// Every identifier-like word of `text`.
-std::unordered_set<std::string_view> Words(std::string_view text) {
-  std::unordered_set<std::string_view> words;
-  for (size_t i = 0; i < text.size();) {
-    if (!IsWordChar(text[i])) {
-      ++i;
+// Calls take(end) at each whole-word occurrence of `word` in `code`, with
+// the offset just past it; stops where take returns true.
+template <typename Take>
+void ForEachWord(std::string_view code, std::string_view word, Take&& take) {
+  if (word.empty()) return;
+  for (size_t at = code.find(word); at != std::string_view::npos;
+       at = code.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if ((at > 0 && IsWordChar(code[at - 1])) ||
+        (end < code.size() && IsWordChar(code[end]))) {
       continue;
     }
-    size_t end = i;
-    while (end < text.size() && IsWordChar(text[end])) ++end;
-    words.insert(text.substr(i, end - i));
-    i = end;
+    if (take(end)) return;
   }
-  return words;
+}
+
+// Whether `word` is one of the identifier-like words of `code`.
+bool Mentions(std::string_view code, std::string_view word) {
+  bool found = false;
+  ForEachWord(code, word, [&](size_t) { return found = true; });
+  return found;
 }
 
 // `text` without its comments (string literals in the prelude hold PTX, no
@@ -81,15 +88,10 @@ size_t SkipSpaces(std::string_view code, size_t at) {
 std::unordered_set<std::string_view> Declared(std::string_view code) {
   std::unordered_set<std::string_view> declared;
   const auto each = [&](std::string_view word, auto&& take) {
-    for (size_t at = code.find(word); at != std::string_view::npos;
-         at = code.find(word, at + 1)) {
-      const size_t end = at + word.size();
-      if ((at > 0 && IsWordChar(code[at - 1])) ||
-          (end < code.size() && IsWordChar(code[end]))) {
-        continue;
-      }
+    ForEachWord(code, word, [&](size_t end) {
       take(end);
-    }
+      return false;
+    });
   };
   each("__device__", [&](size_t from) {
     const size_t stop = code.find_first_of("(;{=", from);
@@ -151,7 +153,6 @@ std::unordered_set<std::string_view> UsedNames(std::string_view kernel_text) {
 struct Part {
   std::string name;
   std::string code;                               // without comments
-  std::unordered_set<std::string_view> words;     // of `code`
   std::unordered_set<std::string_view> declared;  // Declared(code)
 };
 
@@ -159,7 +160,9 @@ struct PartIndex {
   std::vector<Part> parts;
 };
 
-// The parts with their words, once (the prelude is fixed at build time).
+// The parts with what they declare, once (the prelude is fixed at build
+// time). No set of every word: building one was half a fresh process's
+// first compile; the rare undeclared name is searched for instead.
 const PartIndex& Index() {
   static const auto* index = [] {
     auto* x = new PartIndex;
@@ -169,7 +172,6 @@ const PartIndex& Index() {
       Part& part = x->parts.emplace_back();
       part.name = h.name;
       part.code = WithoutComments(h.content);
-      part.words = Words(part.code);
       part.declared = Declared(part.code);
     }
     return x;
@@ -201,7 +203,7 @@ std::unordered_set<std::string> NeededParts(std::string_view kernel_text) {
     }
     if (declared) continue;
     for (const Part& part : index.parts) {
-      if (part.words.count(name)) needed.insert(part.name);
+      if (Mentions(part.code, name)) needed.insert(part.name);
     }
   }
   return needed;

@@ -20,6 +20,9 @@ PART=checks SEEDS="${SEEDS:-2}" timeout "${CHECKS_LIMIT:-280}" \
   bash tools/dev/s18_ptx_device.sh $S
 [ -d "$OUT/s18" ] && (cd "$OUT" && tar czf s18_partial.tgz s18 && rm -rf s18)
 echo "checks done at $(($(date +%s) - T0)) s"
+# BETWEEN: another script given the staged build, run before the bench
+# rounds (tools/dev/s20_jit_device.sh: the JIT's numbers on this machine).
+[ -n "${BETWEEN:-}" ] && bash "$BETWEEN" $S
 left=$((${TOTAL:-560} - ($(date +%s) - T0)))
 SAMPLES="${SAMPLES:-gemm linear_attention rmsnorm softmax layernorm splitk_gemm}" \
   ROUNDS=${ROUNDS:-3} timeout $left bash tools/dev/s18_ptx_bench.sh $S

@@ -199,16 +199,18 @@ absl::StatusOr<CompiledKernel> compile(const ir::Program& program,
                                        const CompileOptions& options) {
   runtime::ProgramCache& memo = runtime::ProgramCache::Global();
   const bool memoize = runtime::ProgramCache::Applies(options);
+  runtime::ProgramCache::Key key;
   if (memoize) {
+    key = runtime::ProgramCache::KeyOf(program, options);
     if (std::shared_ptr<const runtime::KernelImpl> hit =
-            memo.Find(program, options)) {
+            memo.Find(key, program)) {
       return CompiledKernel(std::const_pointer_cast<runtime::KernelImpl>(hit));
     }
   }
   absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> impl =
       CompileUncached(program, options);
   if (!impl.ok()) return impl.status();
-  if (memoize) memo.Insert(program, options, **impl);
+  if (memoize) memo.Insert(key, program, **impl);
   return CompiledKernel(*std::move(impl));
 }
 

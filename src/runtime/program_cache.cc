@@ -14,9 +14,11 @@ bool ProgramCache::Applies(const CompileOptions& options) {
   return env == nullptr || *env == '\0';
 }
 
-std::string ProgramCache::OptionsKey(const CompileOptions& o) {
-  return absl::StrCat(o.target.ToString(), "|", o.pass_config.ToString(), "|",
-                      o.fast_math, o.lineinfo, o.isolated, o.direct_ptx);
+ProgramCache::Key ProgramCache::KeyOf(const ir::Program& program,
+                                      const CompileOptions& o) {
+  return {ir::StructuralHash(program),
+          absl::StrCat(o.target.ToString(), "|", o.pass_config.ToString(), "|",
+                       o.fast_math, o.lineinfo, o.isolated, o.direct_ptx)};
 }
 
 uint64_t ProgramCache::CubinBytes(const KernelImpl& impl) {
@@ -24,14 +26,13 @@ uint64_t ProgramCache::CubinBytes(const KernelImpl& impl) {
 }
 
 std::shared_ptr<const KernelImpl> ProgramCache::Find(
-    const ir::Program& program, const CompileOptions& options) {
-  const uint64_t hash = ir::StructuralHash(program);
-  const std::string key = OptionsKey(options);
+    const Key& key, const ir::Program& program) {
   absl::MutexLock lock(&mu_);
-  auto it = by_hash_.find(hash);
+  auto it = by_hash_.find(key.hash);
   if (it != by_hash_.end()) {
     for (Lru::iterator e : it->second) {
-      if (e->options != key || !ir::StructuralEqual(e->program, program)) {
+      if (e->key.options != key.options ||
+          !ir::StructuralEqual(e->program, program)) {
         continue;
       }
       lru_.splice(lru_.begin(), lru_, e);
@@ -43,21 +44,19 @@ std::shared_ptr<const KernelImpl> ProgramCache::Find(
   return nullptr;
 }
 
-void ProgramCache::Insert(const ir::Program& program,
-                          const CompileOptions& options,
+void ProgramCache::Insert(const Key& key, const ir::Program& program,
                           const KernelImpl& impl) {
   auto hit = std::make_shared<KernelImpl>(impl);
   hit->cubin.origin = jit::CubinOrigin::kMemory;
-  const uint64_t hash = ir::StructuralHash(program);
-  std::string key = OptionsKey(options);
   absl::MutexLock lock(&mu_);
-  for (Lru::iterator e : by_hash_[hash]) {
-    if (e->options == key && ir::StructuralEqual(e->program, program)) {
+  for (Lru::iterator e : by_hash_[key.hash]) {
+    if (e->key.options == key.options &&
+        ir::StructuralEqual(e->program, program)) {
       return;  // another thread compiled it first
     }
   }
-  lru_.push_front({hash, program, std::move(key), std::move(hit)});
-  by_hash_[hash].push_back(lru_.begin());
+  lru_.push_front({key, program, std::move(hit)});
+  by_hash_[key.hash].push_back(lru_.begin());
   ++stats_.entries;
   stats_.cubin_bytes += CubinBytes(*lru_.front().impl);
   EvictLocked();
@@ -67,7 +66,7 @@ void ProgramCache::EvictLocked() {
   while (lru_.size() > 1 && (lru_.size() > max_entries_ ||
                              stats_.cubin_bytes > max_cubin_bytes_)) {
     Lru::iterator last = std::prev(lru_.end());
-    const uint64_t hash = last->hash;
+    const uint64_t hash = last->key.hash;
     std::vector<Lru::iterator>& same = by_hash_[hash];
     same.erase(std::find(same.begin(), same.end(), last));
     if (same.empty()) by_hash_.erase(hash);

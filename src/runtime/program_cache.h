@@ -2,9 +2,10 @@
 // the same target and options comes back without lowering again.
 //
 //   ProgramCache& cache = ProgramCache::Global();
-//   if (auto hit = cache.Find(program, options)) return CompiledKernel(hit);
+//   ProgramCache::Key key = ProgramCache::KeyOf(program, options);
+//   if (auto hit = cache.Find(key, program)) return CompiledKernel(hit);
 //   ... lower, codegen, NVRTC ...
-//   cache.Insert(program, options, impl);
+//   cache.Insert(key, program, impl);
 //
 // Keyed on the program's structural hash, confirmed with structural equality
 // (so renamed variables hit, a changed constant misses), and on the target,
@@ -38,11 +39,19 @@ class ProgramCache {
                         uint64_t max_cubin_bytes = uint64_t{256} << 20)
       : max_entries_(max_entries), max_cubin_bytes_(max_cubin_bytes) {}
 
+  // What a lookup compares before structural equality; computed once per
+  // compile, so a miss does not hash the program again to insert it.
+  struct Key {
+    uint64_t hash;        // ir::StructuralHash
+    std::string options;  // target, pass config and the flags
+  };
+  static Key KeyOf(const ir::Program& program, const CompileOptions& options);
+
   // The kernel a structurally equal program compiled to, or null.
-  std::shared_ptr<const KernelImpl> Find(const ir::Program& program,
-                                         const CompileOptions& options);
+  std::shared_ptr<const KernelImpl> Find(const Key& key,
+                                         const ir::Program& program);
   // Keeps `impl` for later Finds; hits report the cubin's origin as memory.
-  void Insert(const ir::Program& program, const CompileOptions& options,
+  void Insert(const Key& key, const ir::Program& program,
               const KernelImpl& impl);
   // Whether compiles with these options may use the cache at all.
   static bool Applies(const CompileOptions& options);
@@ -55,14 +64,12 @@ class ProgramCache {
 
  private:
   struct Entry {
-    uint64_t hash;
+    Key key;
     ir::Program program;
-    std::string options;
     std::shared_ptr<const KernelImpl> impl;
   };
   using Lru = std::list<Entry>;
 
-  static std::string OptionsKey(const CompileOptions& options);
   static uint64_t CubinBytes(const KernelImpl& impl);
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -18,6 +18,17 @@ runtime::ProgramCache::Stats Stats() {
   return runtime::ProgramCache::Global().stats();
 }
 
+// The elementwise program of size n, put in / looked up in `cache`.
+void Put(runtime::ProgramCache& cache, int n, const CompileOptions& o,
+         const runtime::KernelImpl& impl) {
+  const ir::Program p = testing::Elementwise(n);
+  cache.Insert(runtime::ProgramCache::KeyOf(p, o), p, impl);
+}
+bool Has(runtime::ProgramCache& cache, int n, const CompileOptions& o) {
+  const ir::Program p = testing::Elementwise(n);
+  return cache.Find(runtime::ProgramCache::KeyOf(p, o), p) != nullptr;
+}
+
 CompiledKernel Compile(const ir::Program& p, const CompileOptions& o) {
   absl::StatusOr<CompiledKernel> k = compile(p, o);
   EXPECT_TRUE(k.ok()) << k.status();
@@ -84,25 +95,25 @@ TEST(ProgramCache, StaysBounded) {
   runtime::ProgramCache cache(/*max_entries=*/2);
   const CompileOptions o{.target = Target::sm90a()};
   runtime::KernelImpl impl;
-  cache.Insert(testing::Elementwise(1), o, impl);
-  cache.Insert(testing::Elementwise(2), o, impl);
-  ASSERT_NE(cache.Find(testing::Elementwise(1), o), nullptr);  // now newest
-  cache.Insert(testing::Elementwise(3), o, impl);
+  Put(cache, 1, o, impl);
+  Put(cache, 2, o, impl);
+  ASSERT_TRUE(Has(cache, 1, o));  // now newest
+  Put(cache, 3, o, impl);
   EXPECT_EQ(cache.stats().entries, 2u);
-  EXPECT_NE(cache.Find(testing::Elementwise(1), o), nullptr);
-  EXPECT_EQ(cache.Find(testing::Elementwise(2), o), nullptr);
-  EXPECT_NE(cache.Find(testing::Elementwise(3), o), nullptr);
+  EXPECT_TRUE(Has(cache, 1, o));
+  EXPECT_FALSE(Has(cache, 2, o));
+  EXPECT_TRUE(Has(cache, 3, o));
 
   runtime::ProgramCache small(/*max_entries=*/100, /*max_cubin_bytes=*/1000);
   runtime::KernelImpl big;
   auto cubin = std::make_shared<jit::Cubin>();
   cubin->image.resize(600);
   big.cubin.cubin = cubin;
-  small.Insert(testing::Elementwise(1), o, big);
-  small.Insert(testing::Elementwise(2), o, big);
+  Put(small, 1, o, big);
+  Put(small, 2, o, big);
   EXPECT_EQ(small.stats().entries, 1u);
   EXPECT_EQ(small.stats().cubin_bytes, 600u);
-  EXPECT_NE(small.Find(testing::Elementwise(2), o), nullptr);
+  EXPECT_TRUE(Has(small, 2, o));
 }
 
 }  // namespace

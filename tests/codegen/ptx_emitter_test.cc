@@ -4,6 +4,7 @@
 // the interpreter with TESSEL_PTX=1.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <regex>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "src/runtime/lower.h"
 #include "tessel/compile.h"
 #include "tessel/testing.h"
+#include "tests/codegen/row_reduce_cases.h"
 #include "tests/codegen/test_programs.h"
 #include "tests/common/count.h"
 
@@ -82,6 +84,28 @@ TEST(PtxEmitter, ProgramsWithoutTensorCoresToo) {
       const Ptx k = Compile(p, t);
       EXPECT_TRUE(k.ok);
       EXPECT_TRUE(absl::StrContains(k.text, ".visible .entry")) << p.name;
+    }
+  }
+}
+
+// cumsum's row scans within a warp are shuffles whose predicate keeps each
+// group of lanes to itself (shfl.up, shfl.down reversed); the GPU suites
+// check their sums (row_reduce_gpu_test, seed_gpu_test with TESSEL_PTX=1).
+TEST(PtxEmitter, WarpScansAreShuffles) {
+  for (const testing::ScanCase& c : testing::ScanCases()) {
+    absl::StatusOr<Program> p = testing::RowCumsumProgram(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    for (const Target& t : {Target::sm90a(), Target::cuda("sm_80")}) {
+      const Ptx k = Compile(p->ir(), t);
+      ASSERT_TRUE(k.ok) << c.name;
+      if (c.group > 32) continue;  // the staged scan: no warp shuffles
+      const std::string scan =
+          c.reverse ? "shfl.sync.down.b32" : "shfl.sync.up.b32";
+      // log2(group) steps and the shift by one lane, per scanned value.
+      EXPECT_GE(Count(k.text, scan),
+                std::countr_zero(static_cast<unsigned>(c.group)) + 1)
+          << c.name;
+      EXPECT_GT(Count(k.text, "selp.b32"), 0) << c.name;
     }
   }
 }

@@ -142,6 +142,7 @@ class Emitter {
   // ptx_intrinsics.cc
   void Intrinsic(const ir::CallNode& c);
   Value CallExpr(const ir::CallNode& c);
+  Value WarpScanExclusiveSum(const ir::CallNode& c);
   void Wgmma(const ir::CallNode& c);
   // ptx_vectors.cc
   void VectorMove(const ir::CallNode& c, passes::Intrinsic id);

@@ -110,6 +110,24 @@ TEST(PtxEmitter, WarpScansAreShuffles) {
   }
 }
 
+// Vector atomic adds (many blocks adding f32 tiles into one): one red of
+// four floats on sm_90 (PTX ISA 8.1), four scalar reds before, as the
+// prelude's atomic_add_f32x4 does.
+TEST(PtxEmitter, VectorAtomicsAreOneRedOnSm90) {
+  const ir::Program p = testing::AtomicAccumulate(4, 64);
+  const Ptx hopper = Compile(p, Target::sm90a());
+  ASSERT_TRUE(hopper.ok);
+  EXPECT_TRUE(absl::StrContains(hopper.text, ".version 8.1"));
+  const int vectors = Count(hopper.text, "red.global.add.v4.f32 ");
+  EXPECT_GT(vectors, 0);
+  const Ptx ampere = Compile(p, Target::cuda("sm_80"));
+  ASSERT_TRUE(ampere.ok);
+  EXPECT_TRUE(absl::StrContains(ampere.text, ".version 7.8"));
+  EXPECT_EQ(Count(ampere.text, "red.global.add.v4.f32 "), 0);
+  EXPECT_EQ(Count(ampere.text, "red.global.add.f32 "),
+            Count(hopper.text, "red.global.add.f32 ") + 4 * vectors);
+}
+
 // compile() offers the translation when asked (not yet by default), and
 // never with fast_math; CompiledKernel::source() stays the CUDA C++.
 TEST(PtxEmitter, OfferedOnRequestNotByDefaultNorWithFastMath) {

@@ -143,6 +143,7 @@ class Emitter {
   void Intrinsic(const ir::CallNode& c);
   Value CallExpr(const ir::CallNode& c);
   Value WarpScanExclusiveSum(const ir::CallNode& c);
+  void AtomicAddVec(const ir::CallNode& c);
   void Wgmma(const ir::CallNode& c);
   // ptx_vectors.cc
   void VectorMove(const ir::CallNode& c, passes::Intrinsic id);
@@ -172,6 +173,9 @@ class Emitter {
   const passes::LoweringState& st_;
   absl::Status error_;
   std::map<std::string, int> reg_count_;  // prefix -> registers made
+  // The PTX ISA version (x10) an instruction needs beyond the target's
+  // default: 81 for red with vector types.
+  int ptx_isa_needed_ = 0;
   int labels_ = 0;
   // Variables bound to values: loop counters (unrolled ones to constants),
   // lets, the block indices.

@@ -1,12 +1,43 @@
 // The intrinsics (passes/intrinsics.h) as PTX: the same instructions the
 // prelude's inline asm holds (src/codegen/prelude/*.cuh), with the operands
 // in registers of their own instead of asm constraints.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/codegen/ptx/ptx_emitter.h"
 #include "src/passes/intrinsics.h"
 
 namespace tessel::codegen::ptx {
+
+namespace {
+
+// What exists from sm_90 on (the prelude defines it for sm_90 only): a
+// kernel naming one for an older target is not spelled (NVRTC says why).
+bool HopperOnly(passes::Intrinsic id) {
+  using I = passes::Intrinsic;
+  switch (id) {
+    case I::kWgmma:
+    case I::kWgmmaFence:
+    case I::kWgmmaCommit:
+    case I::kWgmmaWait:
+    case I::kTmaLoad:
+    case I::kTmaLoadMulticast:
+    case I::kTmaPrefetch:
+    case I::kTmaStore:
+    case I::kTmaStoreCommit:
+    case I::kTmaStoreWait:
+    case I::kBulkReduceAdd:
+    case I::kBulkCommit:
+    case I::kBulkWaitRead:
+    case I::kSetMaxNReg:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
 
 Value Emitter::CallExpr(const ir::CallNode& c) {
   using I = passes::Intrinsic;
@@ -177,6 +208,46 @@ Value Emitter::WarpScanExclusiveSum(const ir::CallNode& c) {
   return Value{.dtype = t, .reg = r, .key = r};
 }
 
+// prelude/atomics.cuh's atomic_add_f32x{2,4} / f16x2 / bf16x2 (n, dst, v...):
+// one vector red on sm_90's global memory, else one red per f32 (as the
+// prelude falls back before sm_90); two halves packed into one red.
+void Emitter::AtomicAddVec(const ir::CallNode& c) {
+  const int64_t n = *ir::AsConstInt(c.args[0]);
+  const DataType t = c.args[1].dtype();
+  int64_t offset = 0;
+  bool shared = false;
+  const std::string addr = ElementAddress(c.args[1], &offset, &shared);
+  std::vector<std::string> v;
+  for (size_t i = 2; i < c.args.size(); ++i) {
+    v.push_back(InReg(Expr(c.args[i])));
+  }
+  if (failed()) return;
+  const std::string space = shared ? "shared" : "global";
+  if (t == DataType::kF32) {
+    if (shared || st_.target.sm() < 90) {
+      for (int64_t i = 0; i < n; ++i) {
+        Line(absl::StrCat("red.", space, ".add.f32 ", At(addr, offset + 4 * i),
+                          ", ", v[i], ";"));
+      }
+      return;
+    }
+    ptx_isa_needed_ = std::max(ptx_isa_needed_, 81);
+    return Line(absl::StrCat("red.global.add.v", n, ".f32 ", At(addr, offset),
+                             ", {", absl::StrJoin(v, ", "), "};"));
+  }
+  if ((t != DataType::kF16 && t != DataType::kBF16) || n != 2) {
+    return Fail("a vector atomic_add of this dtype");
+  }
+  // red.add.noftz.bf16x2 is sm_90's; NVRTC spells a CAS loop before.
+  if (t == DataType::kBF16 && st_.target.sm() < 90) {
+    return Fail("a bf16x2 atomic_add before sm_90");
+  }
+  const std::string packed = NewReg(DataType::kU32);
+  Line(absl::StrCat("mov.b32 ", packed, ", {", v[0], ", ", v[1], "};"));
+  Line(absl::StrCat("red.", space, ".add.noftz.", ValueType(t), "x2 ",
+                    At(addr, offset), ", ", packed, ";"));
+}
+
 void Emitter::Wgmma(const ir::CallNode& c) {
   const std::string& type = c.args[0].As<ir::CallNode>()->name;
   const bool fp8 = type.find('.') != std::string::npos;
@@ -239,6 +310,9 @@ void Emitter::Intrinsic(const ir::CallNode& c) {
     return a;
   };
   const bool sm90 = st_.target.sm() >= 90;
+  if (!sm90 && HopperOnly(*id)) {
+    return Fail(absl::StrCat(c.name, " before sm_90"));
+  }
   switch (*id) {
     case I::kLet: {
       const auto* v = c.args[0].As<ir::VarNode>();
@@ -422,6 +496,8 @@ void Emitter::Intrinsic(const ir::CallNode& c) {
     case I::kLoadVec:
     case I::kStoreVec:
       return VectorMove(c, *id);
+    case I::kAtomicAddVec:
+      return AtomicAddVec(c);
     case I::kAtomicAdd: {
       bool shared = false;
       const std::string to = address(0, &shared);

@@ -7,10 +7,16 @@ S=$(realpath "${1:?staged build folder}")
 export LD_LIBRARY_PATH=$S/runtime-libs:/usr/local/cuda/lib64
 L=$OUT/b; mkdir -p $L
 nvidia-smi --query-gpu=name --format=csv,noheader
+# Modes: 0 NVRTC, 1 the PTX emitter, rs the PTX emitter with wgmmas of A
+# in registers spelled too (TESSEL_PTX_WGMMA_RS=1; flash_attention's
+# forward, which mode 1 leaves to NVRTC).
 for round in $(seq ${ROUNDS:-3}); do
   for s in ${SAMPLES:-gemm rmsnorm layernorm softmax linear_attention}; do
-    for mode in 0 1; do
-      TESSEL_PTX=$mode TESSEL_CACHE_DIR=/tmp/tcb$mode timeout 120 $S/samples/$s \
+    modes="0 1"; [ $s = flash_attention ] && modes="0 rs"
+    for mode in $modes; do
+      TESSEL_PTX=$([ $mode = 0 ] && echo 0 || echo 1) \
+        TESSEL_PTX_WGMMA_RS=$([ $mode = rs ] && echo 1 || echo 0) \
+        TESSEL_CACHE_DIR=/tmp/tcb$mode timeout 120 $S/samples/$s \
         --bench --size=bench --json=$L/${s}_${mode}_$round.json \
         > $L/${s}_${mode}_$round.log 2>&1 || echo "$s $mode $round rc=$?"
     done

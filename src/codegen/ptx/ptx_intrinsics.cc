@@ -2,6 +2,8 @@
 // prelude's inline asm holds (src/codegen/prelude/*.cuh), with the operands
 // in registers of their own instead of asm constraints.
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -35,6 +37,16 @@ bool HopperOnly(passes::Intrinsic id) {
     default:
       return false;
   }
+}
+
+// $TESSEL_PTX_WGMMA_RS=1 (A/B timings on the GPU): wgmmas with A in
+// registers spelled too.
+bool RegisterAWgmmaSpelled() {
+  static const bool on = [] {
+    const char* v = std::getenv("TESSEL_PTX_WGMMA_RS");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return on;
 }
 
 }  // namespace
@@ -257,7 +269,7 @@ void Emitter::Wgmma(const ir::CallNode& c) {
   const int64_t n0 = *ir::AsConstInt(c.args[5]);
   const bool a_in_registers = trans_a < 0;
   const bool accumulate = c.args.size() < 9 || !ir::IsConstInt(c.args[8], 0);
-  if (a_in_registers) {
+  if (a_in_registers && !RegisterAWgmmaSpelled()) {
     // Spelled below and correct on the GPU, but flash attention's forward
     // (P V from registers) ran 5-8 % slower from this PTX than from NVVM's
     // on the H200 (session 18): NVRTC keeps it until that is understood.

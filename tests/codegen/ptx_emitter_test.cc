@@ -7,10 +7,12 @@
 #include <bit>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "jit/ptx_compile.h"
 #include "jit/ptx_translation.h"
+#include "src/codegen/ptx/ptx_emitter.h"
 #include "src/runtime/lower.h"
 #include "tessel/compile.h"
 #include "tessel/testing.h"
@@ -71,6 +73,9 @@ TEST(PtxEmitter, IndexArithmeticIsFoldedAndStrengthReduced) {
   EXPECT_FALSE(std::regex_search(
       k.text,
       std::regex(R"((div|rem)\.s32 %r\d+, %r\d+, (2|4|8|16|32|64|128|256);)")));
+  // Nor by any other constant: ptxas would divide the long way.
+  EXPECT_FALSE(std::regex_search(
+      k.text, std::regex(R"((div|rem)\.[su]32 %r\d+, %r\d+, \d+;)")));
   EXPECT_GT(Count(k.text, "shr.s32"), 0);
   EXPECT_GT(Count(k.text, "and.b32"), 0);
 }
@@ -126,6 +131,50 @@ TEST(PtxEmitter, VectorAtomicsAreOneRedOnSm90) {
   EXPECT_EQ(Count(ampere.text, "red.global.add.v4.f32 "), 0);
   EXPECT_EQ(Count(ampere.text, "red.global.add.f32 "),
             Count(hopper.text, "red.global.add.f32 ") + 4 * vectors);
+}
+
+// Division by a constant is a multiply (ptxas would divide the long way):
+// exact for every divisor's edges and many dividends, and floor division of
+// negative values through x ^ (x >> 31), as the emitter spells it.
+TEST(PtxEmitter, DivisionByAConstantIsAnExactMultiply) {
+  std::vector<int64_t> divisors = {
+      3,    5,    6,     7,          9,
+      10,   12,   24,    48,         96,
+      100,  125,  255,   257,        641,
+      1000, 4095, 65537, 1000000007, (int64_t{1} << 31) - 1};
+  for (int64_t d = 3; d < 3000; ++d) {
+    if ((d & (d - 1)) != 0) divisors.push_back(d);
+  }
+  uint64_t state = 88172645463325252u;  // xorshift: dividends across the range
+  auto next = [&] {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return static_cast<int64_t>(state % (uint64_t{1} << 31));
+  };
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
+  for (int64_t d : divisors) {
+    const codegen::ptx::DivisionMagic m = codegen::ptx::MagicForDivisionBy(d);
+    const auto divide = [&](int64_t x) {
+      return static_cast<int64_t>(
+          ((static_cast<uint64_t>(x) * m.magic) >> 32) >> m.shift);
+    };
+    std::vector<int64_t> xs = {0,
+                               1,
+                               d - 1,
+                               d,
+                               d + 1,
+                               kMax,
+                               kMax - 1,
+                               kMax - kMax % d,
+                               kMax - kMax % d - 1};
+    for (int i = 0; i < 200; ++i) xs.push_back(next());
+    for (int64_t x : xs) {
+      ASSERT_EQ(divide(x), x / d) << x << " / " << d;
+      // floor(-x - 1 / d) = ~((x) / d) for the sign-folded form.
+      const int64_t neg = -x - 1;
+      const int64_t floor = neg / d - (neg % d != 0 ? 1 : 0);
+      ASSERT_EQ(~divide(x), floor) << neg << " / " << d;
+    }
+  }
 }
 
 // compile() offers the translation when asked (not yet by default), and

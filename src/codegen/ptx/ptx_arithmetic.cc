@@ -88,6 +88,25 @@ std::optional<Value> Emitter::Contracted(const ir::BinaryNode& b) {
   return Emit(DataType::kF32, "fma.rn.f32", {p, q, c});
 }
 
+// ptxas divides by an immediate the long way (a reciprocal on the MUFU unit
+// and fixes); NVVM multiplies by a magic number, and so do we. With l =
+// ceil(log2 d) and m = ceil(2^(31 + l) / d) (< 2^32 unless d is a power of
+// two), m d - 2^(31 + l) < d <= 2^l, so x m / 2^(31 + l) rounds down to
+// x / d for every 0 <= x < 2^31 (Granlund and Montgomery, 1994).
+DivisionMagic MagicForDivisionBy(int64_t d) {
+  const int l = std::bit_width(static_cast<uint64_t>(d - 1));
+  const uint64_t m = ((uint64_t{1} << (31 + l)) + d - 1) / d;
+  return {static_cast<uint32_t>(m), l - 1};
+}
+
+Value Emitter::DivideByConstant(const Value& x, int64_t d) {
+  const DivisionMagic magic = MagicForDivisionBy(d);
+  const Value hi = Emit(DataType::kI32, "mul.hi.u32",
+                        {x, Const(DataType::kU32, magic.magic)});
+  return Emit(DataType::kI32, "shr.u32",
+              {hi, Const(DataType::kU32, magic.shift)});
+}
+
 Value Emitter::Binary(const ir::BinaryNode& b) {
   using ir::BinaryOp;
   if (std::optional<Value> fma = Contracted(b)) return *fma;
@@ -305,9 +324,27 @@ Value Emitter::Binary(const ir::BinaryNode& b) {
                  ? Emit(t, "shr." + vt, {x, Const(DataType::kU32, log2)})
                  : Emit(t, "and." + bits, {x, Const(t, *y.int_const - 1)});
     }
-    const std::string op = b.op == BinaryOp::kDiv ? "div." : "rem.";
-    if (is_unsigned || (nonneg && y.int_const && *y.int_const > 0))
-      return Emit(t, op + vt, {x, y});
+    if (is_unsigned) {
+      return Emit(t, (b.op == BinaryOp::kDiv ? "div." : "rem.") + vt, {x, y});
+    }
+    if (y.int_const && *y.int_const > 0 && (nonneg || !is64)) {
+      // The remainder from the quotient, so a pipeline's stage (k % 3) and
+      // phase (k / 3) share one division, as NVVM has them.
+      Value q;
+      if (is64) {
+        q = Emit(t, "div.u64", {x, y});
+      } else if (nonneg) {
+        q = DivideByConstant(x, *y.int_const);
+      } else {
+        // Floor division of any x: with s = x >> 31 (0 or -1), x ^ s is
+        // x or -x - 1 >= 0, and floor(x / d) = ((x ^ s) / d) ^ s.
+        const Value sign = Emit(t, "shr.s32", {x, Const(DataType::kU32, 31)});
+        const Value folded = Emit(t, "xor.b32", {x, sign});
+        q = Emit(t, "xor.b32", {DivideByConstant(folded, *y.int_const), sign});
+      }
+      if (b.op == BinaryOp::kDiv) return q;
+      return Emit(t, "sub." + vt, {x, Emit(t, "mul.lo." + vt, {q, y})});
+    }
     // One division: the remainder from the quotient (as NVVM does).
     const Value q = Emit(t, "div." + vt, {x, y});
     const Value r = Emit(t, "sub." + vt, {x, Emit(t, "mul.lo." + vt, {q, y})});

@@ -84,6 +84,14 @@ inline std::string At(const std::string& addr, int64_t offset) {
                 : "[" + addr + "]";
 }
 
+// x / d == mul.hi.u32(x, magic) >> shift for every 0 <= x < 2^31, for a
+// constant 2 < d < 2^31 that is no power of two (ptx_arithmetic.cc).
+struct DivisionMagic {
+  uint32_t magic;
+  int shift;
+};
+DivisionMagic MagicForDivisionBy(int64_t d);
+
 class Emitter {
  public:
   explicit Emitter(const passes::LoweringState& st) : st_(st) {}
@@ -157,6 +165,8 @@ class Emitter {
   void Store(const ir::StoreNode& s);
   void PackedPair(const ir::BufferNode* b, const std::string& hi);
   Value Binary(const ir::BinaryNode& b);
+  // x / d for an i32 x >= 0 and a constant d that is no power of two.
+  Value DivideByConstant(const Value& x, int64_t d);
   std::optional<Value> Contracted(const ir::BinaryNode& b);
   Value Logical(const ir::BinaryNode& b);
   Value Select(const ir::SelectNode& s);

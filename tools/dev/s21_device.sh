@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 21's BETWEEN hook for tools/dev/s19_ptx_device.sh: flash
 # attention's check with the PTX emitter spelling wgmmas of A in registers
-# too (TESSEL_PTX_WGMMA_RS=1, plus memcheck on the small size), then the
+# too (TESSEL_PTX_WGMMA_RS=1, plus memcheck on the small size), then (JIT=0: not) the
 # JIT's numbers (tools/dev/s20_jit_device.sh).
 #   BETWEEN=tools/dev/s21_device.sh SAMPLES="flash_attention gemm ..." \
 #     bash tools/dev/s19_ptx_device.sh .probe/s19/b.tar.xz
@@ -16,4 +16,4 @@ rs compute-sanitizer --tool memcheck --error-exitcode 9 $S/samples/flash_attenti
   --check --size=small > $R/memcheck.log 2>&1
 echo "flash rs memcheck rc=$? $(tail -1 $R/memcheck.log)"
 (cd "$OUT" && tar czf rs.tgz rs && rm -rf rs)
-bash "$(dirname "$0")/s20_jit_device.sh" "$S"
+[ "${JIT:-1}" = 1 ] && bash "$(dirname "$0")/s20_jit_device.sh" "$S"

@@ -201,7 +201,7 @@ absl::StatusOr<CompiledKernel> compile(const ir::Program& program,
   const bool memoize = runtime::ProgramCache::Applies(options);
   runtime::ProgramCache::Key key;
   if (memoize) {
-    key = runtime::ProgramCache::KeyOf(program, options);
+    key = runtime::ProgramCache::KeyOf(options);
     if (std::shared_ptr<const runtime::KernelImpl> hit =
             memo.Find(key, program)) {
       return CompiledKernel(std::const_pointer_cast<runtime::KernelImpl>(hit));

@@ -22,11 +22,13 @@ runtime::ProgramCache::Stats Stats() {
 void Put(runtime::ProgramCache& cache, int n, const CompileOptions& o,
          const runtime::KernelImpl& impl) {
   const ir::Program p = testing::Elementwise(n);
-  cache.Insert(runtime::ProgramCache::KeyOf(p, o), p, impl);
+  runtime::ProgramCache::Key key = runtime::ProgramCache::KeyOf(o);
+  cache.Insert(key, p, impl);
 }
 bool Has(runtime::ProgramCache& cache, int n, const CompileOptions& o) {
   const ir::Program p = testing::Elementwise(n);
-  return cache.Find(runtime::ProgramCache::KeyOf(p, o), p) != nullptr;
+  runtime::ProgramCache::Key key = runtime::ProgramCache::KeyOf(o);
+  return cache.Find(key, p) != nullptr;
 }
 
 CompiledKernel Compile(const ir::Program& p, const CompileOptions& o) {
@@ -44,9 +46,16 @@ TEST(ProgramCache, RepeatCompileHitsWithoutLowering) {
   const auto after = Stats();
   EXPECT_EQ(after.hits, before.hits + 1);
   EXPECT_EQ(after.misses, before.misses);
+  // An equal program built again is found by its hash; the very program
+  // compiled before, by its nodes, without hashing.
+  EXPECT_EQ(after.same_object_hits, before.same_object_hits);
   EXPECT_EQ(again.source(), first.source());
   EXPECT_EQ(again.cubin_bytes(), first.cubin_bytes());
   EXPECT_STREQ(again.cache_origin(), "memory");
+  CompiledKernel same = Compile(p, o);
+  EXPECT_EQ(Stats().same_object_hits, after.same_object_hits + 1);
+  EXPECT_EQ(Stats().hits, after.hits + 1);
+  EXPECT_EQ(same.source(), first.source());
 }
 
 TEST(ProgramCache, AnythingThatChangesTheCodeMisses) {

@@ -50,10 +50,9 @@ struct CompileOptions {
   // NVRTC's C++ front end and NVVM: a cold compile takes about 40 % of the
   // time (docs/ptx_backend.md). The others, every kernel with fast_math,
   // and all of them where the toolkit has no ptxas, go through NVRTC.
-  // Either way source() is the CUDA C++ and a cache hit costs the same.
-  // Off by default until its latest kernels have run on the H200;
-  // $TESSEL_PTX=1 (or 0) turns it on (or off) for a whole process.
-  bool direct_ptx = false;
+  // false keeps every kernel on NVRTC; $TESSEL_PTX=0 (or 1) turns it off
+  // (or on) for a whole process.
+  bool direct_ptx = true;
 };
 
 // OK when `program`'s shared memory, as the scheduler plans it for `target`,

@@ -177,9 +177,9 @@ TEST(PtxEmitter, DivisionByAConstantIsAnExactMultiply) {
   }
 }
 
-// compile() offers the translation when asked (not yet by default), and
+// compile() offers the translation by default, not when asked not to, and
 // never with fast_math; CompiledKernel::source() stays the CUDA C++.
-TEST(PtxEmitter, OfferedOnRequestNotByDefaultNorWithFastMath) {
+TEST(PtxEmitter, OfferedByDefaultNotOnRequestNorWithFastMath) {
   const ir::Program p = testing::Elementwise(1000);
   const auto offered = [&](const CompileOptions& options) {
     absl::StatusOr<runtime::Lowered> lowered = runtime::Lower(p, options);
@@ -187,14 +187,12 @@ TEST(PtxEmitter, OfferedOnRequestNotByDefaultNorWithFastMath) {
     return lowered.ok() && lowered->generated.source.to_ptx != nullptr;
   };
   if (std::getenv("TESSEL_PTX") == nullptr) {
-    EXPECT_EQ(offered({.target = Target::sm90a(), .direct_ptx = true}),
-              jit::PtxasAvailable());
-    EXPECT_FALSE(offered({.target = Target::sm90a()}));
+    EXPECT_EQ(offered({.target = Target::sm90a()}), jit::PtxasAvailable());
+    EXPECT_FALSE(offered({.target = Target::sm90a(), .direct_ptx = false}));
   }
   EXPECT_FALSE(offered(
       {.target = Target::sm90a(), .fast_math = true, .direct_ptx = true}));
-  absl::StatusOr<CompiledKernel> k =
-      compile(p, {.target = Target::sm90a(), .direct_ptx = true});
+  absl::StatusOr<CompiledKernel> k = compile(p, {.target = Target::sm90a()});
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_TRUE(absl::StrContains(k->source(), "__global__"));
 }

@@ -150,7 +150,10 @@ class Emitter {
   // ptx_intrinsics.cc
   void Intrinsic(const ir::CallNode& c);
   Value CallExpr(const ir::CallNode& c);
+  // ptx_warp.cc
+  Value WarpShuffle(const ir::CallNode& c, passes::Intrinsic id);
   Value WarpScanExclusiveSum(const ir::CallNode& c);
+  // ptx_memory.cc
   void AtomicAddVec(const ir::CallNode& c);
   void Wgmma(const ir::CallNode& c);
   // ptx_vectors.cc

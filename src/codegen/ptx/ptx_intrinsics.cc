@@ -1,7 +1,6 @@
 // The intrinsics (passes/intrinsics.h) as PTX: the same instructions the
 // prelude's inline asm holds (src/codegen/prelude/*.cuh), with the operands
 // in registers of their own instead of asm constraints.
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -79,54 +78,11 @@ Value Emitter::CallExpr(const ir::CallNode& c) {
     }
     case I::kWarpReduceSum:
     case I::kWarpReduceMax:
-    case I::kWarpReduceMin: {
-      const int64_t width = *ir::AsConstInt(c.args[0]);
-      Value v = Expr(c.args[1]);
-      const DataType t = v.dtype;
-      if (t != DataType::kF32 && t != DataType::kI32) {
-        Fail("a warp reduction of this dtype");
-        return zero;
-      }
-      const std::string op = *id == I::kWarpReduceSum   ? "add."
-                             : *id == I::kWarpReduceMax ? "max."
-                                                        : "min.";
-      // __shfl_xor_sync(~0u, v, offset, width): c = ((32 - width) << 8) | 31.
-      const int64_t clamp = ((32 - width) << 8) | 31;
-      for (int64_t offset = width / 2; offset > 0; offset /= 2) {
-        const std::string o = NewReg(t);
-        Line(absl::StrCat("shfl.sync.bfly.b32 ", o, ", ", InReg(v), ", ",
-                          offset, ", ", clamp, ", -1;"));
-        const std::string r = NewReg(t);
-        Line(absl::StrCat(op, ValueType(t), " ", r, ", ", InReg(v), ", ", o,
-                          ";"));
-        v = Value{.dtype = t, .reg = r, .key = r};
-      }
-      return v;
-    }
+    case I::kWarpReduceMin:
     case I::kWarpScanExclusiveSum:
-      return WarpScanExclusiveSum(c);
-    case I::kWarpGroupLast: {
-      // __shfl_sync(~0u, v, reverse ? 0 : width - 1, width).
-      const int64_t width = *ir::AsConstInt(c.args[0]);
-      const bool reverse = !ir::IsConstInt(c.args[1], 0);
-      const Value v = Expr(c.args[2]);
-      if (v.dtype != DataType::kF32 && v.dtype != DataType::kI32) {
-        Fail("a warp shuffle of this dtype");
-        return zero;
-      }
-      const std::string r = NewReg(v.dtype);
-      Line(absl::StrCat("shfl.sync.idx.b32 ", r, ", ", InReg(v), ", ",
-                        reverse ? 0 : width - 1, ", ", ((32 - width) << 8) | 31,
-                        ", -1;"));
-      return Value{.dtype = v.dtype, .reg = r, .key = r};
-    }
-    case I::kWarpUniform: {
-      const Value v = Expr(c.args[0]);
-      const std::string r = NewReg(v.dtype);
-      Line(absl::StrCat("shfl.sync.idx.b32 ", r, ", ", InReg(v),
-                        ", 0, 31, -1;"));
-      return Value{.dtype = v.dtype, .reg = r, .key = r};
-    }
+    case I::kWarpGroupLast:
+    case I::kWarpUniform:
+      return WarpShuffle(c, *id);
     case I::kPackB16x2: {
       const Value lo = Expr(c.args[0]), hi = Expr(c.args[1]);
       // Two f32 values rounded: one cvt rounds and packs both.
@@ -175,89 +131,6 @@ Value Emitter::CallExpr(const ir::CallNode& c) {
       Fail(absl::StrCat("expression intrinsic ", c.name));
       return zero;
   }
-}
-
-// prelude/reduce.cuh's warp_scan_exclusive_sum<width, reverse>(v): the
-// same Hillis-Steele steps, in the same order of additions. A shuffle's
-// predicate says whether its source lane is in this lane's group of width,
-// which is the prelude's `lane >= d` (`lane + d < width` reversed).
-Value Emitter::WarpScanExclusiveSum(const ir::CallNode& c) {
-  const int64_t width = *ir::AsConstInt(c.args[0]);
-  const bool reverse = !ir::IsConstInt(c.args[1], 0);
-  const Value v = Expr(c.args[2]);
-  const DataType t = v.dtype;
-  if (t != DataType::kF32 && t != DataType::kI32) {
-    Fail("a warp scan of this dtype");
-    return Const(DataType::kI32, 0);
-  }
-  // __shfl_up_sync / __shfl_down_sync(~0u, x, d, width).
-  const std::string shfl =
-      absl::StrCat("shfl.sync.", reverse ? "down" : "up", ".b32 ");
-  const int64_t c_operand = ((32 - width) << 8) | (reverse ? 31 : 0);
-  // x from d lanes before (after) this one; *in_group: whether that lane
-  // is in this lane's group.
-  auto shuffle = [&](const std::string& x, int64_t d, std::string* in_group) {
-    const std::string o = NewReg(t);
-    *in_group = NewReg(DataType::kBool);
-    Line(absl::StrCat(shfl, o, "|", *in_group, ", ", x, ", ", d, ", ",
-                      c_operand, ", -1;"));
-    return o;
-  };
-  std::string incl = InReg(v), p;
-  for (int64_t d = 1; d < width; d *= 2) {
-    const std::string o = shuffle(incl, d, &p);
-    const std::string sum = NewReg(t);
-    Line(
-        absl::StrCat("add.", ValueType(t), " ", sum, ", ", incl, ", ", o, ";"));
-    const std::string next = NewReg(t);
-    Line(absl::StrCat("selp.b32 ", next, ", ", sum, ", ", incl, ", ", p, ";"));
-    incl = next;
-  }
-  // The lane before's inclusive sum; the group's first lane gets 0.
-  const std::string prev = shuffle(incl, 1, &p);
-  const std::string r = NewReg(t);
-  Line(absl::StrCat("selp.b32 ", r, ", ", prev, ", 0, ", p, ";"));
-  return Value{.dtype = t, .reg = r, .key = r};
-}
-
-// prelude/atomics.cuh's atomic_add_f32x{2,4} / f16x2 / bf16x2 (n, dst, v...):
-// one vector red on sm_90's global memory, else one red per f32 (as the
-// prelude falls back before sm_90); two halves packed into one red.
-void Emitter::AtomicAddVec(const ir::CallNode& c) {
-  const int64_t n = *ir::AsConstInt(c.args[0]);
-  const DataType t = c.args[1].dtype();
-  int64_t offset = 0;
-  bool shared = false;
-  const std::string addr = ElementAddress(c.args[1], &offset, &shared);
-  std::vector<std::string> v;
-  for (size_t i = 2; i < c.args.size(); ++i) {
-    v.push_back(InReg(Expr(c.args[i])));
-  }
-  if (failed()) return;
-  const std::string space = shared ? "shared" : "global";
-  if (t == DataType::kF32) {
-    if (shared || st_.target.sm() < 90) {
-      for (int64_t i = 0; i < n; ++i) {
-        Line(absl::StrCat("red.", space, ".add.f32 ", At(addr, offset + 4 * i),
-                          ", ", v[i], ";"));
-      }
-      return;
-    }
-    ptx_isa_needed_ = std::max(ptx_isa_needed_, 81);
-    return Line(absl::StrCat("red.global.add.v", n, ".f32 ", At(addr, offset),
-                             ", {", absl::StrJoin(v, ", "), "};"));
-  }
-  if ((t != DataType::kF16 && t != DataType::kBF16) || n != 2) {
-    return Fail("a vector atomic_add of this dtype");
-  }
-  // red.add.noftz.bf16x2 is sm_90's; NVRTC spells a CAS loop before.
-  if (t == DataType::kBF16 && st_.target.sm() < 90) {
-    return Fail("a bf16x2 atomic_add before sm_90");
-  }
-  const std::string packed = NewReg(DataType::kU32);
-  Line(absl::StrCat("mov.b32 ", packed, ", {", v[0], ", ", v[1], "};"));
-  Line(absl::StrCat("red.", space, ".add.noftz.", ValueType(t), "x2 ",
-                    At(addr, offset), ", ", packed, ";"));
 }
 
 void Emitter::Wgmma(const ir::CallNode& c) {

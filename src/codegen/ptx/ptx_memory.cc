@@ -1,6 +1,8 @@
 // Memory as PTX: local arrays as registers, addresses as a variable part
 // plus an immediate offset, loads (read-only ones once per address and
-// scope).
+// scope), and vector atomic adds.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/codegen/ptx/ptx_emitter.h"
@@ -256,6 +258,46 @@ Value Emitter::Load(const ir::LoadNode& l) {
   Line(absl::StrCat(op, " ", r, ", ", at, ";"));
   if (read_only) Remember(key, r);
   return Value{.dtype = b->dtype, .reg = r, .key = r};
+}
+
+// prelude/atomics.cuh's atomic_add_f32x{2,4} / f16x2 / bf16x2 (n, dst, v...):
+// one vector red on sm_90's global memory, else one red per f32 (as the
+// prelude falls back before sm_90); two halves packed into one red.
+void Emitter::AtomicAddVec(const ir::CallNode& c) {
+  const int64_t n = *ir::AsConstInt(c.args[0]);
+  const DataType t = c.args[1].dtype();
+  int64_t offset = 0;
+  bool shared = false;
+  const std::string addr = ElementAddress(c.args[1], &offset, &shared);
+  std::vector<std::string> v;
+  for (size_t i = 2; i < c.args.size(); ++i) {
+    v.push_back(InReg(Expr(c.args[i])));
+  }
+  if (failed()) return;
+  const std::string space = shared ? "shared" : "global";
+  if (t == DataType::kF32) {
+    if (shared || st_.target.sm() < 90) {
+      for (int64_t i = 0; i < n; ++i) {
+        Line(absl::StrCat("red.", space, ".add.f32 ", At(addr, offset + 4 * i),
+                          ", ", v[i], ";"));
+      }
+      return;
+    }
+    ptx_isa_needed_ = std::max(ptx_isa_needed_, 81);
+    return Line(absl::StrCat("red.global.add.v", n, ".f32 ", At(addr, offset),
+                             ", {", absl::StrJoin(v, ", "), "};"));
+  }
+  if ((t != DataType::kF16 && t != DataType::kBF16) || n != 2) {
+    return Fail("a vector atomic_add of this dtype");
+  }
+  // red.add.noftz.bf16x2 is sm_90's; NVRTC spells a CAS loop before.
+  if (t == DataType::kBF16 && st_.target.sm() < 90) {
+    return Fail("a bf16x2 atomic_add before sm_90");
+  }
+  const std::string packed = NewReg(DataType::kU32);
+  Line(absl::StrCat("mov.b32 ", packed, ", {", v[0], ", ", v[1], "};"));
+  Line(absl::StrCat("red.", space, ".add.noftz.", ValueType(t), "x2 ",
+                    At(addr, offset), ", ", packed, ";"));
 }
 
 }  // namespace tessel::codegen::ptx

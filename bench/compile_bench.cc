@@ -1,9 +1,11 @@
 // compile() latency over every kernel of a warmup manifest: the first
-// compile in this process (lowering + codegen + NVRTC or a disk hit) and the
-// repeat compile of the same program (the program memo), as JSON.
+// compile in this process (lowering + codegen + NVRTC or a disk hit), the
+// repeat compile of the same program (the program memo), and the passes and
+// CUDA codegen alone, repeated in this process (what a disk hit pays before
+// the cache is asked: lower_us, passes_us, codegen_us), as JSON.
 //
 //   build/release/bench/compile_bench [--manifest samples/kernels.json]
-//       [--arch sm_90a] [--reps 200] [--out FILE]
+//       [--arch sm_90a] [--reps 200] [--lower-reps 20] [--out FILE]
 //
 // Set TESSEL_CACHE_DIR to an empty folder for cold first compiles. Needs no
 // GPU. Never a test: it reports, it does not judge.
@@ -20,6 +22,7 @@
 #include "tessel/compile.h"
 #include "tessel/registry.h"
 #include "tessel/runtime.h"
+#include "tools/lowering.h"
 
 namespace {
 
@@ -37,7 +40,7 @@ double Micros(F&& f) {
 
 int main(int argc, char** argv) {
   std::string manifest = "samples/kernels.json", arch = "sm_90a", out;
-  int reps = 200;
+  int reps = 200, lower_reps = 20;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -52,11 +55,13 @@ int main(int argc, char** argv) {
       arch = v;
     } else if (const char* v = value("--reps")) {
       reps = std::max(1, std::atoi(v));
+    } else if (const char* v = value("--lower-reps")) {
+      lower_reps = std::max(0, std::atoi(v));
     } else if (const char* v = value("--out")) {
       out = v;
     } else {
       std::cerr << "usage: compile_bench [--manifest F] [--arch A] [--reps N] "
-                   "[--out F]\n";
+                   "[--lower-reps N] [--out F]\n";
       return 2;
     }
   }
@@ -68,7 +73,7 @@ int main(int argc, char** argv) {
   }
   const tessel::CompileOptions options{.target = tessel::Target::cuda(arch)};
   nlohmann::json kernels = nlohmann::json::array();
-  std::vector<double> firsts, repeats;
+  std::vector<double> firsts, repeats, lowers;
   for (const nlohmann::json& entry : m["kernels"]) {
     const std::string name = entry.value("name", "");
     nlohmann::json record = {
@@ -96,6 +101,22 @@ int main(int argc, char** argv) {
     }
     record["repeat_compile_us"] = Median(again);
     record["repeat_origin"] = k->cache_origin();
+    std::vector<double> lower, passes, codegen;
+    for (int r = 0; r < lower_reps; ++r) {
+      absl::StatusOr<tessel::tools::LoweredKernel> l;
+      lower.push_back(Micros([&] {
+        l = tessel::tools::LowerWithCodegen(*program, {.arch = arch});
+      }));
+      if (!l.ok()) break;
+      passes.push_back(l->passes_ms * 1000);
+      codegen.push_back(l->codegen_ms * 1000);
+    }
+    if (!lower.empty()) {
+      record["lower_us"] = Median(lower);
+      record["passes_us"] = Median(passes);
+      record["codegen_us"] = Median(codegen);
+      lowers.push_back(Median(lower));
+    }
     firsts.push_back(first / 1000);
     repeats.push_back(Median(again));
     kernels.push_back(record);
@@ -108,6 +129,7 @@ int main(int argc, char** argv) {
       {"max_first_compile_ms",
        firsts.empty() ? 0 : *std::max_element(firsts.begin(), firsts.end())},
       {"median_repeat_compile_us", Median(repeats)},
+      {"median_lower_us", Median(lowers)},
       {"max_repeat_compile_us",
        repeats.empty() ? 0
                        : *std::max_element(repeats.begin(), repeats.end())}};

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -228,105 +229,120 @@ std::string SanitizedName(const std::string& name) {
   return out;
 }
 
-Printer::Printer(const passes::LoweringState& st) : st_(st) {
-  for (const char* reserved : {"smem",         "smem_base",
-                               "tl",           "int",
-                               "float",        "double",
-                               "bool",         "min",
-                               "max",          "threadIdx",
-                               "blockIdx",     "printf",
-                               "half",         "char",
-                               "short",        "long",
-                               "unsigned",     "signed",
-                               "const",        "auto",
-                               "for",          "if",
-                               "else",         "return",
-                               "void",         "new",
-                               "delete",       "this",
-                               "default",      "case",
-                               "do",           "while",
-                               "switch",       "break",
-                               "continue",     "goto",
-                               "static",       "extern",
-                               "volatile",     "inline",
-                               "struct",       "class",
-                               "union",        "enum",
-                               "typedef",      "sizeof",
-                               "namespace",    "template",
-                               "typename",     "operator",
-                               "public",       "private",
-                               "protected",    "virtual",
-                               "friend",       "register",
-                               "true",         "false",
-                               "nullptr",      "using",
-                               "try",          "catch",
-                               "throw",        "asm",
-                               "mutable",      "explicit",
-                               "export",       "float2",
-                               "float4",       "uint4",
-                               "uint2",        "dim3",
-                               "warpSize",     "blockDim",
-                               "gridDim",      "std",
-                               "tessel",       "main",
-                               "half2",        "nv_bfloat16",
-                               "nv_bfloat162", "CUtensorMap",
-                               "NULL",         "INFINITY",
-                               "NAN",          "alignas",
-                               "alignof",      "char8_t",
-                               "char16_t",     "char32_t",
-                               "co_await",     "co_return",
-                               "co_yield",     "concept",
-                               "consteval",    "constexpr",
-                               "constinit",    "const_cast",
-                               "decltype",     "dynamic_cast",
-                               "noexcept",     "reinterpret_cast",
-                               "requires",     "static_assert",
-                               "static_cast",  "thread_local",
-                               "typeid",       "wchar_t",
-                               "and",          "and_eq",
-                               "bitand",       "bitor",
-                               "compl",        "not",
-                               "not_eq",       "or",
-                               "or_eq",        "xor",
-                               "xor_eq",       "uint",
-                               "ushort",       "ulong",
-                               "uchar",        "longlong",
-                               "ulonglong"}) {
-    used_.insert(reserved);
-  }
-  // CUDA's vector types: int2, float4, ulonglong2, ...
-  for (const char* base :
-       {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
-        "longlong", "ulonglong", "float", "double"}) {
-    for (int n = 1; n <= 4; ++n) used_.insert(absl::StrCat(base, n));
-  }
-  for (const char* reserved : {"dim3"}) {
-    used_.insert(reserved);
-  }
-  // Functions NVRTC's translation unit declares in the global namespace: a
-  // kernel (extern "C") or a variable of one of these names would clash or
-  // hide it (a program named "round" once failed to compile).
-  for (const char* function :
-       {"abs",    "acos",      "acosf",  "acosh",    "asin",      "asinf",
-        "asinh",  "atan",      "atan2",  "atan2f",   "atanf",     "atanh",
-        "cbrt",   "ceil",      "ceilf",  "copysign", "cos",       "cosf",
-        "cosh",   "coshf",     "erf",    "erfc",     "erff",      "exp",
-        "exp10",  "exp10f",    "exp2",   "exp2f",    "expf",      "expm1",
-        "fabs",   "fabsf",     "fdim",   "floor",    "floorf",    "fma",
-        "fmaf",   "fmax",      "fmaxf",  "fmin",     "fminf",     "fmod",
-        "fmodf",  "frexp",     "hypot",  "isfinite", "isinf",     "isnan",
-        "ldexp",  "lgamma",    "llrint", "llround",  "log",       "log10",
-        "log10f", "log1p",     "log1pf", "log2",     "log2f",     "logf",
-        "lrint",  "lround",    "modf",   "nan",      "nearbyint", "pow",
-        "powf",   "remainder", "rint",   "round",    "roundf",    "rsqrt",
-        "rsqrtf", "signbit",   "sin",    "sincos",   "sinf",      "sinh",
-        "sinhf",  "sqrt",      "sqrtf",  "tan",      "tanf",      "tanh",
-        "tanhf",  "tgamma",    "trunc",  "truncf",   "labs",      "llabs",
-        "malloc", "free",      "memcpy", "memset",   "clock",     "clock64",
-        "assert", "abort",     "exit",   "atomicAdd"}) {
-    used_.insert(function);
-  }
+namespace {
+
+// Names a kernel's identifiers never take: C++ and CUDA words, the
+// prelude's, and the global functions of NVRTC's translation unit. Built
+// once: every printer asks it.
+const absl::flat_hash_set<std::string>& ReservedNames() {
+  static const auto* const kNames = [] {
+    auto* names_ptr = new absl::flat_hash_set<std::string>();
+    absl::flat_hash_set<std::string>& names = *names_ptr;
+    for (const char* reserved : {"smem",         "smem_base",
+                                 "tl",           "int",
+                                 "float",        "double",
+                                 "bool",         "min",
+                                 "max",          "threadIdx",
+                                 "blockIdx",     "printf",
+                                 "half",         "char",
+                                 "short",        "long",
+                                 "unsigned",     "signed",
+                                 "const",        "auto",
+                                 "for",          "if",
+                                 "else",         "return",
+                                 "void",         "new",
+                                 "delete",       "this",
+                                 "default",      "case",
+                                 "do",           "while",
+                                 "switch",       "break",
+                                 "continue",     "goto",
+                                 "static",       "extern",
+                                 "volatile",     "inline",
+                                 "struct",       "class",
+                                 "union",        "enum",
+                                 "typedef",      "sizeof",
+                                 "namespace",    "template",
+                                 "typename",     "operator",
+                                 "public",       "private",
+                                 "protected",    "virtual",
+                                 "friend",       "register",
+                                 "true",         "false",
+                                 "nullptr",      "using",
+                                 "try",          "catch",
+                                 "throw",        "asm",
+                                 "mutable",      "explicit",
+                                 "export",       "float2",
+                                 "float4",       "uint4",
+                                 "uint2",        "dim3",
+                                 "warpSize",     "blockDim",
+                                 "gridDim",      "std",
+                                 "tessel",       "main",
+                                 "half2",        "nv_bfloat16",
+                                 "nv_bfloat162", "CUtensorMap",
+                                 "NULL",         "INFINITY",
+                                 "NAN",          "alignas",
+                                 "alignof",      "char8_t",
+                                 "char16_t",     "char32_t",
+                                 "co_await",     "co_return",
+                                 "co_yield",     "concept",
+                                 "consteval",    "constexpr",
+                                 "constinit",    "const_cast",
+                                 "decltype",     "dynamic_cast",
+                                 "noexcept",     "reinterpret_cast",
+                                 "requires",     "static_assert",
+                                 "static_cast",  "thread_local",
+                                 "typeid",       "wchar_t",
+                                 "and",          "and_eq",
+                                 "bitand",       "bitor",
+                                 "compl",        "not",
+                                 "not_eq",       "or",
+                                 "or_eq",        "xor",
+                                 "xor_eq",       "uint",
+                                 "ushort",       "ulong",
+                                 "uchar",        "longlong",
+                                 "ulonglong"}) {
+      names.insert(reserved);
+    }
+    // CUDA's vector types: int2, float4, ulonglong2, ...
+    for (const char* base :
+         {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+          "longlong", "ulonglong", "float", "double"}) {
+      for (int n = 1; n <= 4; ++n) names.insert(absl::StrCat(base, n));
+    }
+    for (const char* reserved : {"dim3"}) {
+      names.insert(reserved);
+    }
+    // Functions NVRTC's translation unit declares in the global namespace: a
+    // kernel (extern "C") or a variable of one of these names would clash or
+    // hide it (a program named "round" once failed to compile).
+    for (const char* function :
+         {"abs",    "acos",      "acosf",  "acosh",    "asin",      "asinf",
+          "asinh",  "atan",      "atan2",  "atan2f",   "atanf",     "atanh",
+          "cbrt",   "ceil",      "ceilf",  "copysign", "cos",       "cosf",
+          "cosh",   "coshf",     "erf",    "erfc",     "erff",      "exp",
+          "exp10",  "exp10f",    "exp2",   "exp2f",    "expf",      "expm1",
+          "fabs",   "fabsf",     "fdim",   "floor",    "floorf",    "fma",
+          "fmaf",   "fmax",      "fmaxf",  "fmin",     "fminf",     "fmod",
+          "fmodf",  "frexp",     "hypot",  "isfinite", "isinf",     "isnan",
+          "ldexp",  "lgamma",    "llrint", "llround",  "log",       "log10",
+          "log10f", "log1p",     "log1pf", "log2",     "log2f",     "logf",
+          "lrint",  "lround",    "modf",   "nan",      "nearbyint", "pow",
+          "powf",   "remainder", "rint",   "round",    "roundf",    "rsqrt",
+          "rsqrtf", "signbit",   "sin",    "sincos",   "sinf",      "sinh",
+          "sinhf",  "sqrt",      "sqrtf",  "tan",      "tanf",      "tanh",
+          "tanhf",  "tgamma",    "trunc",  "truncf",   "labs",      "llabs",
+          "malloc", "free",      "memcpy", "memset",   "clock",     "clock64",
+          "assert", "abort",     "exit",   "atomicAdd"}) {
+      names.insert(function);
+    }
+    return names_ptr;
+  }();
+  return *kNames;
 }
+
+}  // namespace
+
+Printer::Printer(const passes::LoweringState& st) : st_(st) {}
 
 // (names_ is node-based: a returned name stays valid as others are added.)
 const std::string& Printer::Name(const void* key, const std::string& want) {
@@ -334,14 +350,23 @@ const std::string& Printer::Name(const void* key, const std::string& want) {
   if (it != names_.end()) return it->second;
   std::string base = SanitizedName(want);
   std::string name = base;
-  for (int i = 1; used_.count(name); ++i) name = absl::StrCat(base, "_", i);
+  const absl::flat_hash_set<std::string>& reserved = ReservedNames();
+  // Suffixes below next_suffix_[base] are all taken (names are never given
+  // back): the search starts there, not at 1 for the hundredth "i".
+  int& next = next_suffix_[base];
+  for (int i = std::max(next, 1); used_.count(name) || reserved.contains(name);
+       ++i) {
+    name = absl::StrCat(base, "_", i);
+    next = i + 1;
+  }
   used_.insert(name);
   return names_[key] = std::move(name);
 }
 
 void Printer::Line(std::string_view s) {
-  for (int i = 0; i < indent_; ++i) out_.write("  ", 2);
-  out_.write(s.data(), static_cast<std::streamsize>(s.size())).put('\n');
+  out_.append(2 * indent_, ' ');
+  out_.append(s);
+  out_.push_back('\n');
 }
 
 void Printer::Stmt(const ir::Stmt& s) {
@@ -500,7 +525,7 @@ std::string Printer::Emit(std::string* entry) {
                                   Name(&m, m.name)));
   }
   // Body first (names settle), then the header around it.
-  std::ostringstream body_text;
+  std::string body_text;
   std::swap(out_, body_text);
   indent_ = 1;
   // Shared buffers: typed pointers and 32-bit addresses at planned offsets.
@@ -556,7 +581,7 @@ std::string Printer::Emit(std::string* entry) {
   src << "extern \"C\" __global__ void __launch_bounds__(" << threads
       << (st_.producer_threads > 0 ? ", 1" : "") << ")\n"
       << *entry << "(" << absl::StrJoin(params, ", ") << ") {\n";
-  src << body_text.str() << "}\n";
+  src << body_text << "}\n";
   return src.str();
 }
 

@@ -161,6 +161,26 @@ std::optional<std::vector<int64_t>> ConstIndices(
   return out;
 }
 
+// The row-major offset of the element at the indices `idx` then `more`
+// (as many as `extents`); nullopt if one of `idx` is not constant.
+std::optional<int64_t> ConstFlatOffset(const std::vector<int64_t>& extents,
+                                       const std::vector<ir::Expr>& idx,
+                                       absl::Span<const int64_t> more) {
+  int64_t offset = 0;
+  for (size_t k = 0; k < extents.size(); ++k) {
+    int64_t i;
+    if (k < idx.size()) {
+      const auto* c = idx[k].As<ir::IntImmNode>();
+      if (c == nullptr) return std::nullopt;
+      i = c->value;
+    } else {
+      i = more[k - idx.size()];
+    }
+    offset = offset * extents[k] + i;
+  }
+  return offset;
+}
+
 }  // namespace
 
 // A flat local array's element is name[row-major offset] (a constant where
@@ -170,8 +190,8 @@ std::string Printer::Access(const ir::Buffer& b,
                             const std::vector<ir::Expr>& idx) {
   std::string name = BufName(b.get());
   if (b->scope == ir::Scope::kVar) return name;
-  std::optional<std::vector<int64_t>> extents = FlatLocalExtents(*b.get());
-  if (!extents || idx.empty()) {
+  const std::vector<int64_t>* extents = FlatExtents(b.get());
+  if (extents == nullptr || idx.empty()) {
     if (idx.size() == 1 && !rebases_.empty()) {
       if (std::optional<std::string> r = Rebased(*b.get(), idx[0])) return *r;
     }
@@ -200,19 +220,27 @@ std::string Printer::Access(const ir::Buffer& b,
 }
 
 std::string Printer::Element(const ir::Expr& ref,
-                             const std::vector<int64_t>& more) {
+                             absl::Span<const int64_t> more) {
   const auto* l = ref.As<ir::CallNode>()->args[0].As<ir::LoadNode>();
-  std::optional<std::vector<int64_t>> extents =
-      FlatLocalExtents(*l->buffer.get());
-  std::optional<std::vector<int64_t>> c = ConstIndices(l->indices);
-  if (extents && c && c->size() + more.size() == extents->size()) {
-    c->insert(c->end(), more.begin(), more.end());  // wgmma's operands
-    return absl::StrCat(BufName(l->buffer.get()), "[", FlatOffset(*extents, *c),
-                        "]");
+  const std::vector<int64_t>* extents = FlatExtents(l->buffer.get());
+  if (extents && l->indices.size() + more.size() == extents->size()) {
+    if (std::optional<int64_t> offset =
+            ConstFlatOffset(*extents, l->indices, more)) {
+      return absl::StrCat(BufName(l->buffer.get()), "[", *offset,
+                          "]");  // wgmma's operands
+    }
   }
   std::vector<ir::Expr> idx = l->indices;
   for (int64_t i : more) idx.push_back(ir::Expr(static_cast<int>(i)));
   return Access(l->buffer, idx);
+}
+
+const std::vector<int64_t>* Printer::FlatExtents(const ir::BufferNode* b) {
+  if (b->scope != ir::Scope::kLocal || b->shape.size() < 2) return nullptr;
+  auto it = flat_extents_.find(b);
+  if (it == flat_extents_.end())
+    it = flat_extents_.emplace(b, FlatLocalExtents(*b)).first;
+  return it->second ? &*it->second : nullptr;
 }
 
 std::string Printer::Binary(const ir::BinaryNode& b) {

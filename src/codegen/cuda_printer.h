@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "src/ir/expr.h"
 #include "src/ir/stmt.h"
 #include "src/passes/lowering_state.h"
@@ -52,7 +53,9 @@ class Printer {
   std::string Access(const ir::Buffer& b, const std::vector<ir::Expr>& idx);
   // The element of reference `ref` (a kRef of a local array, fewer indices
   // than its rank) at the further constant indices `more`.
-  std::string Element(const ir::Expr& ref, const std::vector<int64_t>& more);
+  std::string Element(const ir::Expr& ref, absl::Span<const int64_t> more);
+  // FlatLocalExtents(*b), worked out once per buffer (null: not flat).
+  const std::vector<int64_t>* FlatExtents(const ir::BufferNode* b);
   std::string Binary(const ir::BinaryNode& b);
   std::string Math(const ir::MathNode& m);
   std::string Call(const ir::CallNode& c);
@@ -88,10 +91,14 @@ class Printer {
 
  private:
   const passes::LoweringState& st_;
-  std::ostringstream out_;
+  std::string out_;
   int indent_ = 0;
   std::unordered_map<const void*, std::string> names_;
   std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, int> next_suffix_;  // Name()'s search
+  // FlatExtents' answers (node-based: an answer stays where it is).
+  std::unordered_map<const ir::BufferNode*, std::optional<std::vector<int64_t>>>
+      flat_extents_;
   // Loop nests around mma.sync / ldmatrix printed unrolled (cuda_codegen.cc).
   bool unroll_fragment_nests_ = false;
   // The base pointers of the unrolled nest being printed (cuda_rebase.cc).

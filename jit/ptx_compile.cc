@@ -195,7 +195,27 @@ absl::StatusOr<std::string> PtxasPath() {
                    "ptxas's path"));
 }
 
-bool PtxasAvailable() { return PtxasPath().ok(); }
+bool PtxasAvailable() {
+  // Asked on every lowering: the answer is kept for the variables that
+  // choose the ptxas (a toolkit's files do not come and go mid-process;
+  // the variables may, and a change of one looks again).
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v == nullptr ? "" : v);
+  };
+  std::string where = absl::StrCat(env("TESSEL_PTXAS"), "\n", env("CUDA_HOME"),
+                                   "\n", env("CUDA_PATH"));
+  static absl::Mutex mu(absl::kConstInit);
+  static std::string* asked = nullptr;  // guarded by mu
+  static bool answer = false;
+  absl::MutexLock lock(&mu);
+  if (asked == nullptr || *asked != where) {
+    answer = PtxasPath().ok();
+    if (asked == nullptr) asked = new std::string;
+    *asked = std::move(where);
+  }
+  return answer;
+}
 
 absl::StatusOr<Cubin> CompilePtx(const CudaSource& source,
                                  const CompileOptions& options,

@@ -46,6 +46,8 @@ std::vector<std::string> PtxasOptions(const CompileOptions& options,
 absl::StatusOr<std::string> PtxasPath();
 
 // Whether PtxasPath() finds an executable file: PTX can be compiled here.
+// Asked on every lowering, so answered once per value of $TESSEL_PTXAS,
+// $CUDA_HOME and $CUDA_PATH.
 bool PtxasAvailable();
 
 // Compiles the PTX module `source.text` for `arch` (resolved: "sm_90a") with

@@ -4,6 +4,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "absl/container/node_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "src/codegen/prelude.h"
 
 namespace tessel::codegen {
@@ -187,24 +189,42 @@ const jit::CudaHeader& Umbrella() {
   return missing;
 }
 
-std::unordered_set<std::string> NeededParts(std::string_view kernel_text) {
+// The parts a name brings: every part that declares it (all overloads and
+// specializations of it); a name no part declares in a form Declared()
+// knows (a macro, a constant) brings every part that mentions it. Worked out
+// once per name: kernels use the same few dozen, and the prelude is fixed.
+const std::vector<const Part*>& PartsFor(std::string_view name) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* const known =
+      new absl::node_hash_map<std::string, std::vector<const Part*>>;
+  absl::MutexLock lock(&mu);
+  if (auto it = known->find(absl::string_view(name.data(), name.size()));
+      it != known->end())
+    return it->second;
   const PartIndex& index = Index();
+  std::vector<const Part*> parts;
+  for (const Part& part : index.parts) {
+    if (part.declared.count(name)) parts.push_back(&part);
+  }
+  if (parts.empty()) {
+    for (const Part& part : index.parts) {
+      if (Mentions(part.code, name)) parts.push_back(&part);
+    }
+  }
+  // Only a kernel's text names these, but a program's name is in it too:
+  // a bounded memo (past the bound, each answer is worked out again).
+  if (known->size() >= 4096) {
+    thread_local std::vector<const Part*> unkept;
+    unkept = std::move(parts);
+    return unkept;
+  }
+  return (*known)[std::string(name)] = std::move(parts);
+}
+
+std::unordered_set<std::string> NeededParts(std::string_view kernel_text) {
   std::unordered_set<std::string> needed = {std::string(kAlwaysIncluded)};
   for (std::string_view name : UsedNames(kernel_text)) {
-    // Every part that declares the name (all overloads and specializations
-    // of it); a name no part declares in a form Declared() knows (a macro, a
-    // constant) brings every part that mentions it.
-    bool declared = false;
-    for (const Part& part : index.parts) {
-      if (part.declared.count(name)) {
-        needed.insert(part.name);
-        declared = true;
-      }
-    }
-    if (declared) continue;
-    for (const Part& part : index.parts) {
-      if (Mentions(part.code, name)) needed.insert(part.name);
-    }
+    for (const Part* part : PartsFor(name)) needed.insert(part->name);
   }
   return needed;
 }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <utility>
@@ -195,10 +196,10 @@ absl::StatusOr<std::string> PtxasPath() {
                    "ptxas's path"));
 }
 
-bool PtxasAvailable() {
-  // Asked on every lowering: the answer is kept for the variables that
-  // choose the ptxas (a toolkit's files do not come and go mid-process;
-  // the variables may, and a change of one looks again).
+absl::StatusOr<std::string> KnownPtxasPath() {
+  // Asked on every lowering and cache lookup: the answer is kept for the
+  // variables that choose the ptxas (a toolkit's files do not come and go
+  // mid-process; the variables may, and a change of one looks again).
   auto env = [](const char* name) {
     const char* v = std::getenv(name);
     return std::string(v == nullptr ? "" : v);
@@ -206,16 +207,18 @@ bool PtxasAvailable() {
   std::string where = absl::StrCat(env("TESSEL_PTXAS"), "\n", env("CUDA_HOME"),
                                    "\n", env("CUDA_PATH"));
   static absl::Mutex mu(absl::kConstInit);
-  static std::string* asked = nullptr;  // guarded by mu
-  static bool answer = false;
+  // Guarded by mu.
+  static auto* const asked = new std::optional<std::string>;
+  static auto* const answer = new absl::StatusOr<std::string>;
   absl::MutexLock lock(&mu);
-  if (asked == nullptr || *asked != where) {
-    answer = PtxasPath().ok();
-    if (asked == nullptr) asked = new std::string;
+  if (*asked != where) {
+    *answer = PtxasPath();
     *asked = std::move(where);
   }
-  return answer;
+  return *answer;
 }
+
+bool PtxasAvailable() { return KnownPtxasPath().ok(); }
 
 absl::StatusOr<Cubin> CompilePtx(const CudaSource& source,
                                  const CompileOptions& options,

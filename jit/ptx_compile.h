@@ -45,9 +45,12 @@ std::vector<std::string> PtxasOptions(const CompileOptions& options,
 // The ptxas to run (see above), or FailedPrecondition naming where it looked.
 absl::StatusOr<std::string> PtxasPath();
 
-// Whether PtxasPath() finds an executable file: PTX can be compiled here.
-// Asked on every lowering, so answered once per value of $TESSEL_PTXAS,
-// $CUDA_HOME and $CUDA_PATH.
+// PtxasPath(), looked up once per value of $TESSEL_PTXAS, $CUDA_HOME and
+// $CUDA_PATH: every lowering and cache lookup asks it.
+absl::StatusOr<std::string> KnownPtxasPath();
+
+// Whether KnownPtxasPath() finds an executable file: PTX can be compiled
+// here.
 bool PtxasAvailable();
 
 // Compiles the PTX module `source.text` for `arch` (resolved: "sm_90a") with

@@ -84,7 +84,7 @@ std::string PtxasVersion() {
   // ptxas path -> version; guarded by mu.
   static auto* const versions =
       new absl::flat_hash_map<std::string, std::string>();
-  absl::StatusOr<std::string> path = PtxasPath();
+  absl::StatusOr<std::string> path = KnownPtxasPath();
   if (!path.ok()) return "unknown";
   {
     absl::MutexLock lock(&mu);

@@ -219,17 +219,25 @@ std::string Printer::Access(const ir::Buffer& b,
                       ">(&", element, "))");
 }
 
-std::string Printer::Element(const ir::Expr& ref,
-                             absl::Span<const int64_t> more) {
+std::optional<std::pair<const ir::BufferNode*, int64_t>> Printer::FlatElement(
+    const ir::Expr& ref, absl::Span<const int64_t> more) {
   const auto* l = ref.As<ir::CallNode>()->args[0].As<ir::LoadNode>();
   const std::vector<int64_t>* extents = FlatExtents(l->buffer.get());
   if (extents && l->indices.size() + more.size() == extents->size()) {
     if (std::optional<int64_t> offset =
             ConstFlatOffset(*extents, l->indices, more)) {
-      return absl::StrCat(BufName(l->buffer.get()), "[", *offset,
-                          "]");  // wgmma's operands
+      return std::make_pair(l->buffer.get(), *offset);
     }
   }
+  return std::nullopt;
+}
+
+std::string Printer::Element(const ir::Expr& ref,
+                             absl::Span<const int64_t> more) {
+  if (auto e = FlatElement(ref, more)) {
+    return absl::StrCat(BufName(e->first), "[", e->second, "]");
+  }
+  const auto* l = ref.As<ir::CallNode>()->args[0].As<ir::LoadNode>();
   std::vector<ir::Expr> idx = l->indices;
   for (int64_t i : more) idx.push_back(ir::Expr(static_cast<int>(i)));
   return Access(l->buffer, idx);

@@ -67,6 +67,19 @@ void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
     int b = 0, scale_d = 0;
     std::string imms;
   };
+  // The accumulators by (array, offset): each k step names the same ones,
+  // and their text is built once.
+  absl::flat_hash_map<std::pair<const ir::BufferNode*, int64_t>, int> out_slot;
+  auto out_of = [&](const ir::Expr& ref, int64_t row, int64_t col) {
+    const std::optional<std::pair<const ir::BufferNode*, int64_t>> e =
+        FlatElement(ref, {row, col});
+    if (!e) return index_of(outs, out_index, Element(ref, {row, col}));
+    auto [it, added] = out_slot.try_emplace(*e, static_cast<int>(outs.size()));
+    if (added) {
+      outs.push_back(absl::StrCat(BufName(e->first), "[", e->second, "]"));
+    }
+    return it->second;
+  };
   std::vector<Instruction> instructions;
   for (const ir::CallNode* c : calls) {
     const std::string& type = c->args[0].As<ir::CallNode>()->name;
@@ -82,8 +95,7 @@ void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
     in.shape = absl::StrCat("m64n", n, "k", fp8 ? 32 : 16, ".f32.",
                             fp8 ? type : absl::StrCat(type, ".", type));
     for (int i = 0; i < n / 2; ++i) {
-      in.d.push_back(
-          index_of(outs, out_index, Element(c->args[4], {n0 + i / 4, i % 4})));
+      in.d.push_back(out_of(c->args[4], n0 + i / 4, i % 4));
       if (overwritten.size() < outs.size()) overwritten.push_back(!accumulate);
     }
     if (a_in_registers) {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -54,6 +55,10 @@ class Printer {
   // The element of reference `ref` (a kRef of a local array, fewer indices
   // than its rank) at the further constant indices `more`.
   std::string Element(const ir::Expr& ref, absl::Span<const int64_t> more);
+  // The same element as a flat local array and its constant offset
+  // (Element prints name[offset]); nullopt where an index is not constant.
+  std::optional<std::pair<const ir::BufferNode*, int64_t>> FlatElement(
+      const ir::Expr& ref, absl::Span<const int64_t> more);
   // FlatLocalExtents(*b), worked out once per buffer (null: not flat).
   const std::vector<int64_t>* FlatExtents(const ir::BufferNode* b);
   std::string Binary(const ir::BinaryNode& b);

@@ -410,6 +410,16 @@ absl::Status CacheDirectory::Clear() const {
        fs::directory_iterator(PtxasMemoFolder(root_), ec)) {
     if (file.is_regular_file(ec)) temps.push_back(file.path());
   }
+  // And the program index's records (DiskCache::RecordPath) go too.
+  for (const fs::directory_entry& shard :
+       fs::directory_iterator(fs::path(root_) / "programs", ec)) {
+    std::error_code shard_ec;
+    if (!shard.is_directory(shard_ec) || shard.is_symlink(shard_ec)) continue;
+    for (const fs::directory_entry& file :
+         fs::directory_iterator(shard.path(), shard_ec)) {
+      if (file.is_regular_file(shard_ec)) temps.push_back(file.path());
+    }
+  }
   return RemoveFiles(temps);
 }
 

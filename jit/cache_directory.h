@@ -92,7 +92,7 @@ class CacheDirectory {
   absl::Status Remove(const std::string& key) const;
   // Bytes of all files under version_dir().
   absl::StatusOr<uint64_t> TotalBytes() const;
-  // Removes every entry (and stray temp files).
+  // Removes every entry (and stray temp files, the program index's records).
   absl::Status Clear() const;
   // Removes least recently used entries until at most `max_bytes` remain, and
   // temp files older than an hour (left by a killed writer). Returns the

@@ -238,6 +238,43 @@ absl::Status DiskCache::Store(const std::string& key, const Cubin& cubin,
   return absl::OkStatus();
 }
 
+std::string DiskCache::RecordPath(const std::string& key) const {
+  return (fs::path(options_.dir) / "programs" / key.substr(0, 2) / key)
+      .string();
+}
+
+std::optional<std::string> DiskCache::LoadRecord(const std::string& key) {
+  if (!enabled_ || key.size() < 2) return std::nullopt;
+  const std::string path = RecordPath(key);
+  const std::string shard = fs::path(path).parent_path().string();
+  if (directory_.CheckTrusted().ok() == false ||
+      !UnsafeFolderReason(fs::path(shard).parent_path().string()).empty() ||
+      !UnsafeFolderReason(shard).empty()) {
+    return std::nullopt;  // missing (the usual miss) or not ours to read
+  }
+  const int fd = OpenNoFollow(path);
+  if (fd < 0) return std::nullopt;
+  std::string bytes;
+  const bool read =
+      UnsafeFileReason(fd, path).empty() && ReadWholeFile(fd, bytes);
+  ::close(fd);
+  if (!read) return std::nullopt;
+  return bytes;
+}
+
+void DiskCache::StoreRecord(const std::string& key, absl::string_view bytes) {
+  if (!enabled_ || key.size() < 2) return;
+  const std::string path = RecordPath(key);
+  const fs::path shard = fs::path(path).parent_path();
+  if (!MakePrivateDirs(shard.string()).ok()) return;
+  if (!directory_.CheckTrusted().ok() ||
+      !UnsafeFolderReason(shard.parent_path().string()).empty() ||
+      !UnsafeFolderReason(shard.string()).empty()) {
+    return;  // nothing written where others could change it
+  }
+  (void)WriteFileAtomically(path, bytes);
+}
+
 std::unique_ptr<DiskCache::KeyLock> DiskCache::LockKey(const std::string& key) {
   if (!enabled_ || key.size() < 2) return nullptr;
   const std::string path = directory_.EntryPath(key, ".lock");

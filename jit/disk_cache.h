@@ -88,6 +88,15 @@ class DiskCache {
   class KeyLock;
   std::unique_ptr<KeyLock> LockKey(const std::string& key);
 
+  // Small records beside the entries, for layers above the cache (the
+  // program index, src/runtime/program_index.h): <root>/programs/<2 hex>/
+  // <key>, with the entries' trust checks and atomic writes. Nothing is
+  // relied on: the caller checks what it reads, and a record whose entry is
+  // gone is the caller's miss. RecordPath is where `key`'s record lives.
+  std::string RecordPath(const std::string& key) const;
+  std::optional<std::string> LoadRecord(const std::string& key);
+  void StoreRecord(const std::string& key, absl::string_view bytes);
+
  private:
   void Disable(std::string reason);
   void WarnOnce(const std::string& what);

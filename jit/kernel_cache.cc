@@ -81,6 +81,30 @@ absl::StatusOr<CachedCubin> KernelCache::GetCubin(
   return flight->result;
 }
 
+std::optional<CachedCubin> KernelCache::FindCubin(const std::string& key,
+                                                  const std::string& arch,
+                                                  const std::string& entry) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (std::shared_ptr<const Cubin> hit = memory_.Find(key)) {
+      // The memory cache holds what this process compiled or loaded for the
+      // key; its arch and entry are the key's (the key hashes both).
+      internal::Count(internal::Counter::kMemoryHits);
+      return CachedCubin{key, std::move(hit), CubinOrigin::kMemory};
+    }
+  }
+  std::optional<Cubin> hit = disk_.Load(MakeEntryStamp(key, arch, entry));
+  if (!hit) return std::nullopt;
+  internal::Count(internal::Counter::kDiskHits);
+  RecordCacheUsage(disk_.directory().version_dir(), true);
+  auto cubin = std::make_shared<const Cubin>(*std::move(hit));
+  {
+    absl::MutexLock lock(&mu_);
+    memory_.Insert(key, cubin);
+  }
+  return CachedCubin{key, std::move(cubin), CubinOrigin::kDisk};
+}
+
 absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
                                               const CudaSource& source,
                                               const CompileOptions& options) {

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -74,6 +75,13 @@ class KernelCache {
 
   // The cubin for (source, options). Errors are not cached: the next call
   // tries again.
+  // The cubin stored under `key` (ComputeCacheKey's) for `arch` (resolved:
+  // "sm_90a") and `entry`, from memory or disk; nullopt when neither holds
+  // it. Never compiles: for a caller that knows the key without the source
+  // (the program index, src/runtime/program_index.h).
+  std::optional<CachedCubin> FindCubin(const std::string& key,
+                                       const std::string& arch,
+                                       const std::string& entry);
   absl::StatusOr<CachedCubin> GetCubin(const CudaSource& source,
                                        const CompileOptions& options);
 

@@ -1,5 +1,6 @@
 #include "src/ir/structural.h"
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -341,6 +342,16 @@ std::vector<uint64_t> Tokens(const Program& p) {
 uint64_t StructuralHash(const Program& program) {
   std::vector<uint64_t> t = Tokens(program);
   return XXH3_64bits(t.data(), t.size() * sizeof(uint64_t));
+}
+
+std::string StructuralKey(const Program& program) {
+  std::vector<uint64_t> t = Tokens(program);
+  const XXH128_hash_t h = XXH3_128bits(t.data(), t.size() * sizeof(uint64_t));
+  char hex[33];
+  std::snprintf(hex, sizeof(hex), "%016llx%016llx",
+                static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return hex;
 }
 
 bool StructuralEqual(const Program& a, const Program& b) {

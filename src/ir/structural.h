@@ -13,12 +13,17 @@
 #define TESSEL_SRC_IR_STRUCTURAL_H_
 
 #include <cstdint>
+#include <string>
 
 #include "src/ir/program.h"
 
 namespace tessel::ir {
 
 uint64_t StructuralHash(const Program& program);
+// 32 hex digits of XXH3-128 over the same tokens: a name for the program
+// that holds across processes (the program index, src/runtime/
+// program_index.h), as strong as the disk cache's source keys.
+std::string StructuralKey(const Program& program);
 bool StructuralEqual(const Program& a, const Program& b);
 
 }  // namespace tessel::ir

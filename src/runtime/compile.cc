@@ -8,6 +8,7 @@
 #include "src/runtime/kernel_impl.h"
 #include "src/runtime/lower.h"
 #include "src/runtime/program_cache.h"
+#include "src/runtime/program_index.h"
 #include "src/runtime/strided_views.h"
 #include "tessel/program.h"
 
@@ -182,9 +183,16 @@ absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
     if (absl::Status s = CheckGpuLowering(program, options); !s.ok()) return s;
     return cpu;
   }
+  // A program this build compiled before, in any process: no passes.
+  const std::optional<std::string> index_key =
+      runtime::ProgramIndexKey(program, options);
   absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> impl =
-      runtime::CompileCuda(program, options);
-  if (!impl.ok()) return impl;
+      index_key ? runtime::FindIndexed(*index_key, program, options) : nullptr;
+  if (*impl == nullptr) {
+    impl = runtime::CompileCuda(program, options);
+    if (!impl.ok()) return impl;
+    if (index_key) runtime::RecordIndexed(*index_key, program, **impl);
+  }
   // What a launch with strided views specializes (strided_views.h).
   (*impl)->program = std::make_shared<const ir::Program>(program);
   (*impl)->options = options;

@@ -143,12 +143,14 @@ const std::string& CompiledKernel::name() const {
   return impl_ ? impl_->name : Empty();
 }
 const std::string& CompiledKernel::source() const {
+  if (impl_ && impl_->relowering) return impl_->relowering->source();
   return impl_ ? impl_->source : Empty();
 }
 const std::string& CompiledKernel::entry() const {
   return impl_ ? impl_->entry : Empty();
 }
 const std::string& CompiledKernel::lowered_ir() const {
+  if (impl_ && impl_->relowering) return impl_->relowering->lowered_ir();
   return impl_ && impl_->lowered_ir ? impl_->lowered_ir->text() : Empty();
 }
 const std::vector<std::string>& CompiledKernel::schedule() const {

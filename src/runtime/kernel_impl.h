@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/call_once.h"
@@ -44,11 +45,30 @@ class LoweredIrText {
   mutable std::string text_;
 };
 
+// The source and lowered IR of a kernel found through the program index
+// (program_index.h), which has neither at hand: the passes run again, once,
+// for a caller who reads them (few do).
+class Relowering {
+ public:
+  Relowering(ir::Program program, CompileOptions options)
+      : program_(std::move(program)), options_(std::move(options)) {}
+  const std::string& source() const;
+  const std::string& lowered_ir() const;
+
+ private:
+  void Run() const;
+  mutable absl::once_flag once_;
+  const ir::Program program_;
+  const CompileOptions options_;
+  mutable std::string source_, lowered_ir_;
+};
+
 struct KernelImpl {
   std::string name;
-  std::string source;
+  std::string source;  // empty when `relowering` makes it
   std::string entry;
   std::shared_ptr<const LoweredIrText> lowered_ir;  // shared by copies
+  std::shared_ptr<const Relowering> relowering;     // see above
   std::string arch;
   int threads = 0;
   int64_t dynamic_smem_bytes = 0;

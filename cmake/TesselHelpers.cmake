@@ -7,6 +7,21 @@ function(tessel_add_optional_subdirectory dir switch)
   endif()
 endfunction()
 
+# tessel_hash_files(<output .cc> <namespace::Function> <prefix> <files>...)
+# Generates, at build time, a source defining `std::string_view Function()`
+# that returns "<prefix> <16 hex digits>" hashing the files
+# (cmake/HashFiles.cmake): an identity that changes whenever one does.
+function(tessel_hash_files output function prefix)
+  add_custom_command(
+    OUTPUT "${output}"
+    COMMAND ${CMAKE_COMMAND} -DOUTPUT=${output} -DFUNCTION=${function}
+            -DPREFIX=${prefix} "-DFILES=${ARGN}"
+            -P "${PROJECT_SOURCE_DIR}/cmake/HashFiles.cmake"
+    DEPENDS ${ARGN} "${PROJECT_SOURCE_DIR}/cmake/HashFiles.cmake"
+    COMMENT "Hashing the sources behind ${function}"
+    VERBATIM)
+endfunction()
+
 # Warnings every tessel target compiles with.
 function(tessel_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter

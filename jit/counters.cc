@@ -5,7 +5,7 @@
 namespace tessel::jit {
 namespace {
 
-constexpr int kCounters = 7;
+constexpr int kCounters = 8;
 std::atomic<uint64_t> g_counters[kCounters];
 
 uint64_t Read(internal::Counter counter) {
@@ -24,6 +24,7 @@ JitCounters GetJitCounters() {
   counters.corrupt_entries = Read(Counter::kCorruptEntries);
   counters.untrusted_files = Read(Counter::kUntrustedFiles);
   counters.module_loads = Read(Counter::kModuleLoads);
+  counters.index_hits = Read(Counter::kIndexHits);
   return counters;
 }
 

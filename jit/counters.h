@@ -24,6 +24,8 @@ struct JitCounters {
   uint64_t untrusted_files = 0;  // entries not read: another user's or
                                  // writable by others (or in such a folder)
   uint64_t module_loads = 0;     // cuModuleLoadData calls
+  uint64_t index_hits = 0;       // compile()s the program index answered:
+                                 // no pass ran (src/runtime/program_index.h)
 };
 
 JitCounters GetJitCounters();
@@ -37,6 +39,7 @@ enum class Counter {
   kCorruptEntries,
   kUntrustedFiles,
   kModuleLoads,
+  kIndexHits,
 };
 void Count(Counter counter);
 }  // namespace internal

@@ -1,5 +1,7 @@
 #include "tools/lowering.h"
 
+#include <memory>
+
 #include "src/runtime/lower.h"
 #include "tessel/compile.h"
 
@@ -16,9 +18,14 @@ absl::StatusOr<LoweredKernel> LowerWithCodegen(const Program& program,
   absl::StatusOr<runtime::Lowered> lowered =
       runtime::Lower(program.ir(), compile_options);
   if (!lowered.ok()) return lowered.status();
-  return LoweredKernel{std::move(lowered->generated.source),
-                       std::move(lowered->jit_options), lowered->passes_ms,
-                       lowered->codegen_ms};
+  LoweredKernel out{lowered->generated.source, lowered->jit_options,
+                    lowered->passes_ms, lowered->codegen_ms};
+  auto kept = std::make_shared<const runtime::Lowered>(*std::move(lowered));
+  out.index = [program, compile_options, kept](const jit::CachedCubin& cubin,
+                                               jit::DiskCache& disk) {
+    runtime::IndexLowered(program.ir(), compile_options, *kept, cubin, disk);
+  };
+  return out;
 }
 
 }  // namespace tessel::tools

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "jit/kernel_cache.h"
 #include "jit/nvrtc.h"
 #include "tessel/program.h"
 #include "tessel/target.h"
@@ -32,6 +33,11 @@ struct LoweredKernel {
   jit::CompileOptions options;
   double passes_ms = 0;   // wall time of the scheduler passes
   double codegen_ms = 0;  // and of the CUDA codegen
+  // Once the kernel's cubin is in `disk`: writes the program index's record
+  // there (src/runtime/program_index.h), so that an application's compile()
+  // finds the kernel without lowering. Unset: no record (a custom lowering).
+  std::function<void(const jit::CachedCubin& cubin, jit::DiskCache& disk)>
+      index;
 };
 
 using LowerFn = std::function<absl::StatusOr<LoweredKernel>(

@@ -104,6 +104,8 @@ json RunChildJob(const WarmupJob& job, const WarmupOptions& options, int fd) {
             {"error", absl::StrCat("compiled, but not stored in the cache: ",
                                    cubin->stored.message())}};
   }
+  // What compile() needs to find the kernel without lowering.
+  if (lowered->index) lowered->index(*cubin, cache.disk());
   return {{"outcome", cubin->origin == jit::CubinOrigin::kCompiled ? "compiled"
                                                                    : "cached"}};
 }

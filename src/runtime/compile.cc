@@ -103,31 +103,18 @@ std::vector<std::string> Schedule(const passes::LoweringState& st) {
 }  // namespace
 
 namespace runtime {
-absl::StatusOr<std::shared_ptr<KernelImpl>> CompileCuda(
-    const ir::Program& program, const CompileOptions& options,
-    StrideMap strides) {
-  absl::StatusOr<runtime::Lowered> lowered =
-      runtime::Lower(program, options, std::move(strides));
-  if (!lowered.ok()) return lowered.status();
-  const passes::LoweringState& state = lowered->state;
-  const codegen::GeneratedKernel* gen = &lowered->generated;
-  const jit::CompileOptions& jo = lowered->jit_options;
-  const Target& target = options.target;
-  jit::KernelCache& cache =
-      options.isolated ? IsolatedCache() : jit::KernelCache::Default();
-  absl::StatusOr<jit::CachedCubin> cubin = cache.GetCubin(gen->source, jo);
-  if (!cubin.ok()) {
-    return absl::Status(
-        cubin.status().code(),
-        absl::StrCat(program.name, ": the generated CUDA did ",
-                     "not compile (a tessel bug): ", cubin.status().message()));
-  }
+std::shared_ptr<KernelImpl> KernelFromLowered(const ir::Program& program,
+                                              const CompileOptions& options,
+                                              const Lowered& lowered,
+                                              jit::CachedCubin cubin) {
+  const passes::LoweringState& state = lowered.state;
+  const codegen::GeneratedKernel* gen = &lowered.generated;
   auto impl = std::make_shared<runtime::KernelImpl>();
   impl->name = program.name;
   impl->source = gen->source.text;
   impl->entry = gen->source.entry;
   impl->lowered_ir = std::make_shared<runtime::LoweredIrText>(state.program);
-  impl->arch = target.arch();
+  impl->arch = options.target.arch();
   impl->threads = gen->threads;
   impl->dynamic_smem_bytes = gen->dynamic_smem_bytes;
   impl->params = program.params;
@@ -142,9 +129,28 @@ absl::StatusOr<std::shared_ptr<KernelImpl>> CompileCuda(
   impl->persistent = state.persistent;
   impl->cluster_size = state.cluster_size;
   impl->schedule = Schedule(state);
-  impl->cubin = *cubin;
+  impl->cubin = std::move(cubin);
   impl->signature = gen->signature;
   return impl;
+}
+
+absl::StatusOr<std::shared_ptr<KernelImpl>> CompileCuda(
+    const ir::Program& program, const CompileOptions& options,
+    StrideMap strides) {
+  absl::StatusOr<runtime::Lowered> lowered =
+      runtime::Lower(program, options, std::move(strides));
+  if (!lowered.ok()) return lowered.status();
+  jit::KernelCache& cache =
+      options.isolated ? IsolatedCache() : jit::KernelCache::Default();
+  absl::StatusOr<jit::CachedCubin> cubin =
+      cache.GetCubin(lowered->generated.source, lowered->jit_options);
+  if (!cubin.ok()) {
+    return absl::Status(
+        cubin.status().code(),
+        absl::StrCat(program.name, ": the generated CUDA did ",
+                     "not compile (a tessel bug): ", cubin.status().message()));
+  }
+  return KernelFromLowered(program, options, *lowered, *std::move(cubin));
 }
 }  // namespace runtime
 
@@ -184,14 +190,16 @@ absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> CompileUncached(
     return cpu;
   }
   // A program this build compiled before, in any process: no passes.
+  jit::DiskCache& disk = jit::KernelCache::Default().disk();
   const std::optional<std::string> index_key =
-      runtime::ProgramIndexKey(program, options);
+      disk.enabled() ? runtime::ProgramIndexKey(program, options)
+                     : std::nullopt;
   absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> impl =
       index_key ? runtime::FindIndexed(*index_key, program, options) : nullptr;
   if (*impl == nullptr) {
     impl = runtime::CompileCuda(program, options);
     if (!impl.ok()) return impl;
-    if (index_key) runtime::RecordIndexed(*index_key, program, **impl);
+    if (index_key) runtime::RecordIndexed(*index_key, program, **impl, disk);
   }
   // What a launch with strided views specializes (strided_views.h).
   (*impl)->program = std::make_shared<const ir::Program>(program);

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "jit/kernel_cache.h"
 #include "jit/nvrtc.h"
 #include "src/codegen/cuda_codegen.h"
 #include "src/passes/lowering_state.h"
@@ -41,6 +42,20 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
                               StrideMap strides = {});
 
 struct KernelImpl;
+
+// The kernel compile() makes of `lowered` and its cubin.
+std::shared_ptr<KernelImpl> KernelFromLowered(const ir::Program& program,
+                                              const CompileOptions& options,
+                                              const Lowered& lowered,
+                                              jit::CachedCubin cubin);
+
+// For a kernel lowered and cached outside compile() (tessel-warmup): writes
+// the program index's record (program_index.h) into `disk`, the record
+// compile() would write, so that an application's compile() finds the
+// kernel there without lowering. Nothing where the index does not apply.
+void IndexLowered(const ir::Program& program, const CompileOptions& options,
+                  const Lowered& lowered, const jit::CachedCubin& cubin,
+                  jit::DiskCache& disk);
 
 // Lower, then NVRTC through the kernel cache: a CUDA kernel ready to launch
 // (compile() for a CUDA target; strided_views.h for strided variants).

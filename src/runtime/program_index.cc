@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "absl/strings/str_cat.h"
+#include "jit/counters.h"
 #include "jit/kernel_cache.h"
 #include "jit/ptx_compile.h"
 #include "jit/ptxas_version.h"
@@ -244,14 +245,14 @@ std::shared_ptr<KernelImpl> Decode(const std::string& key,
 std::optional<std::string> ProgramIndexKey(const ir::Program& program,
                                            const CompileOptions& options) {
   if (options.target.kind() != Target::Kind::kCuda || options.isolated ||
-      !ProgramCache::Applies(options) || Dumping() ||
-      !jit::KernelCache::Default().disk().enabled()) {
+      !ProgramCache::Applies(options) || Dumping()) {
     return std::nullopt;
   }
-  std::string ptxas = "no ptxas";
-  if (jit::PtxasAvailable()) {
-    ptxas = absl::StrCat(*jit::KnownPtxasPath(), " ", jit::PtxasVersion());
-  }
+  // Its version, not its path: a record travels to machines whose toolkit
+  // is elsewhere.
+  const std::string ptxas = jit::PtxasAvailable()
+                                ? absl::StrCat("ptxas ", jit::PtxasVersion())
+                                : "no ptxas";
   const std::string fields = absl::StrCat(
       "tessel-program-index ", kRecordSchema, "\n",
       std::string(LoweringBuildId()), "\n",
@@ -271,11 +272,13 @@ std::shared_ptr<KernelImpl> FindIndexed(const std::string& key,
   std::optional<std::string> bytes =
       jit::KernelCache::Default().disk().LoadRecord(key);
   if (!bytes) return nullptr;
-  return Decode(key, *bytes, program, options);
+  std::shared_ptr<KernelImpl> impl = Decode(key, *bytes, program, options);
+  if (impl != nullptr) jit::internal::Count(jit::internal::Counter::kIndexHits);
+  return impl;
 }
 
 void RecordIndexed(const std::string& key, const ir::Program& program,
-                   const KernelImpl& impl) {
+                   const KernelImpl& impl, jit::DiskCache& disk) {
   if (impl.cubin.cubin == nullptr || impl.cubin.key.size() != 32) return;
   json grid = json::array();
   for (const ir::Expr& g : impl.grid) {
@@ -313,8 +316,18 @@ void RecordIndexed(const std::string& key, const ir::Program& program,
                        {"alignment", alignment},
                        {"tensor_maps", maps},
                        {"schedule", impl.schedule}};
-  jit::KernelCache::Default().disk().StoreRecord(
-      key, record.dump(-1, ' ', false, json::error_handler_t::replace));
+  disk.StoreRecord(key,
+                   record.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+void IndexLowered(const ir::Program& program, const CompileOptions& options,
+                  const Lowered& lowered, const jit::CachedCubin& cubin,
+                  jit::DiskCache& disk) {
+  if (!disk.enabled()) return;
+  std::optional<std::string> key = ProgramIndexKey(program, options);
+  if (!key) return;
+  RecordIndexed(*key, program,
+                *KernelFromLowered(program, options, lowered, cubin), disk);
 }
 
 void Relowering::Run() const {

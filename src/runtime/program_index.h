@@ -32,6 +32,7 @@
 #include <string>
 #include <string_view>
 
+#include "jit/disk_cache.h"
 #include "src/ir/program.h"
 #include "src/runtime/kernel_impl.h"
 #include "tessel/compile.h"
@@ -43,7 +44,7 @@ std::string_view LoweringBuildId();
 
 // nullopt where the index does not apply: a CPU target, an isolated
 // compile, or a run that dumps IR or source (a dump must come from a real
-// lowering).
+// lowering). The caller checks that the disk cache is on.
 std::optional<std::string> ProgramIndexKey(const ir::Program& program,
                                            const CompileOptions& options);
 
@@ -53,10 +54,10 @@ std::shared_ptr<KernelImpl> FindIndexed(const std::string& key,
                                         const ir::Program& program,
                                         const CompileOptions& options);
 
-// Writes `impl`'s record under `key` (nothing when its grid cannot be
-// written down: the next process lowers again).
+// Writes `impl`'s record under `key` into `disk` (nothing when its grid
+// cannot be written down: the next process lowers again).
 void RecordIndexed(const std::string& key, const ir::Program& program,
-                   const KernelImpl& impl);
+                   const KernelImpl& impl, jit::DiskCache& disk);
 
 }  // namespace tessel::runtime
 

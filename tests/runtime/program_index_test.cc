@@ -13,6 +13,7 @@
 #include <string>
 
 #include "jit/cache_directory.h"
+#include "jit/counters.h"
 #include "jit/kernel_cache.h"
 #include "nlohmann/json.hpp"
 #include "src/runtime/program_cache.h"
@@ -81,7 +82,9 @@ TEST_F(ProgramIndexTest, ANewProcessFindsTheKernelWithoutLowering) {
   EXPECT_TRUE(found->source.empty());
 
   ForgetThisProcess();
+  const uint64_t hits = jit::GetJitCounters().index_hits;
   CompiledKernel again = Compile(testing::Gemm({.symbolic = true}), o);
+  EXPECT_EQ(jit::GetJitCounters().index_hits, hits + 1);
   EXPECT_STREQ(again.cache_origin(), "disk");
   EXPECT_EQ(again.entry(), first.entry());
   EXPECT_EQ(again.threads(), first.threads());

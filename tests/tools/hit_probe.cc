@@ -3,7 +3,8 @@
 // tessel::compile() for one arch, and prints the JIT counters as JSON.
 //
 //   warmup_hit_probe MANIFEST ARCH CACHE_DIR
-//   {"kernels": 3, "failed": 0, "nvrtc_compiles": 0, "disk_hits": 3, ...}
+//   {"kernels": 3, "failed": 0, "nvrtc_compiles": 0, "disk_hits": 3,
+//    "index_hits": 3, ...}
 #include <cstdio>
 #include <cstdlib>
 
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
                         {"failed", failed},
                         {"nvrtc_compiles", c.nvrtc_compiles},
                         {"disk_hits", c.disk_hits},
+                        {"index_hits", c.index_hits},
                         {"memory_hits", c.memory_hits},
                         {"misses", c.misses}};
   std::printf("%s\n", out.dump().c_str());

@@ -89,7 +89,9 @@ TEST(WarmupProcessTest, TwoWarmupsAtOnceCompileEachKernelOnce) {
 }
 
 // After a warmup, a new application process gets every kernel from disk:
-// zero NVRTC calls. Against an empty cache the same process compiles each.
+// zero NVRTC calls, and no pass (the warmup wrote the program index's
+// records). Against an empty cache the same process compiles each, and the
+// next process finds them all through the index.
 TEST(WarmupProcessTest, FreshProcessAfterWarmupMakesNoNvrtcCalls) {
   TempDir scratch, warmed, cold;
   RunResult warm = Warmup(scratch, warmed.path());
@@ -100,10 +102,15 @@ TEST(WarmupProcessTest, FreshProcessAfterWarmupMakesNoNvrtcCalls) {
   EXPECT_EQ(hit["kernels"], 3);
   EXPECT_EQ(hit["nvrtc_compiles"], 0) << hit;
   EXPECT_EQ(hit["disk_hits"], 3) << hit;
+  EXPECT_EQ(hit["index_hits"], 3) << hit;
 
   nlohmann::json miss = Probe(scratch, cold.path());
   EXPECT_EQ(miss["nvrtc_compiles"], 3) << miss;
   EXPECT_EQ(miss["disk_hits"], 0) << miss;
+  EXPECT_EQ(miss["index_hits"], 0) << miss;
+  nlohmann::json next = Probe(scratch, cold.path());
+  EXPECT_EQ(next["nvrtc_compiles"], 0) << next;
+  EXPECT_EQ(next["index_hits"], 3) << next;
 }
 
 TEST(WarmupProcessTest, ManifestErrorsExitTwoNamingThePath) {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "jit/cache_entry.h"
 #include "jit/cache_files.h"
+#include "nlohmann/json.hpp"
 #include "xxhash.h"
 
 namespace tessel::tools {
@@ -66,6 +68,25 @@ bool IsEntryPath(absl::string_view path) {
   const absl::string_view ext = parts[2].substr(dot);
   return key.size() == 32 && IsHex(key) && key.substr(0, 2) == parts[1] &&
          (ext == ".cu" || ext == ".json" || ext == ".cubin");
+}
+
+// "programs/ab/ab...": a record of the program index (jit::DiskCache::
+// RecordPath), named by its 32 hex digit key.
+bool IsRecordPath(absl::string_view path) {
+  std::vector<absl::string_view> parts = absl::StrSplit(path, '/');
+  return parts.size() == 3 && parts[0] == "programs" && parts[1].size() == 2 &&
+         IsHex(parts[1]) && parts[2].size() == 32 && IsHex(parts[2]) &&
+         parts[2].substr(0, 2) == parts[1];
+}
+
+// Whether `bytes` is a record naming the key its path gives (what the index
+// checks on every read; an archive carries nothing less).
+bool SoundRecordFor(absl::string_view bytes, const std::string& path) {
+  const nlohmann::json r =
+      nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  const auto key = r.is_object() ? r.find("key") : r.end();
+  return r.is_object() && key != r.end() && key->is_string() &&
+         key->get<std::string>() == fs::path(path).filename().string();
 }
 
 // Temp file beside `path`, then rename: readers see nothing or the whole.
@@ -128,7 +149,7 @@ absl::StatusOr<std::vector<ArchiveFile>> ReadArchive(
         !absl::SimpleAtoi(fields[2], &size) || size > kMaxFileBytes) {
       return bad(absl::StrCat("unexpected line \"", line.substr(0, 80), "\""));
     }
-    if (!IsEntryPath(fields[1])) {
+    if (!IsEntryPath(fields[1]) && !IsRecordPath(fields[1])) {
       return bad(absl::StrCat("refusing the path \"", fields[1], "\""));
     }
     ArchiveFile file{fields[1], std::string(size, '\0')};
@@ -176,6 +197,36 @@ absl::StatusOr<ArchiveStats> ExportCache(const jit::CacheDirectory& directory,
     }
     ++stats.entries;
   }
+  // The program index's records: what compile() needs to find a kernel
+  // without lowering (trusted, whole ones only).
+  std::error_code ec;
+  std::vector<fs::path> records;
+  for (const fs::directory_entry& shard :
+       fs::directory_iterator(fs::path(directory.root()) / "programs", ec)) {
+    std::error_code shard_ec;
+    if (!shard.is_directory(shard_ec) || shard.is_symlink(shard_ec) ||
+        !jit::UnsafeFolderReason(shard.path().string()).empty()) {
+      continue;
+    }
+    for (const fs::directory_entry& file :
+         fs::directory_iterator(shard.path(), shard_ec)) {
+      records.push_back(file.path());
+    }
+  }
+  std::sort(records.begin(), records.end());
+  for (const fs::path& path : records) {
+    ArchiveFile file{fs::relative(path, directory.root()).generic_string(), ""};
+    bool read =
+        IsRecordPath(file.path) && jit::UnsafeFileReason(path.string()).empty();
+    if (read) file.bytes = ReadFile(path.string(), &read);
+    if (!read || !SoundRecordFor(file.bytes, file.path)) continue;
+    absl::StrAppend(&out, "file ", file.path, " ", file.bytes.size(), "\n",
+                    file.bytes, "\n");
+    HashFile(state, file);
+    stats.bytes += file.bytes.size();
+    ++stats.records;
+    ++files;
+  }
   absl::StrAppendFormat(&out, "end %d %016x\n", files,
                         XXH3_64bits_digest(state));
   XXH3_freeState(state);
@@ -191,6 +242,19 @@ absl::StatusOr<ArchiveStats> ImportCache(const jit::CacheDirectory& directory,
   ArchiveStats stats;
   // Group by key: .cu and .json first, .cubin last (the archive's order).
   for (size_t i = 0; i < files->size();) {
+    if (IsRecordPath((*files)[i].path)) {  // after the entries
+      const ArchiveFile& record = (*files)[i++];
+      const fs::path path = fs::path(directory.root()) / record.path;
+      if (!SoundRecordFor(record.bytes, record.path)) continue;
+      bool there = false;
+      if (ReadFile(path.string(), &there) == record.bytes && there) continue;
+      if (absl::Status s = WriteAtomically(path, record.bytes); !s.ok()) {
+        return s;
+      }
+      stats.bytes += record.bytes.size();
+      ++stats.records;
+      continue;
+    }
     const std::string stem = fs::path((*files)[i].path).stem().string();
     size_t end = i;
     while (end < files->size() &&

@@ -11,8 +11,10 @@
 //   last:      "end <files> <XXH3-64 of every path and content, hex>\n"
 // Only whole entries travel (their .cubin checked first: checksum, and
 // stamped with the key its name gives): <key>.cu, .json,
-// then .cubin. Import checks the whole archive (paths, sizes, checksum)
-// before writing anything, writes each file through a temp file and a rename
+// then .cubin; after them the program index's records (programs/<2 hex>/
+// <key>, each naming its key; an imported one replaces the one there). Import
+// checks the whole archive (paths, sizes, checksum) before writing anything,
+// writes each file through a temp file and a rename
 // (.cubin first: the entry is whole once it is there, and a concurrent
 // `verify` never sees its .cu without it) and keeps entries that are already
 // there and sound.
@@ -29,6 +31,7 @@ namespace tessel::tools {
 struct ArchiveStats {
   int entries = 0;     // exported, or imported (written)
   int skipped = 0;     // export: corrupt; import: already present
+  int records = 0;     // the program index's, exported or imported
   uint64_t bytes = 0;  // file bytes written
 };
 

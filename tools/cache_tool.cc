@@ -329,6 +329,9 @@ int CacheToolMain(int argc, char** argv) {
     if (!stats.ok()) return Fail(stats.status());
     std::printf("exported %d entries (%s) to %s", stats->entries,
                 HumanBytes(stats->bytes).c_str(), args[1].c_str());
+    if (stats->records > 0) {
+      std::printf(", with %d program records", stats->records);
+    }
     if (stats->skipped > 0) {
       std::printf("; skipped %d corrupt", stats->skipped);
     }
@@ -340,9 +343,13 @@ int CacheToolMain(int argc, char** argv) {
     absl::StatusOr<tools::ArchiveStats> stats =
         tools::ImportCache(dir, args[1]);
     if (!stats.ok()) return Fail(stats.status());
-    std::printf("imported %d entries (%s) into %s; %d already present\n",
+    std::printf("imported %d entries (%s) into %s; %d already present",
                 stats->entries, HumanBytes(stats->bytes).c_str(),
                 dir.version_dir().c_str(), stats->skipped);
+    if (stats->records > 0) {
+      std::printf("; %d program records", stats->records);
+    }
+    std::printf("\n");
     return 0;
   }
   return Fail(absl::InvalidArgumentError(

@@ -214,15 +214,20 @@ TEST(CacheToolTest, StatsListVerifyExportImportPruneClear) {
   EXPECT_THAT(list.output, ::testing::StartsWith("key "));
   EXPECT_THAT(list.output, HasSubstr("fused_chunk_kernel"));
 
-  // Export, import elsewhere, and an application there compiles nothing.
+  // Export, import elsewhere, and an application there compiles nothing
+  // and lowers nothing (the warmup's program records travel too).
   const std::string archive = scratch / "cache.tsc";
   RunResult exported = tool({"export", archive}, cache.path());
   EXPECT_EQ(exported.exit_code, 0) << exported.output;
   EXPECT_THAT(exported.output, HasSubstr("exported 3 entries"));
+  EXPECT_THAT(exported.output, HasSubstr("with 3 program records"));
   RunResult imported = tool({"import", archive}, other.path());
   EXPECT_EQ(imported.exit_code, 0) << imported.output;
   EXPECT_THAT(imported.output, HasSubstr("imported 3 entries"));
-  EXPECT_EQ(Probe(scratch, other.path())["nvrtc_compiles"], 0);
+  EXPECT_THAT(imported.output, HasSubstr("; 3 program records"));
+  nlohmann::json probe = Probe(scratch, other.path());
+  EXPECT_EQ(probe["nvrtc_compiles"], 0) << probe;
+  EXPECT_EQ(probe["index_hits"], 3) << probe;
   // The probe found its 3 kernels on disk.
   counts = nlohmann::json::parse(tool({"stats", "--json"}, other.path()).output,
                                  nullptr, false);

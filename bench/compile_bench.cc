@@ -1,5 +1,6 @@
 // compile() latency over every kernel of a warmup manifest: the first
-// compile in this process (lowering + codegen + NVRTC or a disk hit), the
+// compile in this process (lowering + codegen + NVRTC or a disk hit, or the
+// program index's record and the cubin: first_path "index"), the
 // repeat compile of the same program (the program memo), and the passes and
 // CUDA codegen alone, repeated in this process (what a disk hit pays before
 // the cache is asked: lower_us, passes_us, codegen_us), as JSON.
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "bench/median.h"
+#include "jit/counters.h"
 #include "nlohmann/json.hpp"
 #include "tessel/compile.h"
 #include "tessel/registry.h"
@@ -86,8 +88,10 @@ int main(int argc, char** argv) {
       continue;
     }
     absl::StatusOr<tessel::CompiledKernel> k;
+    const uint64_t index_hits = tessel::jit::GetJitCounters().index_hits;
     const double first =
         Micros([&] { k = tessel::compile(*program, options); });
+    const bool indexed = tessel::jit::GetJitCounters().index_hits > index_hits;
     if (!k.ok()) {
       record["error"] = std::string(k.status().message());
       kernels.push_back(record);
@@ -95,6 +99,12 @@ int main(int argc, char** argv) {
     }
     record["first_compile_ms"] = first / 1000;
     record["first_origin"] = k->cache_origin();
+    // Who answered: the program index (no pass ran), the memo (an equal
+    // program earlier in the manifest), or the passes.
+    record["first_path"] = indexed ? "index"
+                           : std::string(k->cache_origin()) == "memory"
+                               ? "memo"
+                               : "passes";
     std::vector<double> again;
     for (int r = 0; r < reps; ++r) {
       again.push_back(Micros([&] { k = tessel::compile(*program, options); }));

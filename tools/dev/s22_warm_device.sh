@@ -17,6 +17,11 @@ export LD_LIBRARY_PATH=$P/after/runtime-libs:/usr/local/cuda/lib64
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
 echo "$gpu; $(lscpu | grep 'Model name' | sed 's/  */ /g')"
 J=$OUT/warm; mkdir -p $J
+if [ "${AB_ONLY:-0}" = 1 ]; then  # the speed A/B alone, on whatever GPU came
+  ROUNDS=${ROUNDS:-3} SAMPLES="gemm rmsnorm layernorm softmax linear_attention flash_attention" \
+    bash "$here/s18_ptx_bench.sh" $P/after
+  exit 0
+fi
 median() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); ks=r['kernels']; print(sys.argv[2], 'first_ms', round(r['median_first_compile_ms'],3), 'max', round(r['max_first_compile_ms'],2), 'repeat_us', round(r['median_repeat_compile_us'],2), 'lower_us', round(r.get('median_lower_us',0)), 'origins', sorted(set(k.get('first_origin','err') for k in ks)))" "$@"; }
 for dir in /tmp/w22 /dev/shm/w22; do
   rm -rf $dir

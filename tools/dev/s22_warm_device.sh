@@ -17,7 +17,8 @@ export LD_LIBRARY_PATH=$P/after/runtime-libs:/usr/local/cuda/lib64
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
 echo "$gpu; $(lscpu | grep 'Model name' | sed 's/  */ /g')"
 J=$OUT/warm; mkdir -p $J
-if [ "${AB_ONLY:-0}" = 1 ]; then  # the speed A/B alone, on whatever GPU came
+if [ "${AB_ONLY:-0}" = 1 ]; then  # the speed A/B alone, on an H200
+  case "$gpu" in *H200*) ;; *) echo "not an H200: no A/B"; exit 0 ;; esac
   ROUNDS=${ROUNDS:-3} SAMPLES="gemm rmsnorm layernorm softmax linear_attention flash_attention" \
     bash "$here/s18_ptx_bench.sh" $P/after
   exit 0

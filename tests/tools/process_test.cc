@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <regex>
 
 #include "absl/strings/str_cat.h"
@@ -111,6 +112,26 @@ TEST(WarmupProcessTest, FreshProcessAfterWarmupMakesNoNvrtcCalls) {
   nlohmann::json next = Probe(scratch, cold.path());
   EXPECT_EQ(next["nvrtc_compiles"], 0) << next;
   EXPECT_EQ(next["index_hits"], 3) << next;
+}
+
+// Applications started at once on one empty cache: each kernel compiled
+// and its program record written by several of them, none broken; the next
+// one compiles nothing and lowers nothing.
+TEST(WarmupProcessTest, ApplicationsAtOnceShareRecordsWithoutHarm) {
+  TempDir scratch, cache;
+  std::vector<std::unique_ptr<Process>> apps;
+  for (int i = 0; i < 4; ++i) {
+    apps.push_back(std::make_unique<Process>(
+        std::vector<std::string>{TESSEL_HIT_PROBE_BIN, SmallManifest(), "sm_80",
+                                 cache.path()},
+        scratch / absl::StrCat("app", i, ".txt")));
+  }
+  for (auto& app : apps) EXPECT_EQ(app->Wait(), 0) << app->Output();
+  nlohmann::json next = Probe(scratch, cache.path());
+  EXPECT_EQ(next["kernels"], 3) << next;
+  EXPECT_EQ(next["nvrtc_compiles"], 0) << next;
+  EXPECT_EQ(next["index_hits"], 3) << next;
+  EXPECT_THAT(LeftoversUnder(cache.path()), IsEmpty());
 }
 
 TEST(WarmupProcessTest, ManifestErrorsExitTwoNamingThePath) {

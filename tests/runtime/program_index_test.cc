@@ -9,7 +9,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "jit/cache_directory.h"
@@ -150,6 +153,33 @@ TEST_F(ProgramIndexTest, ADamagedOrForeignRecordIsAMiss) {
     EXPECT_EQ(again.source(), first.source());
     EXPECT_EQ(ReadFile(RecordPath(key)), good);  // written again
   }
+}
+
+TEST_F(ProgramIndexTest, ARecordOthersCouldHaveWrittenIsNotRead) {
+  const ir::Program p = testing::Elementwise(6000);
+  const CompileOptions o{.target = Target::sm90a()};
+  Compile(p, o);
+  const std::string key = Key(p, o);
+  const std::string path = RecordPath(key);
+  const std::string shard = std::filesystem::path(path).parent_path().string();
+  ASSERT_EQ(chmod(shard.c_str(), 0777), 0);
+  ForgetThisProcess();
+  EXPECT_EQ(runtime::FindIndexed(key, p, o), nullptr);
+  ASSERT_EQ(chmod(shard.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(path.c_str(), 0666), 0);
+  ForgetThisProcess();
+  EXPECT_EQ(runtime::FindIndexed(key, p, o), nullptr);
+  ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  // A symlink in its place is not followed.
+  const std::string elsewhere = CacheRoot() / "elsewhere";
+  std::filesystem::rename(path, elsewhere);
+  std::filesystem::create_symlink(elsewhere, path);
+  ForgetThisProcess();
+  EXPECT_EQ(runtime::FindIndexed(key, p, o), nullptr);
+  std::filesystem::remove(path);
+  std::filesystem::rename(elsewhere, path);
+  ForgetThisProcess();
+  EXPECT_NE(runtime::FindIndexed(key, p, o), nullptr);
 }
 
 TEST_F(ProgramIndexTest, ARecordWhoseCubinIsGoneIsAMiss) {

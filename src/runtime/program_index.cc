@@ -143,13 +143,32 @@ ir::Expr GridExpr(const json& j, const ir::Program& program, int depth = 0) {
   return {};
 }
 
+// A record carries the XXH3-64 of its other fields ("sum"), so that a
+// changed digit is a miss, as a changed byte of an entry is.
+std::string SumOf(const json& fields) {
+  const std::string text = fields.dump();
+  char hex[17];
+  std::snprintf(
+      hex, sizeof(hex), "%016llx",
+      static_cast<unsigned long long>(XXH3_64bits(text.data(), text.size())));
+  return hex;
+}
+void Seal(json& record) { record["sum"] = SumOf(record); }
+bool Unseal(json& record) {
+  const auto sum = record.find("sum");
+  if (sum == record.end() || !sum->is_string()) return false;
+  const std::string want = sum->get<std::string>();
+  record.erase("sum");
+  return SumOf(record) == want;
+}
+
 std::shared_ptr<KernelImpl> DecodeJson(const std::string& key,
                                        const std::string& bytes,
                                        const ir::Program& program,
                                        const CompileOptions& options) {
-  const json r = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  json r = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   if (!r.is_object() || r.value("schema", 0) != kRecordSchema ||
-      r.value("key", "") != key) {
+      r.value("key", "") != key || !Unseal(r)) {
     return nullptr;  // damaged, older, or another key's record
   }
   auto impl = std::make_shared<KernelImpl>();
@@ -192,6 +211,10 @@ std::shared_ptr<KernelImpl> DecodeJson(const std::string& key,
         static_cast<jit::ArgKind>(a[0].get<unsigned>()), a[1].get<uint32_t>()});
   }
   const int params = static_cast<int>(program.params.size());
+  if (impl->signature.size() !=
+      program.params.size() + program.dims.size() + maps.size()) {
+    return nullptr;  // not this program's launch
+  }
   for (const json& a : alignment) {
     if (!a.is_object()) return nullptr;
     passes::AlignmentRequirement req{.param = a.value("param", -1),
@@ -301,23 +324,27 @@ void RecordIndexed(const std::string& key, const ir::Program& program,
                     {"box", m.box},
                     {"swizzle_bytes", m.swizzle_bytes}});
   }
-  const json record = {{"schema", kRecordSchema},
-                       {"key", key},
-                       {"program", program.name},
-                       {"cubin_key", impl.cubin.key},
-                       {"cubin_arch", impl.cubin.cubin->arch},
-                       {"entry", impl.entry},
-                       {"threads", impl.threads},
-                       {"dynamic_smem_bytes", impl.dynamic_smem_bytes},
-                       {"persistent", impl.persistent},
-                       {"cluster_size", impl.cluster_size},
-                       {"grid", grid},
-                       {"signature", signature},
-                       {"alignment", alignment},
-                       {"tensor_maps", maps},
-                       {"schedule", impl.schedule}};
-  disk.StoreRecord(key,
-                   record.dump(-1, ' ', false, json::error_handler_t::replace));
+  json record = {{"schema", kRecordSchema},
+                 {"key", key},
+                 {"program", program.name},
+                 {"cubin_key", impl.cubin.key},
+                 {"cubin_arch", impl.cubin.cubin->arch},
+                 {"entry", impl.entry},
+                 {"threads", impl.threads},
+                 {"dynamic_smem_bytes", impl.dynamic_smem_bytes},
+                 {"persistent", impl.persistent},
+                 {"cluster_size", impl.cluster_size},
+                 {"grid", grid},
+                 {"signature", signature},
+                 {"alignment", alignment},
+                 {"tensor_maps", maps},
+                 {"schedule", impl.schedule}};
+  // Names and schedule lines are the user's bytes: not UTF-8 is replaced,
+  // so that the record always writes (and reads back to the same sum).
+  record =
+      json::parse(record.dump(-1, ' ', false, json::error_handler_t::replace));
+  Seal(record);
+  disk.StoreRecord(key, record.dump());
 }
 
 void IndexLowered(const ir::Program& program, const CompileOptions& options,

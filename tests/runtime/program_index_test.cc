@@ -11,6 +11,9 @@
 
 #include <sys/stat.h>
 
+#include <xxhash.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -132,16 +135,42 @@ TEST_F(ProgramIndexTest, ADamagedOrForeignRecordIsAMiss) {
   const std::string key = Key(p, o);
   const std::string good = ReadFile(RecordPath(key));
   ASSERT_FALSE(good.empty());
-  nlohmann::json wrong_type = nlohmann::json::parse(good);
-  wrong_type["threads"] = "many";
-  nlohmann::json bad_grid = nlohmann::json::parse(good);
-  bad_grid["grid"] = {{"dim", 7}};
-  nlohmann::json bad_cubin = nlohmann::json::parse(good);
-  bad_cubin["cubin_key"] = std::string(32, '0');
+  // Changed fields, sealed again (the sum right): each is still refused.
+  auto resealed = [&](auto change) {
+    nlohmann::json r = nlohmann::json::parse(good);
+    r.erase("sum");
+    change(r);
+    const std::string text = r.dump();
+    char hex[17];
+    std::snprintf(
+        hex, sizeof(hex), "%016llx",
+        static_cast<unsigned long long>(XXH3_64bits(text.data(), text.size())));
+    r["sum"] = hex;
+    return r.dump();
+  };
+  // (Sealed again unchanged, it is found: the cases below fail for their
+  // change, not their sum.)
+  WriteFile(RecordPath(key), resealed([](nlohmann::json&) {}));
+  ForgetThisProcess();
+  EXPECT_NE(runtime::FindIndexed(key, p, o), nullptr);
+  nlohmann::json digit = nlohmann::json::parse(good);
+  digit["threads"] = digit["threads"].get<int>() + 1;  // not resealed
   for (const std::string& bytes :
        {std::string(""), std::string("{"), std::string("[1, 2]"),
-        std::string("\xff\xfe garbage", 10), wrong_type.dump(), bad_grid.dump(),
-        bad_cubin.dump(),
+        std::string("\xff\xfe garbage", 10), digit.dump(),
+        resealed([](nlohmann::json& r) { r["threads"] = "many"; }),
+        resealed([](nlohmann::json& r) {
+          r["grid"] = {{"dim", 7}};
+        }),
+        resealed([](nlohmann::json& r) {
+          r["grid"] = {{"bin", 0, {"int", 2, 1}, {"dim", 0}}};
+        }),
+        resealed(
+            [](nlohmann::json& r) { r["cubin_key"] = std::string(32, '0'); }),
+        resealed([](nlohmann::json& r) {
+          r["signature"].push_back({0, 8});
+        }),
+        resealed([](nlohmann::json& r) { r["key"] = std::string(32, 'f'); }),
         ReadFile(RecordPath(Key(other, o)))}) {  // another program's
     SCOPED_TRACE(bytes.substr(0, 60));
     WriteFile(RecordPath(key), bytes);

@@ -247,7 +247,7 @@ std::optional<std::string> DiskCache::LoadRecord(const std::string& key) {
   if (!enabled_ || key.size() < 2) return std::nullopt;
   const std::string path = RecordPath(key);
   const std::string shard = fs::path(path).parent_path().string();
-  if (directory_.CheckTrusted().ok() == false ||
+  if (!directory_.CheckTrusted().ok() ||
       !UnsafeFolderReason(fs::path(shard).parent_path().string()).empty() ||
       !UnsafeFolderReason(shard).empty()) {
     return std::nullopt;  // missing (the usual miss) or not ours to read

@@ -1,14 +1,17 @@
-// compile() latency over every kernel of a warmup manifest: the first
-// compile in this process (lowering + codegen + NVRTC or a disk hit, or the
-// program index's record and the cubin: first_path "index"), the
-// repeat compile of the same program (the program memo), and the passes and
-// CUDA codegen alone, repeated in this process (what a disk hit pays before
-// the cache is asked: lower_us, passes_us, codegen_us), as JSON.
+// compile() latency over every kernel of a warmup manifest, each compiled
+// as the manifest says the application does (its pass config and flags, the
+// program built for --arch): the first compile in this process (lowering +
+// codegen + NVRTC or a disk hit, or the program index's record and the cubin:
+// first_path "index"), the repeat compile of the same program (the program
+// memo), and the passes and CUDA codegen alone, repeated in this process (what
+// a disk hit pays before the cache is asked: lower_us, passes_us, codegen_us),
+// as JSON.
 //
 //   build/release/bench/compile_bench [--manifest samples/kernels.json]
 //       [--arch sm_90a] [--reps 200] [--lower-reps 20] [--out FILE]
 //
-// Set TESSEL_CACHE_DIR to an empty folder for cold first compiles. Needs no
+// Set TESSEL_CACHE_DIR to an empty folder for cold first compiles, or to
+// one a tessel-warmup of the same manifest filled for warm ones. Needs no
 // GPU. Never a test: it reports, it does not judge.
 #include <algorithm>
 #include <chrono>
@@ -25,6 +28,7 @@
 #include "tessel/registry.h"
 #include "tessel/runtime.h"
 #include "tools/lowering.h"
+#include "tools/manifest.h"
 
 namespace {
 
@@ -67,26 +71,35 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::ifstream in(manifest);
-  nlohmann::json m = nlohmann::json::parse(in, nullptr, /*exceptions=*/false);
-  if (!in || m.is_discarded() || !m.contains("kernels")) {
-    std::cerr << manifest << ": not a readable warmup manifest\n";
+  // Each entry as the application compiles it: its program built for
+  // `arch`, its pass config and flags (a warmup keys them the same way).
+  absl::StatusOr<tessel::tools::Manifest> m =
+      tessel::tools::LoadManifest(manifest);
+  if (!m.ok()) {
+    std::cerr << m.status().message() << "\n";
     return 2;
   }
-  const tessel::CompileOptions options{.target = tessel::Target::cuda(arch)};
+  absl::StatusOr<tessel::tools::ManifestPrograms> programs =
+      tessel::tools::BuildManifestPrograms(*m, tessel::KernelRegistry::Global(),
+                                           {arch});
+  if (!programs.ok()) {
+    std::cerr << programs.status().message() << "\n";
+    return 2;
+  }
   nlohmann::json kernels = nlohmann::json::array();
   std::vector<double> firsts, repeats, lowers;
-  for (const nlohmann::json& entry : m["kernels"]) {
-    const std::string name = entry.value("name", "");
-    nlohmann::json record = {
-        {"name", name}, {"params", entry.value("params", nlohmann::json{})}};
-    absl::StatusOr<tessel::Program> program =
-        tessel::KernelRegistry::Global().Build(name, record["params"]);
-    if (!program.ok()) {
-      record["error"] = std::string(program.status().message());
-      kernels.push_back(record);
-      continue;
-    }
+  for (size_t i = 0; i < m->kernels.size(); ++i) {
+    const tessel::tools::ManifestEntry& entry = m->kernels[i];
+    auto built = (*programs)[i].find(arch);
+    if (built == (*programs)[i].end()) continue;  // listed for other archs
+    const tessel::Program* program = &built->second;
+    const tessel::CompileOptions options{.target = tessel::Target::cuda(arch),
+                                         .pass_config = entry.pass_config,
+                                         .fast_math = entry.fast_math,
+                                         .lineinfo = entry.lineinfo};
+    nlohmann::json record = {{"name", entry.name},
+                             {"params", entry.params},
+                             {"entry", entry.Describe()}};
     absl::StatusOr<tessel::CompiledKernel> k;
     const uint64_t index_hits = tessel::jit::GetJitCounters().index_hits;
     const double first =
@@ -115,7 +128,11 @@ int main(int argc, char** argv) {
     for (int r = 0; r < lower_reps; ++r) {
       absl::StatusOr<tessel::tools::LoweredKernel> l;
       lower.push_back(Micros([&] {
-        l = tessel::tools::LowerWithCodegen(*program, {.arch = arch});
+        l = tessel::tools::LowerWithCodegen(*program,
+                                            {.arch = arch,
+                                             .fast_math = entry.fast_math,
+                                             .lineinfo = entry.lineinfo,
+                                             .pass_config = entry.pass_config});
       }));
       if (!l.ok()) break;
       passes.push_back(l->passes_ms * 1000);

@@ -1,6 +1,5 @@
 #include "src/ir/structural.h"
 
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -8,6 +7,7 @@
 
 #include <xxhash.h>
 
+#include "absl/strings/str_cat.h"
 #include "src/ir/visitor.h"
 
 namespace tessel::ir {
@@ -347,11 +347,8 @@ uint64_t StructuralHash(const Program& program) {
 std::string StructuralKey(const Program& program) {
   std::vector<uint64_t> t = Tokens(program);
   const XXH128_hash_t h = XXH3_128bits(t.data(), t.size() * sizeof(uint64_t));
-  char hex[33];
-  std::snprintf(hex, sizeof(hex), "%016llx%016llx",
-                static_cast<unsigned long long>(h.high64),
-                static_cast<unsigned long long>(h.low64));
-  return hex;
+  return absl::StrCat(absl::Hex(h.high64, absl::kZeroPad16),
+                      absl::Hex(h.low64, absl::kZeroPad16));
 }
 
 bool StructuralEqual(const Program& a, const Program& b) {

@@ -3,9 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include <xxhash.h>
@@ -147,11 +145,8 @@ ir::Expr GridExpr(const json& j, const ir::Program& program, int depth = 0) {
 // changed digit is a miss, as a changed byte of an entry is.
 std::string SumOf(const json& fields) {
   const std::string text = fields.dump();
-  char hex[17];
-  std::snprintf(
-      hex, sizeof(hex), "%016llx",
-      static_cast<unsigned long long>(XXH3_64bits(text.data(), text.size())));
-  return hex;
+  return absl::StrCat(
+      absl::Hex(XXH3_64bits(text.data(), text.size()), absl::kZeroPad16));
 }
 void Seal(json& record) { record["sum"] = SumOf(record); }
 bool Unseal(json& record) {
@@ -282,11 +277,8 @@ std::optional<std::string> ProgramIndexKey(const ir::Program& program,
       ProgramCache::KeyOf(options).options, "\n", EnvironmentFingerprint(),
       "\n", ptxas, "\n", ir::StructuralKey(program));
   const XXH128_hash_t h = XXH3_128bits(fields.data(), fields.size());
-  char hex[33];
-  std::snprintf(hex, sizeof(hex), "%016llx%016llx",
-                static_cast<unsigned long long>(h.high64),
-                static_cast<unsigned long long>(h.low64));
-  return std::string(hex);
+  return absl::StrCat(absl::Hex(h.high64, absl::kZeroPad16),
+                      absl::Hex(h.low64, absl::kZeroPad16));
 }
 
 std::shared_ptr<KernelImpl> FindIndexed(const std::string& key,

@@ -2,8 +2,8 @@
 // compiled with the disk cache on, a record of what the passes made of it
 // (the kernel's cache key, entry and launch shape); a fresh process that
 // compiles the same program finds the record and the cubin, and runs no
-// pass and no codegen (a warm disk hit: about a millisecond of lowering
-// before, tens of microseconds now).
+// pass and no codegen (a warm disk hit per manifest kernel: 0.7-1.7 ms of
+// lowering before, 0.15-0.33 ms now, docs/benchmarks.md session 22).
 //
 //   std::optional<std::string> key = ProgramIndexKey(program, options);
 //   if (key) {
@@ -18,7 +18,7 @@
 // structure (ir::StructuralKey, the memo's notion of equal programs), the
 // target, pass config and flags (ProgramCache::KeyOf), this build of tessel
 // (LoweringBuildId: a hash of its sources), the TESSEL_ variables (the A/B
-// switches some passes read) and the ptxas in use. The record says which
+// switches some passes read) and ptxas's version. The record says which
 // cubin; the disk cache stays keyed on the generated source, and a record
 // whose cubin is gone (evicted, cleared, another NVRTC) is a miss. Records
 // live beside the entries (DiskCache::RecordPath); a damaged or foreign one

@@ -10,6 +10,7 @@
 #include "jit/driver_api.h"
 #include "jit/isolated_compile.h"
 #include "jit/loaded_module.h"
+#include "jit/occupancy_fit.h"
 #include "jit/ptx_translation.h"
 
 namespace tessel::jit {
@@ -143,6 +144,7 @@ absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
                              : Compile(in.source, in.options);
   };
   absl::StatusOr<Cubin> compiled = compile(*input);
+  if (compiled.ok()) FitOccupancy(*input, *compiled, compile);
   if (!compiled.ok() && input->source.language != source.language) {
     std::string why = absl::StrCat("ptxas refused the PTX translation (",
                                    compiled.status().message(),

@@ -31,6 +31,7 @@
 #ifndef TESSEL_JIT_NVRTC_H_
 #define TESSEL_JIT_NVRTC_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -55,10 +56,19 @@ enum class SourceLanguage {
 // "cuda" or "ptx".
 const char* SourceLanguageName(SourceLanguage language);
 
+// How a kernel is launched: threads per block and dynamic shared memory
+// per block. 0 threads: not known.
+struct LaunchShape {
+  int threads = 0;
+  int64_t shared_bytes = 0;
+};
+
 // A PTX module and its .entry name as written: what CudaSource::to_ptx gives.
 struct PtxModule {
   std::string text;
   std::string entry;
+  // Optional: lets ptxas be asked for more blocks per SM (occupancy_fit.h).
+  LaunchShape launch;
 };
 
 struct CudaSource {

@@ -46,7 +46,8 @@ absl::StatusOr<CompileInput> ChooseCompileInput(const CudaSource& source,
                       .options = CompileOptions{.arch = options.arch,
                                                 .fast_math = false,
                                                 .lineinfo = options.lineinfo},
-                      .translate_ms = translate_ms};
+                      .translate_ms = translate_ms,
+                      .launch = ptx->launch};
 }
 
 }  // namespace tessel::jit

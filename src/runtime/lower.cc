@@ -90,7 +90,9 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
       return jit::PtxModule{
           .text = absl::StrCat("// pass config: ", state->config.ToString(),
                                "\n", ptx->source.text),
-          .entry = ptx->source.entry};
+          .entry = ptx->source.entry,
+          .launch = {.threads = ptx->threads,
+                     .shared_bytes = ptx->dynamic_smem_bytes}};
     };
     source.ptx_translator = std::string(codegen::PtxEmitterId());
   }

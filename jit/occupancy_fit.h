@@ -1,0 +1,74 @@
+// One more block per SM for a PTX kernel whose registers alone keep it out.
+//
+// ptxas spends registers freely. The emitter's rmsnorm (512 threads) got 40
+// where NVVM's PTX of the same kernel got 32, and layernorm (256 threads) 70
+// against 62: three blocks fit an SM instead of four, and these memory-bound
+// kernels ran 1-3 % slower than NVRTC's on an H200. ptxas meets an occupancy
+// when asked (`.minnctapersm`), so a PTX kernel whose blocks per SM are
+// limited by its registers, where a cut of at most a fifth would fit more,
+// is compiled again asking for them:
+//
+//   rmsnorm, 512 threads:  40 registers, 3 blocks  ->  .minnctapersm 4: 32
+//   layernorm, 256 threads: 70 registers, 3 blocks ->  .minnctapersm 4: 64
+//
+// The second cubin is kept only if it has those blocks and no more stack than
+// the first (no spills); otherwise the first is. A cut of more than a fifth
+// is not asked for: the GEMMs' and attention's hundred-odd registers are
+// what their speed is made of. Kernels that set their own register budgets
+// (`.maxnreg`, `.minnctapersm`, `setmaxnreg`) are left as they are.
+#ifndef TESSEL_JIT_OCCUPANCY_FIT_H_
+#define TESSEL_JIT_OCCUPANCY_FIT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "jit/nvrtc.h"
+#include "jit/ptx_translation.h"
+
+namespace tessel::jit {
+
+// What ptxas gave the kernel `entry` (its name in the cubin): registers per
+// thread and stack bytes per thread (spills show here). nullopt when the
+// cubin does not say.
+struct CubinResources {
+  int registers = 0;
+  int64_t frame_bytes = 0;
+};
+std::optional<CubinResources> ResourcesOf(absl::string_view image,
+                                          absl::string_view entry);
+
+// Blocks of `launch` that fit one SM of `arch` with `registers` per thread
+// (the occupancy calculator's arithmetic: registers by warp in units of 256,
+// 1 KB of shared memory reserved per block from sm_80 on). 0 for an arch
+// this does not know, or a launch that does not fit.
+int BlocksPerSm(absl::string_view arch, const LaunchShape& launch,
+                int registers);
+
+// The blocks per SM worth asking ptxas for, given what it gave: more than
+// now, reachable with at most a fifth fewer registers, not past the limits
+// of threads, blocks and shared memory. nullopt: nothing to ask for.
+std::optional<int> BlocksWorthAsking(absl::string_view arch,
+                                     const LaunchShape& launch, int registers);
+
+// `ptx` with ".minnctapersm `blocks`" after its .maxntid directive; nullopt
+// when it has no .maxntid, or sets its own register budget.
+std::optional<std::string> WithMinBlocksPerSm(absl::string_view ptx,
+                                              int blocks);
+
+// After `cubin` was compiled from `input` (a PTX module with its launch
+// shape), compiles again asking for more blocks per SM where that is worth
+// it (above), and keeps the better of the two: `input` and `cubin` become
+// the second compile's when it is kept, and its log says so. A failed second
+// compile keeps the first. `compile` is how the caller compiles (isolated
+// or not).
+using CompileFunction =
+    absl::FunctionRef<absl::StatusOr<Cubin>(const CompileInput&)>;
+void FitOccupancy(CompileInput& input, Cubin& cubin, CompileFunction compile);
+
+}  // namespace tessel::jit
+
+#endif  // TESSEL_JIT_OCCUPANCY_FIT_H_

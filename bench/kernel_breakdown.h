@@ -1,8 +1,10 @@
 // Where a cold compile of each manifest kernel spends its time: tessel's
 // passes and CUDA codegen, the PTX emission where it is offered
 // (ptx_emit_ms; "language": "ptx" when it spelled the kernel), then ptxas
-// alone, or NVRTC's front end, NVVM and ptxas; no cache anywhere, one kernel
-// at a time (bench/jit_bench --manifest).
+// alone, or NVRTC's front end, NVVM and ptxas; then the PTX's second
+// compiles for registers (fit_ms, fit_compiles; "fit" says what was kept:
+// jit/occupancy_fit.h); no cache anywhere, one kernel at a time
+// (bench/jit_bench --manifest).
 //
 //   ASSIGN_OR_RETURN(nlohmann::json report,
 //                    tessel::bench::KernelBreakdown("samples/kernels.json",

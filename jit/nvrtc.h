@@ -69,6 +69,10 @@ struct PtxModule {
   std::string entry;
   // Optional: lets ptxas be asked for more blocks per SM (occupancy_fit.h).
   LaunchShape launch;
+  // Optional: the same kernel spelled to hold fewer values in registers,
+  // compiled too where `text` spills or its registers limit its blocks per
+  // SM; the better cubin is kept (occupancy_fit.h).
+  std::function<absl::StatusOr<PtxModule>()> fewer_registers;
 };
 
 struct CudaSource {

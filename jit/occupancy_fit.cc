@@ -1,12 +1,15 @@
 #include "jit/occupancy_fit.h"
 
 #include <algorithm>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "jit/cubin_elf.h"
 
@@ -154,11 +157,64 @@ std::optional<std::string> WithMinBlocksPerSm(absl::string_view ptx,
                       ptx.substr(end + 1));
 }
 
-void FitOccupancy(CompileInput& input, Cubin& cubin, CompileFunction compile) {
-  if (input.source.language != SourceLanguage::kPtx ||
-      input.launch.threads <= 0) {
+namespace {
+
+// The log of a kept second compile: its note first, then the notes of the
+// compiles it replaced, then its compiler's log.
+std::string Noted(const std::string& note, const std::string& replaced,
+                  const std::string& log) {
+  std::string out = note;
+  for (absl::string_view line : absl::StrSplit(replaced, '\n')) {
+    if (absl::StartsWith(line, "tessel: ")) absl::StrAppend(&out, "\n", line);
+  }
+  if (!log.empty()) absl::StrAppend(&out, "\n", log);
+  return out;
+}
+
+// (1) The spelling with fewer registers, where `cubin` spills or its
+// registers limit its blocks: kept if it has more blocks per SM, or as many
+// and less stack.
+void ChooseSpelling(CompileInput& input, Cubin& cubin,
+                    CompileFunction compile) {
+  if (!input.fewer_registers) return;
+  const std::function<absl::StatusOr<PtxModule>()> spell =
+      std::exchange(input.fewer_registers, nullptr);
+  std::optional<CubinResources> first =
+      ResourcesOf(cubin.image, cubin.lowered_entry);
+  if (!first.has_value()) return;
+  const LaunchShape& launch = input.launch;
+  const int blocks = BlocksPerSm(cubin.arch, launch, first->registers);
+  const bool limited = blocks < BlocksPerSm(cubin.arch, launch, 1);
+  if (first->frame_bytes == 0 && !limited) return;
+  absl::StatusOr<PtxModule> lean = spell();
+  if (!lean.ok() || lean->text == input.source.text) return;
+  CompileInput other = input;
+  other.source.text = std::move(lean->text);
+  other.source.entry = std::move(lean->entry);
+  absl::StatusOr<Cubin> second = compile(other);
+  if (!second.ok()) return;
+  std::optional<CubinResources> got =
+      ResourcesOf(second->image, second->lowered_entry);
+  if (!got.has_value()) return;
+  const int more = BlocksPerSm(second->arch, launch, got->registers);
+  if (more < blocks ||
+      (more == blocks && got->frame_bytes >= first->frame_bytes)) {
     return;
   }
+  second->log = Noted(
+      absl::StrCat("tessel: the spelling with fewer registers: ",
+                   first->registers, " -> ", got->registers, " registers, ",
+                   first->frame_bytes, " -> ", got->frame_bytes,
+                   " stack bytes, ", blocks, " -> ", more, " blocks per SM"),
+      cubin.log, second->log);
+  second->compile_ms += cubin.compile_ms;
+  input = std::move(other);
+  cubin = *std::move(second);
+}
+
+// (2) More blocks per SM asked of ptxas, where worth it.
+void AskForBlocks(CompileInput& input, Cubin& cubin, CompileFunction compile) {
+  if (input.launch.threads <= 0) return;
   std::optional<CubinResources> first =
       ResourcesOf(cubin.image, cubin.lowered_entry);
   if (!first.has_value()) return;
@@ -179,14 +235,23 @@ void FitOccupancy(CompileInput& input, Cubin& cubin, CompileFunction compile) {
       BlocksPerSm(second->arch, launch, got->registers) < *blocks) {
     return;
   }
-  second->log = absl::StrCat(
-      "tessel: compiled again with .minnctapersm ", *blocks, ": ",
-      first->registers, " -> ", got->registers, " registers, ",
-      BlocksPerSm(cubin.arch, launch, first->registers), " -> ", *blocks,
-      " blocks per SM", second->log.empty() ? "" : "\n", second->log);
+  second->log = Noted(
+      absl::StrCat("tessel: compiled again with .minnctapersm ", *blocks, ": ",
+                   first->registers, " -> ", got->registers, " registers, ",
+                   BlocksPerSm(cubin.arch, launch, first->registers), " -> ",
+                   *blocks, " blocks per SM"),
+      cubin.log, second->log);
   second->compile_ms += cubin.compile_ms;
   input = std::move(denser);
   cubin = *std::move(second);
+}
+
+}  // namespace
+
+void FitOccupancy(CompileInput& input, Cubin& cubin, CompileFunction compile) {
+  if (input.source.language != SourceLanguage::kPtx) return;
+  ChooseSpelling(input, cubin, compile);
+  AskForBlocks(input, cubin, compile);
 }
 
 }  // namespace tessel::jit

@@ -1,4 +1,5 @@
-// One more block per SM for a PTX kernel whose registers alone keep it out.
+// One more block per SM for a PTX kernel whose registers alone keep it out,
+// and no spills where another spelling of it has none.
 //
 // ptxas spends registers freely. The emitter's rmsnorm (512 threads) got 40
 // where NVVM's PTX of the same kernel got 32, and layernorm (256 threads) 70
@@ -60,11 +61,15 @@ std::optional<std::string> WithMinBlocksPerSm(absl::string_view ptx,
                                               int blocks);
 
 // After `cubin` was compiled from `input` (a PTX module with its launch
-// shape), compiles again asking for more blocks per SM where that is worth
-// it (above), and keeps the better of the two: `input` and `cubin` become
-// the second compile's when it is kept, and its log says so. A failed second
-// compile keeps the first. `compile` is how the caller compiles (isolated
-// or not).
+// shape), two steps, each a second compile whose cubin is kept only when it
+// is better; `input` and `cubin` then become its, and its log says so:
+//  1. where `cubin` spills or its registers limit its blocks per SM, the
+//     spelling with fewer registers (CompileInput::fewer_registers: the
+//     emitter's, with loop-invariant values recomputed in the loop), kept
+//     if it has more blocks per SM, or as many and less stack;
+//  2. more blocks per SM asked for where that is worth it (above).
+// A failed second compile keeps the first. `compile` is how the caller
+// compiles (isolated or not).
 using CompileFunction =
     absl::FunctionRef<absl::StatusOr<Cubin>(const CompileInput&)>;
 void FitOccupancy(CompileInput& input, Cubin& cubin, CompileFunction compile);

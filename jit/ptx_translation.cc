@@ -47,7 +47,8 @@ absl::StatusOr<CompileInput> ChooseCompileInput(const CudaSource& source,
                                                 .fast_math = false,
                                                 .lineinfo = options.lineinfo},
                       .translate_ms = translate_ms,
-                      .launch = ptx->launch};
+                      .launch = ptx->launch,
+                      .fewer_registers = std::move(ptx->fewer_registers)};
 }
 
 }  // namespace tessel::jit

@@ -26,7 +26,9 @@ struct CompileInput {
   // Unimplemented message); empty when the PTX is, or none was offered.
   std::string ptx_fallback;
   double translate_ms = 0;  // wall time of to_ptx
-  LaunchShape launch;       // the PTX module's (PtxModule::launch)
+  // The PTX module's (PtxModule::launch, PtxModule::fewer_registers).
+  LaunchShape launch;
+  std::function<absl::StatusOr<PtxModule>()> fewer_registers;
 };
 
 // The PTX module (kPtx, its own entry name) with ptxas's options (arch and

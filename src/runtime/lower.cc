@@ -38,6 +38,21 @@ bool PtxBackend(const CompileOptions& options) {
   return wanted && !options.fast_math && jit::PtxasAvailable();
 }
 
+// The kernel as a PTX module, headed by its pass config as the CUDA text is.
+absl::StatusOr<jit::PtxModule> PtxModuleOf(
+    const std::shared_ptr<const passes::LoweringState>& state,
+    codegen::PtxEmitOptions options) {
+  absl::StatusOr<codegen::GeneratedKernel> ptx =
+      codegen::EmitPtx(*state, options);
+  if (!ptx.ok()) return ptx.status();
+  return jit::PtxModule{
+      .text = absl::StrCat("// pass config: ", state->config.ToString(), "\n",
+                           ptx->source.text),
+      .entry = ptx->source.entry,
+      .launch = {.threads = ptx->threads,
+                 .shared_bytes = ptx->dynamic_smem_bytes}};
+}
+
 }  // namespace
 
 absl::StatusOr<Lowered> Lower(const ir::Program& program,
@@ -85,14 +100,13 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
     // the state: the cubin may be wanted after `lowered` is gone.
     auto state = std::make_shared<const passes::LoweringState>(lowered.state);
     source.to_ptx = [state]() -> absl::StatusOr<jit::PtxModule> {
-      absl::StatusOr<codegen::GeneratedKernel> ptx = codegen::EmitPtx(*state);
-      if (!ptx.ok()) return ptx.status();
-      return jit::PtxModule{
-          .text = absl::StrCat("// pass config: ", state->config.ToString(),
-                               "\n", ptx->source.text),
-          .entry = ptx->source.entry,
-          .launch = {.threads = ptx->threads,
-                     .shared_bytes = ptx->dynamic_smem_bytes}};
+      absl::StatusOr<jit::PtxModule> ptx = PtxModuleOf(state, {});
+      if (ptx.ok()) {
+        ptx->fewer_registers = [state] {
+          return PtxModuleOf(state, {.hoist_out_of_loops = false});
+        };
+      }
+      return ptx;
     };
     source.ptx_translator = std::string(codegen::PtxEmitterId());
   }

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "jit/ptx_compile.h"
 #include "jit/ptx_translation.h"
+#include "src/codegen/ptx/ptx_codegen.h"
 #include "src/codegen/ptx/ptx_emitter.h"
 #include "src/runtime/lower.h"
 #include "tessel/compile.h"
@@ -174,6 +175,53 @@ TEST(PtxEmitter, DivisionByAConstantIsAnExactMultiply) {
       const int64_t floor = neg / d - (neg % d != 0 ? 1 : 0);
       ASSERT_EQ(~divide(x), floor) << neg << " / " << d;
     }
+  }
+}
+
+// The instructions of the first loop of `ptx` (from its head label to the
+// branch back to it); empty when it has none.
+std::string FirstLoop(const std::string& ptx) {
+  static const std::regex kBranch(R"(bra (\$L\d+);)");
+  for (std::sregex_iterator it(ptx.begin(), ptx.end(), kBranch), end; it != end;
+       ++it) {
+    // A backward branch: its label comes before it.
+    const size_t head = ptx.find((*it)[1].str() + ":");
+    const size_t branch = static_cast<size_t>(it->position());
+    if (head != std::string::npos && head < branch) {
+      return ptx.substr(head, branch - head);
+    }
+  }
+  return "";
+}
+
+// What a loop computes from values outside it is computed once, before it
+// (NVVM's LICM): the sm_80 GEMM's swizzled shared addresses leave its k
+// loop. PtxEmitOptions::hoist_out_of_loops = false (the spelling the cache
+// compiles too where the first spills) keeps them in, as before.
+TEST(PtxEmitter, LoopInvariantValuesAreComputedBeforeTheLoop) {
+  absl::StatusOr<runtime::Lowered> lowered =
+      runtime::Lower(testing::Gemm(testing::WgmmaGemm(false)),
+                     {.target = Target::cuda("sm_80"), .direct_ptx = true});
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  absl::StatusOr<codegen::GeneratedKernel> hoisted =
+      codegen::EmitPtx(lowered->state);
+  absl::StatusOr<codegen::GeneratedKernel> kept_in =
+      codegen::EmitPtx(lowered->state, {.hoist_out_of_loops = false});
+  ASSERT_TRUE(hoisted.ok()) << hoisted.status();
+  ASSERT_TRUE(kept_in.ok()) << kept_in.status();
+  const std::string outside = FirstLoop(hoisted->source.text);
+  const std::string inside = FirstLoop(kept_in->source.text);
+  ASSERT_FALSE(outside.empty());
+  ASSERT_FALSE(inside.empty());
+  // The same tensor-core work per iteration, less index arithmetic.
+  EXPECT_EQ(Count(outside, "mma.sync"), Count(inside, "mma.sync"));
+  EXPECT_GT(Count(outside, "mma.sync"), 0);
+  EXPECT_LT(Count(outside, "xor.b32"), Count(inside, "xor.b32"));
+  EXPECT_LT(Count(outside, "\n"), Count(inside, "\n"));
+  for (const codegen::GeneratedKernel* k : {&*hoisted, &*kept_in}) {
+    absl::StatusOr<jit::Cubin> cubin =
+        jit::Compile(k->source, {.arch = "sm_80"});
+    EXPECT_TRUE(cubin.ok()) << cubin.status();
   }
 }
 

@@ -111,6 +111,24 @@ CompileInput WideLoads() {
                       .launch = {.threads = 512, .shared_bytes = 0}};
 }
 
+// `input` with a local array indexed by the thread: stack, as spills leave.
+CompileInput WithStack(const CompileInput& input) {
+  CompileInput stacked = input;
+  stacked.source.text = absl::StrReplaceAll(
+      input.source.text,
+      {{"\t.reg .b64 %rd<4>;\n",
+        "\t.reg .b64 %rd<4>;\n\t.reg .b64 %rl<4>;\n"
+        "\t.local .align 4 .b8 buf[64];\n"},
+       {"\tret;\n",
+        "\tmov.u64 %rl1, buf;\n\tand.b32 %r2, %r1, 3;\n"
+        "\tmul.wide.u32 %rl2, %r2, 4;\n\tadd.s64 %rl3, %rl1, %rl2;\n"
+        "\tst.local.f32 [%rl3], %f7;\n\tadd.s32 %r3, %r1, 1;\n"
+        "\tand.b32 %r3, %r3, 3;\n\tmul.wide.u32 %rl2, %r3, 4;\n"
+        "\tadd.s64 %rl3, %rl1, %rl2;\n\tld.local.f32 %f199, [%rl3];\n"
+        "\tst.global.f32 [%rd2+4], %f199;\n\tret;\n"}});
+  return stacked;
+}
+
 TEST(OccupancyFitTest, KeepsTheSecondCubinWhenItHasTheBlocks) {
   if (!PtxasAvailable()) GTEST_SKIP() << "no ptxas";
   CompileInput input = WideLoads();
@@ -130,7 +148,7 @@ TEST(OccupancyFitTest, KeepsTheSecondCubinWhenItHasTheBlocks) {
   ASSERT_TRUE(after.has_value());
   if (before->registers <= 32) {  // another ptxas: nothing to ask for
     EXPECT_EQ(compiles, 0);
-    EXPECT_EQ(cubin.image, first->image);
+    EXPECT_TRUE(cubin.image == first->image);
     return;
   }
   EXPECT_EQ(compiles, 1);
@@ -153,14 +171,7 @@ TEST(OccupancyFitTest, KeepsTheFirstCubinWhenTheSecondSpillsOrFails) {
   ASSERT_TRUE(before.has_value());
   if (before->registers <= 32) GTEST_SKIP() << "ptxas fits it at once";
   // A second cubin with stack (a local array), as spills would leave.
-  CompileInput stacked = wide;
-  stacked.source.text = absl::StrReplaceAll(
-      wide.source.text,
-      {{"\t.reg .b64 %rd<4>;\n",
-        "\t.reg .b64 %rd<4>;\n\t.local .align 4 .b8 buf[64];\n"},
-       {"\tret;\n",
-        "\tst.local.f32 [buf+4], %f7;\n\tld.local.f32 %f199, [buf+4];\n"
-        "\tst.global.f32 [%rd2+4], %f199;\n\tret;\n"}});
+  const CompileInput stacked = WithStack(wide);
   absl::StatusOr<Cubin> with_stack = Compile(stacked.source, stacked.options);
   ASSERT_TRUE(with_stack.ok()) << with_stack.status();
   for (absl::StatusOr<Cubin> second :
@@ -168,7 +179,7 @@ TEST(OccupancyFitTest, KeepsTheFirstCubinWhenTheSecondSpillsOrFails) {
     CompileInput input = wide;
     Cubin cubin = *first;
     FitOccupancy(input, cubin, [&](const CompileInput&) { return second; });
-    EXPECT_EQ(cubin.image, first->image);
+    EXPECT_TRUE(cubin.image == first->image);
     EXPECT_EQ(input.source.text, wide.source.text);
   }
   // Nothing is asked of a CUDA source, or of a launch not known.
@@ -185,6 +196,59 @@ TEST(OccupancyFitTest, KeepsTheFirstCubinWhenTheSecondSpillsOrFails) {
   cuda.source.language = SourceLanguage::kCuda;
   FitOccupancy(cuda, cubin, count);
   EXPECT_EQ(compiles, 0);
+}
+
+// Step 1: a cubin that spills is compiled again from the spelling with
+// fewer registers, which is kept when it has less stack.
+TEST(OccupancyFitTest, TheSpellingWithFewerRegistersReplacesOneThatSpills) {
+  if (!PtxasAvailable()) GTEST_SKIP() << "no ptxas";
+  const CompileInput wide = WideLoads();
+  int spelled = 0;
+  // A `fewer_registers` that spells `lean`, counted.
+  auto spelling = [&spelled](const CompileInput& lean) {
+    return [&spelled, lean]() -> absl::StatusOr<PtxModule> {
+      ++spelled;
+      return PtxModule{.text = lean.source.text, .entry = lean.source.entry};
+    };
+  };
+  auto compile = [](const CompileInput& in) {
+    return Compile(in.source, in.options);
+  };
+  CompileInput input = WithStack(wide);
+  input.fewer_registers = spelling(wide);
+  absl::StatusOr<Cubin> first = Compile(input.source, input.options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_GT(ResourcesOf(first->image, "wide")->frame_bytes, 0);
+  Cubin cubin = *first;
+  FitOccupancy(input, cubin, compile);
+  EXPECT_EQ(spelled, 1);
+  EXPECT_EQ(ResourcesOf(cubin.image, "wide")->frame_bytes, 0);
+  EXPECT_THAT(input.source.text, ::testing::Not(HasSubstr(".local")));
+  EXPECT_THAT(cubin.log,
+              HasSubstr("tessel: the spelling with fewer registers: "));
+  EXPECT_FALSE(input.fewer_registers);
+
+  // A spelling that spills as much is not kept; none is asked of a kernel
+  // that neither spills nor is held back by its registers.
+  CompileInput lean = WithStack(wide);
+  lean.source.text = "// the lean one\n" + lean.source.text;
+  const CompileInput small{.source = testing::Add1Ptx(),
+                           .options = {.arch = "sm_90a"},
+                           .launch = {.threads = 128}};
+  for (const bool spills : {true, false}) {
+    spelled = 0;
+    CompileInput again = spills ? WithStack(wide) : small;
+    again.fewer_registers = spelling(lean);
+    absl::StatusOr<Cubin> start = Compile(again.source, again.options);
+    ASSERT_TRUE(start.ok()) << start.status();
+    Cubin kept = *start;
+    FitOccupancy(again, kept, compile);
+    EXPECT_EQ(spelled, spills ? 1 : 0);
+    EXPECT_THAT(again.source.text,
+                ::testing::Not(HasSubstr("// the lean one")));
+    EXPECT_THAT(kept.log, ::testing::Not(HasSubstr("fewer registers")));
+    if (!spills) EXPECT_TRUE(kept.image == start->image);
+  }
 }
 
 TEST(OccupancyFitTest, ResourcesOfReadsPtxassCubinAndNothingElse) {

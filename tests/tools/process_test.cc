@@ -106,7 +106,10 @@ TEST(WarmupProcessTest, FreshProcessAfterWarmupMakesNoNvrtcCalls) {
   EXPECT_EQ(hit["index_hits"], 3) << hit;
 
   nlohmann::json miss = Probe(scratch, cold.path());
-  EXPECT_EQ(miss["nvrtc_compiles"], 3) << miss;
+  EXPECT_EQ(miss["misses"], 3) << miss;
+  // At least one compile each: a PTX kernel may be compiled again for its
+  // registers (jit/occupancy_fit.h).
+  EXPECT_GE(miss["nvrtc_compiles"], 3) << miss;
   EXPECT_EQ(miss["disk_hits"], 0) << miss;
   EXPECT_EQ(miss["index_hits"], 0) << miss;
   nlohmann::json next = Probe(scratch, cold.path());

@@ -18,7 +18,18 @@
 
 namespace tessel::codegen {
 
-absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state);
+struct PtxEmitOptions {
+  // Values a loop body computes from values outside the loop are computed
+  // once, before it, as NVVM's LICM does (linear attention's swizzled
+  // shared-memory addresses: 165 instructions less per k step). Off, they
+  // are recomputed in every iteration: fewer registers, for kernels that
+  // would spill (the kernel cache compiles both then:
+  // jit/occupancy_fit.h).
+  bool hoist_out_of_loops = true;
+};
+
+absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state,
+                                        PtxEmitOptions options = {});
 
 // "tessel-ptx <hash of src/codegen/ptx/*>": what keys the cache entries of
 // kernels compiled through the emitter (jit::CudaSource::ptx_translator).

@@ -26,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "src/codegen/ptx/ptx_codegen.h"
 #include "src/ir/expr.h"
 #include "src/ir/stmt.h"
 #include "src/passes/intrinsics.h"
@@ -94,7 +95,8 @@ DivisionMagic MagicForDivisionBy(int64_t d);
 
 class Emitter {
  public:
-  explicit Emitter(const passes::LoweringState& st) : st_(st) {}
+  Emitter(const passes::LoweringState& st, PtxEmitOptions options)
+      : st_(st), options_(options) {}
 
   // The whole module; *entry gets the kernel's name. An error (Unimplemented
   // for what the emitter does not spell yet) leaves it empty.
@@ -131,8 +133,9 @@ class Emitter {
   // Scopes of common subexpressions: a branch's or loop's code. A pure
   // value computed in a branch from values outside it is computed before the
   // branch instead (at the slot MarkHoist left), so later branches find it:
-  // the guarded stores of an unrolled epilogue share their addresses. Loop
-  // bodies are barriers (no hoisting out of a loop: register pressure).
+  // the guarded stores of an unrolled epilogue share their addresses. So is
+  // one a loop computes, unless PtxEmitOptions::hoist_out_of_loops is off:
+  // loop bodies are then barriers (register pressure).
   void PushScope(bool barrier = false);
   void PopScope();
   // Before a construct opens a scope: where values hoisted to the current
@@ -184,6 +187,7 @@ class Emitter {
   Value Emit(DataType t, const std::string& op, std::vector<Value> in);
 
   const passes::LoweringState& st_;
+  const PtxEmitOptions options_;
   absl::Status error_;
   std::map<std::string, int> reg_count_;  // prefix -> registers made
   // The PTX ISA version (x10) an instruction needs beyond the target's

@@ -220,6 +220,11 @@ void Emitter::For(const ir::ForNode& f) {
   }
   if (ir::IsConstInt(f.extent, 0)) return;
   if (var->dtype != DataType::kI32) return Fail("a loop counter not i32");
+  // What the body computes from values outside the loop goes before it (and
+  // before the first test, so that code after the loop may use it too).
+  const bool hoisting = options_.hoist_out_of_loops;
+  if (hoisting) MarkHoist();
+  const int hoist = scopes_.back().hoist;
   const Value min = Expr(f.min);
   const std::string r = NewReg(DataType::kI32);
   Line(absl::StrCat("mov.b32 ", r, ", ", Operand(min), ";"));
@@ -235,11 +240,12 @@ void Emitter::For(const ir::ForNode& f) {
     PopScope();
   };
   exit_unless_below(Reassigned(r));
+  if (hoisting) scopes_.back().hoist = hoist;  // the test's scope reset it
   const size_t assigned_before = assigned_.size();
   Line(head + ":");
   // A register the body assigns holds another value in the next iteration.
   for (auto& [reg, version] : versions_) ++version;
-  PushScope(/*barrier=*/true);
+  PushScope(/*barrier=*/!hoisting);
   vars_[var] = Value{.dtype = DataType::kI32, .reg = r, .key = Reassigned(r)};
   Stmt(f.body);
   PopScope();
@@ -438,8 +444,9 @@ absl::StatusOr<std::string> Emitter::Module(std::string* entry) {
 
 namespace tessel::codegen {
 
-absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state) {
-  ptx::Emitter emitter(state);
+absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state,
+                                        PtxEmitOptions options) {
+  ptx::Emitter emitter(state, options);
   GeneratedKernel k;
   std::string entry;
   absl::StatusOr<std::string> text = emitter.Module(&entry);

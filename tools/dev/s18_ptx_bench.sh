@@ -9,10 +9,11 @@ L=$OUT/b; mkdir -p $L
 nvidia-smi --query-gpu=name --format=csv,noheader
 # Modes: 0 NVRTC, 1 the PTX emitter, rs the PTX emitter with wgmmas of A
 # in registers spelled too (TESSEL_PTX_WGMMA_RS=1; flash_attention's
-# forward, which mode 1 leaves to NVRTC).
+# forward, which mode 1 leaves to NVRTC). FLASH_MODE=1: flash_attention as
+# the default compiles it.
 for round in $(seq ${ROUNDS:-3}); do
   for s in ${SAMPLES:-gemm rmsnorm layernorm softmax linear_attention}; do
-    modes="0 1"; [ $s = flash_attention ] && modes="0 rs"
+    modes="0 1"; [ $s = flash_attention ] && modes="0 ${FLASH_MODE:-rs}"
     for mode in $modes; do
       TESSEL_PTX=$([ $mode = 0 ] && echo 0 || echo 1) \
         TESSEL_PTX_WGMMA_RS=$([ $mode = rs ] && echo 1 || echo 0) \

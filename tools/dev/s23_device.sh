@@ -4,6 +4,7 @@
 #   checks  every GPU suite and every sample's --check with the PTX emitter
 #           (the default), memcheck on kernels the change touched, and the
 #           registers ptxas gave the samples' kernels;
+#   jit     bench/jit_bench --manifest: cold compiles on this host;
 #   ab      the samples' benchmarks, NVRTC against PTX alternating, ROUNDS
 #           rounds (tools/dev/s18_ptx_bench.sh; flash_attention as the
 #           default compiles it).
@@ -37,6 +38,13 @@ if [[ " ${STEPS:-checks} " == *" checks "* ]]; then
     echo "memcheck $s rc=$? $(tail -1 $J/memcheck_$s.log)"
   done
   echo "checks done ${SECONDS}s"
+fi
+if [[ " ${STEPS:-checks} " == *" jit "* ]]; then
+  # Cold compiles of the manifest on this host's CPU, with the fit's compiles.
+  TESSEL_CACHE_DIR=/tmp/jb23 timeout 300 $B/bench/jit_bench --manifest \
+    $here/../../samples/kernels.json --arch sm_90a,sm_80 \
+    --out $J/jit_bench.json > $J/jit_bench.log 2>&1
+  echo "jit_bench rc=$? $(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['manifest']['summary']; print({a: (round(v['median_ms'],1), round(v['max_ms'],1)) for a,v in s.items()})" $J/jit_bench.json)"
 fi
 if [[ " ${STEPS:-checks} " == *" ab "* ]]; then
   ROUNDS=${ROUNDS:-3} FLASH_MODE=1 SAMPLES=${SAMPLES:-"gemm rmsnorm layernorm softmax linear_attention flash_attention"} \

@@ -71,7 +71,8 @@ struct PtxModule {
   LaunchShape launch;
   // Optional: the same kernel spelled to hold fewer values in registers,
   // compiled too where `text` spills or its registers limit its blocks per
-  // SM; the better cubin is kept (occupancy_fit.h).
+  // SM; the better cubin is kept, and its module may offer the next
+  // (occupancy_fit.h).
   std::function<absl::StatusOr<PtxModule>()> fewer_registers;
 };
 

@@ -171,45 +171,48 @@ std::string Noted(const std::string& note, const std::string& replaced,
   return out;
 }
 
-// (1) The spelling with fewer registers, where `cubin` spills or its
-// registers limit its blocks: kept if it has more blocks per SM, or as many
-// and less stack.
+// (1) The spellings with fewer registers, one after another while `cubin`
+// spills or its registers limit its blocks: each kept if it has more blocks
+// per SM, or as many and less stack; the first that is no better ends it.
 void ChooseSpelling(CompileInput& input, Cubin& cubin,
                     CompileFunction compile) {
-  if (!input.fewer_registers) return;
-  const std::function<absl::StatusOr<PtxModule>()> spell =
+  std::function<absl::StatusOr<PtxModule>()> spell =
       std::exchange(input.fewer_registers, nullptr);
-  std::optional<CubinResources> first =
-      ResourcesOf(cubin.image, cubin.lowered_entry);
-  if (!first.has_value()) return;
   const LaunchShape& launch = input.launch;
-  const int blocks = BlocksPerSm(cubin.arch, launch, first->registers);
-  const bool limited = blocks < BlocksPerSm(cubin.arch, launch, 1);
-  if (first->frame_bytes == 0 && !limited) return;
-  absl::StatusOr<PtxModule> lean = spell();
-  if (!lean.ok() || lean->text == input.source.text) return;
-  CompileInput other = input;
-  other.source.text = std::move(lean->text);
-  other.source.entry = std::move(lean->entry);
-  absl::StatusOr<Cubin> second = compile(other);
-  if (!second.ok()) return;
-  std::optional<CubinResources> got =
-      ResourcesOf(second->image, second->lowered_entry);
-  if (!got.has_value()) return;
-  const int more = BlocksPerSm(second->arch, launch, got->registers);
-  if (more < blocks ||
-      (more == blocks && got->frame_bytes >= first->frame_bytes)) {
-    return;
+  while (spell) {
+    std::optional<CubinResources> now =
+        ResourcesOf(cubin.image, cubin.lowered_entry);
+    if (!now.has_value()) return;
+    const int blocks = BlocksPerSm(cubin.arch, launch, now->registers);
+    const bool limited = blocks < BlocksPerSm(cubin.arch, launch, 1);
+    if (now->frame_bytes == 0 && !limited) return;
+    absl::StatusOr<PtxModule> lean = spell();
+    if (!lean.ok()) return;
+    spell = std::move(lean->fewer_registers);
+    if (lean->text == input.source.text) continue;
+    CompileInput other = input;
+    other.source.text = std::move(lean->text);
+    other.source.entry = std::move(lean->entry);
+    absl::StatusOr<Cubin> second = compile(other);
+    if (!second.ok()) return;
+    std::optional<CubinResources> got =
+        ResourcesOf(second->image, second->lowered_entry);
+    if (!got.has_value()) return;
+    const int more = BlocksPerSm(second->arch, launch, got->registers);
+    if (more < blocks ||
+        (more == blocks && got->frame_bytes >= now->frame_bytes)) {
+      return;
+    }
+    second->log = Noted(
+        absl::StrCat("tessel: a spelling with fewer registers: ",
+                     now->registers, " -> ", got->registers, " registers, ",
+                     now->frame_bytes, " -> ", got->frame_bytes,
+                     " stack bytes, ", blocks, " -> ", more, " blocks per SM"),
+        cubin.log, second->log);
+    second->compile_ms += cubin.compile_ms;
+    input = std::move(other);
+    cubin = *std::move(second);
   }
-  second->log = Noted(
-      absl::StrCat("tessel: the spelling with fewer registers: ",
-                   first->registers, " -> ", got->registers, " registers, ",
-                   first->frame_bytes, " -> ", got->frame_bytes,
-                   " stack bytes, ", blocks, " -> ", more, " blocks per SM"),
-      cubin.log, second->log);
-  second->compile_ms += cubin.compile_ms;
-  input = std::move(other);
-  cubin = *std::move(second);
 }
 
 // (2) More blocks per SM asked of ptxas, where worth it.

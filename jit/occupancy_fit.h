@@ -63,10 +63,11 @@ std::optional<std::string> WithMinBlocksPerSm(absl::string_view ptx,
 // After `cubin` was compiled from `input` (a PTX module with its launch
 // shape), two steps, each a second compile whose cubin is kept only when it
 // is better; `input` and `cubin` then become its, and its log says so:
-//  1. where `cubin` spills or its registers limit its blocks per SM, the
-//     spelling with fewer registers (CompileInput::fewer_registers: the
-//     emitter's, with loop-invariant values recomputed in the loop), kept
-//     if it has more blocks per SM, or as many and less stack;
+//  1. while `cubin` spills or its registers limit its blocks per SM, the
+//     next spelling with fewer registers (CompileInput::fewer_registers,
+//     whose module may offer another: the emitter's, with the invariant
+//     values of one more loop recomputed in it), kept if it has more blocks
+//     per SM, or as many and less stack; the first no better ends it;
 //  2. more blocks per SM asked for where that is worth it (above).
 // A failed second compile keeps the first. `compile` is how the caller
 // compiles (isolated or not).

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "jit/ptx_compile.h"
+#include "tests/common/count.h"
 #include "tests/jit/test_util.h"
 
 namespace tessel::jit {
@@ -225,7 +226,7 @@ TEST(OccupancyFitTest, TheSpellingWithFewerRegistersReplacesOneThatSpills) {
   EXPECT_EQ(ResourcesOf(cubin.image, "wide")->frame_bytes, 0);
   EXPECT_THAT(input.source.text, ::testing::Not(HasSubstr(".local")));
   EXPECT_THAT(cubin.log,
-              HasSubstr("tessel: the spelling with fewer registers: "));
+              HasSubstr("tessel: a spelling with fewer registers: "));
   EXPECT_FALSE(input.fewer_registers);
 
   // A spelling that spills as much is not kept; none is asked of a kernel
@@ -249,6 +250,45 @@ TEST(OccupancyFitTest, TheSpellingWithFewerRegistersReplacesOneThatSpills) {
     EXPECT_THAT(kept.log, ::testing::Not(HasSubstr("fewer registers")));
     if (!spills) EXPECT_TRUE(kept.image == start->image);
   }
+}
+
+// A spelling may offer the next: each is compiled while the kept one still
+// spills, and each that is better is kept, its note added to the log.
+TEST(OccupancyFitTest, SpellingsFollowOneAnotherWhileTheyAreBetter) {
+  if (!PtxasAvailable()) GTEST_SKIP() << "no ptxas";
+  const CompileInput wide = WideLoads();
+  // Stack of 64, then 16, then none.
+  auto stacked = [&](int bytes) {
+    CompileInput in = WithStack(wide);
+    in.source.text = absl::StrReplaceAll(
+        in.source.text, {{"buf[64]", absl::StrCat("buf[", bytes, "]")}});
+    return in;
+  };
+  int spelled = 0;
+  std::function<absl::StatusOr<PtxModule>()> none = [&] {
+    ++spelled;
+    return PtxModule{.text = wide.source.text, .entry = "wide"};
+  };
+  std::function<absl::StatusOr<PtxModule>()> less = [&] {
+    ++spelled;
+    return PtxModule{.text = stacked(16).source.text,
+                     .entry = "wide",
+                     .fewer_registers = none};
+  };
+  CompileInput input = stacked(64);
+  input.fewer_registers = less;
+  absl::StatusOr<Cubin> first = Compile(input.source, input.options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  Cubin cubin = *first;
+  FitOccupancy(input, cubin, [](const CompileInput& in) {
+    return Compile(in.source, in.options);
+  });
+  EXPECT_EQ(spelled, 2);
+  EXPECT_EQ(ResourcesOf(cubin.image, "wide")->frame_bytes, 0);
+  EXPECT_EQ(tessel::testing::Count(cubin.log,
+                                   "tessel: a spelling with fewer registers"),
+            2)
+      << cubin.log;
 }
 
 TEST(OccupancyFitTest, ResourcesOfReadsPtxassCubinAndNothingElse) {

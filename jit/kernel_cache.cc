@@ -143,8 +143,7 @@ absl::StatusOr<CachedCubin> KernelCache::Fill(const std::string& key,
                                                options_.isolated_timeout)
                              : Compile(in.source, in.options);
   };
-  absl::StatusOr<Cubin> compiled = compile(*input);
-  if (compiled.ok()) FitOccupancy(*input, *compiled, compile);
+  absl::StatusOr<Cubin> compiled = CompileFitted(*input, compile);
   if (!compiled.ok() && input->source.language != source.language) {
     std::string why = absl::StrCat("ptxas refused the PTX translation (",
                                    compiled.status().message(),

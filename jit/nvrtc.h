@@ -69,11 +69,11 @@ struct PtxModule {
   std::string entry;
   // Optional: lets ptxas be asked for more blocks per SM (occupancy_fit.h).
   LaunchShape launch;
-  // Optional: the same kernel spelled to hold fewer values in registers,
-  // compiled too where `text` spills or its registers limit its blocks per
-  // SM; the better cubin is kept, and its module may offer the next
+  // Optional: the same kernel spelled to do less in its loops with more
+  // registers, compiled too where `text`'s cubin has registers to spare at
+  // its blocks per SM; kept if it loses no block and spills no more
   // (occupancy_fit.h).
-  std::function<absl::StatusOr<PtxModule>()> fewer_registers;
+  std::function<absl::StatusOr<PtxModule>()> more_registers;
 };
 
 struct CudaSource {

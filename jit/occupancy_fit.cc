@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -171,48 +172,31 @@ std::string Noted(const std::string& note, const std::string& replaced,
   return out;
 }
 
-// (1) The spellings with fewer registers, one after another while `cubin`
-// spills or its registers limit its blocks: each kept if it has more blocks
-// per SM, or as many and less stack; the first that is no better ends it.
-void ChooseSpelling(CompileInput& input, Cubin& cubin,
-                    CompileFunction compile) {
-  std::function<absl::StatusOr<PtxModule>()> spell =
-      std::exchange(input.fewer_registers, nullptr);
-  const LaunchShape& launch = input.launch;
-  while (spell) {
-    std::optional<CubinResources> now =
-        ResourcesOf(cubin.image, cubin.lowered_entry);
-    if (!now.has_value()) return;
-    const int blocks = BlocksPerSm(cubin.arch, launch, now->registers);
-    const bool limited = blocks < BlocksPerSm(cubin.arch, launch, 1);
-    if (now->frame_bytes == 0 && !limited) return;
-    absl::StatusOr<PtxModule> lean = spell();
-    if (!lean.ok()) return;
-    spell = std::move(lean->fewer_registers);
-    if (lean->text == input.source.text) continue;
-    CompileInput other = input;
-    other.source.text = std::move(lean->text);
-    other.source.entry = std::move(lean->entry);
-    absl::StatusOr<Cubin> second = compile(other);
-    if (!second.ok()) return;
-    std::optional<CubinResources> got =
-        ResourcesOf(second->image, second->lowered_entry);
-    if (!got.has_value()) return;
-    const int more = BlocksPerSm(second->arch, launch, got->registers);
-    if (more < blocks ||
-        (more == blocks && got->frame_bytes >= now->frame_bytes)) {
-      return;
-    }
-    second->log = Noted(
-        absl::StrCat("tessel: a spelling with fewer registers: ",
-                     now->registers, " -> ", got->registers, " registers, ",
-                     now->frame_bytes, " -> ", got->frame_bytes,
-                     " stack bytes, ", blocks, " -> ", more, " blocks per SM"),
-        cubin.log, second->log);
-    second->compile_ms += cubin.compile_ms;
-    input = std::move(other);
-    cubin = *std::move(second);
-  }
+// (1) The spelling with more registers, made now; nullopt where none is
+// offered or it is the same text.
+std::optional<CompileInput> SpellingWithMoreRegisters(CompileInput& input) {
+  if (!input.more_registers) return std::nullopt;
+  const std::function<absl::StatusOr<PtxModule>()> spell =
+      std::exchange(input.more_registers, nullptr);
+  absl::StatusOr<PtxModule> rich = spell();
+  if (!rich.ok() || rich->text == input.source.text) return std::nullopt;
+  CompileInput other = input;
+  other.source.text = std::move(rich->text);
+  other.source.entry = std::move(rich->entry);
+  return other;
+}
+
+// Whether `rich` (compiled from the spelling with more registers) is kept
+// over `cubin`: no stack, and as many blocks per SM.
+bool RicherIsBetter(const Cubin& cubin, const Cubin& rich,
+                    const LaunchShape& launch) {
+  std::optional<CubinResources> first =
+      ResourcesOf(cubin.image, cubin.lowered_entry);
+  std::optional<CubinResources> got =
+      ResourcesOf(rich.image, rich.lowered_entry);
+  return first.has_value() && got.has_value() && got->frame_bytes == 0 &&
+         BlocksPerSm(rich.arch, launch, got->registers) >=
+             BlocksPerSm(cubin.arch, launch, first->registers);
 }
 
 // (2) More blocks per SM asked of ptxas, where worth it.
@@ -251,10 +235,36 @@ void AskForBlocks(CompileInput& input, Cubin& cubin, CompileFunction compile) {
 
 }  // namespace
 
-void FitOccupancy(CompileInput& input, Cubin& cubin, CompileFunction compile) {
-  if (input.source.language != SourceLanguage::kPtx) return;
-  ChooseSpelling(input, cubin, compile);
-  AskForBlocks(input, cubin, compile);
+absl::StatusOr<Cubin> CompileFitted(CompileInput& input,
+                                    CompileFunction compile) {
+  if (input.source.language != SourceLanguage::kPtx) return compile(input);
+  std::optional<CompileInput> rich = SpellingWithMoreRegisters(input);
+  absl::StatusOr<Cubin> rich_cubin = absl::UnknownError("not compiled");
+  std::thread beside;
+  if (rich.has_value()) {
+    beside = std::thread([&] { rich_cubin = compile(*rich); });
+  }
+  absl::StatusOr<Cubin> cubin = compile(input);
+  if (beside.joinable()) beside.join();
+  if (!cubin.ok()) return cubin;
+  if (rich.has_value() && rich_cubin.ok() &&
+      RicherIsBetter(*cubin, *rich_cubin, input.launch)) {
+    const std::optional<CubinResources> from =
+        ResourcesOf(cubin->image, cubin->lowered_entry);
+    rich_cubin->log = Noted(
+        absl::StrCat("tessel: the spelling with more registers: ",
+                     from->registers, " -> ",
+                     ResourcesOf(rich_cubin->image, rich_cubin->lowered_entry)
+                         ->registers,
+                     " registers"),
+        cubin->log, rich_cubin->log);
+    rich_cubin->compile_ms =
+        std::max(rich_cubin->compile_ms, cubin->compile_ms);
+    input = *std::move(rich);
+    cubin = std::move(rich_cubin);
+  }
+  AskForBlocks(input, *cubin, compile);
+  return cubin;
 }
 
 }  // namespace tessel::jit

@@ -1,5 +1,5 @@
 // One more block per SM for a PTX kernel whose registers alone keep it out,
-// and no spills where another spelling of it has none.
+// and the spelling that does less in its loops where its registers allow.
 //
 // ptxas spends registers freely. The emitter's rmsnorm (512 threads) got 40
 // where NVVM's PTX of the same kernel got 32, and layernorm (256 threads) 70
@@ -60,20 +60,23 @@ std::optional<int> BlocksWorthAsking(absl::string_view arch,
 std::optional<std::string> WithMinBlocksPerSm(absl::string_view ptx,
                                               int blocks);
 
-// After `cubin` was compiled from `input` (a PTX module with its launch
-// shape), two steps, each a second compile whose cubin is kept only when it
-// is better; `input` and `cubin` then become its, and its log says so:
-//  1. while `cubin` spills or its registers limit its blocks per SM, the
-//     next spelling with fewer registers (CompileInput::fewer_registers,
-//     whose module may offer another: the emitter's, with the invariant
-//     values of one more loop recomputed in it), kept if it has more blocks
-//     per SM, or as many and less stack; the first no better ends it;
-//  2. more blocks per SM asked for where that is worth it (above).
-// A failed second compile keeps the first. `compile` is how the caller
-// compiles (isolated or not).
+// Compiles `input` as a cache miss does. A PTX module (with its launch
+// shape) is fitted, each later cubin kept only when it is better; `input`
+// then becomes what it was compiled from, and the cubin's log says so:
+//  1. where the module offers a spelling with more registers
+//     (CompileInput::more_registers: the emitter's, with loop-invariant
+//     values computed once before their loop), both are compiled at once,
+//     on two threads; that one is kept if it has no stack and as many
+//     blocks per SM;
+//  2. more blocks per SM are asked for where that is worth it (above).
+// The first compile's error is returned (the caller may fall back to
+// NVRTC); a later compile's failure keeps what it would replace. `compile`
+// is how the caller compiles (isolated or not); it is called from two
+// threads at once.
 using CompileFunction =
     absl::FunctionRef<absl::StatusOr<Cubin>(const CompileInput&)>;
-void FitOccupancy(CompileInput& input, Cubin& cubin, CompileFunction compile);
+absl::StatusOr<Cubin> CompileFitted(CompileInput& input,
+                                    CompileFunction compile);
 
 }  // namespace tessel::jit
 

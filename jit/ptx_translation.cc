@@ -48,7 +48,7 @@ absl::StatusOr<CompileInput> ChooseCompileInput(const CudaSource& source,
                                                 .lineinfo = options.lineinfo},
                       .translate_ms = translate_ms,
                       .launch = ptx->launch,
-                      .fewer_registers = std::move(ptx->fewer_registers)};
+                      .more_registers = std::move(ptx->more_registers)};
 }
 
 }  // namespace tessel::jit

@@ -26,9 +26,9 @@ struct CompileInput {
   // Unimplemented message); empty when the PTX is, or none was offered.
   std::string ptx_fallback;
   double translate_ms = 0;  // wall time of to_ptx
-  // The PTX module's (PtxModule::launch, PtxModule::fewer_registers).
+  // The PTX module's (PtxModule::launch, PtxModule::more_registers).
   LaunchShape launch;
-  std::function<absl::StatusOr<PtxModule>()> fewer_registers;
+  std::function<absl::StatusOr<PtxModule>()> more_registers;
 };
 
 // The PTX module (kPtx, its own entry name) with ptxas's options (arch and

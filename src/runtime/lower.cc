@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "jit/ptx_compile.h"
@@ -39,42 +38,19 @@ bool PtxBackend(const CompileOptions& options) {
   return wanted && !options.fast_math && jit::PtxasAvailable();
 }
 
-// The kernel as a PTX module, headed by its pass config as the CUDA text is,
-// offering the next spelling with fewer registers: the largest loop body
-// that hoisted values keeps them, one loop at a time (linear attention's
-// backward spills when the addresses of its second, larger loop leave it,
-// and not when only its first loop's do).
+// The kernel as a PTX module, headed by its pass config as the CUDA text is.
 absl::StatusOr<jit::PtxModule> PtxModuleOf(
     const std::shared_ptr<const passes::LoweringState>& state,
     codegen::PtxEmitOptions options) {
-  codegen::PtxEmitStats stats;
   absl::StatusOr<codegen::GeneratedKernel> ptx =
-      codegen::EmitPtx(*state, options, &stats);
+      codegen::EmitPtx(*state, options);
   if (!ptx.ok()) return ptx.status();
-  jit::PtxModule module{
+  return jit::PtxModule{
       .text = absl::StrCat("// pass config: ", state->config.ToString(), "\n",
                            ptx->source.text),
       .entry = ptx->source.entry,
       .launch = {.threads = ptx->threads,
                  .shared_bytes = ptx->dynamic_smem_bytes}};
-  const std::vector<int>& hoisted = stats.hoisted_per_loop;
-  const std::vector<int>& body = stats.body_per_loop;
-  int largest = -1, hoisting = 0;
-  for (int loop = 0; loop < static_cast<int>(hoisted.size()); ++loop) {
-    if (hoisted[loop] == 0) continue;
-    ++hoisting;
-    if (largest < 0 || body[loop] > body[largest]) largest = loop;
-  }
-  if (hoisting > 0) {
-    codegen::PtxEmitOptions next = options;
-    if (hoisting == 1) {
-      next = {.hoist_out_of_loops = false};
-    } else {
-      next.loops_kept.push_back(largest);
-    }
-    module.fewer_registers = [state, next] { return PtxModuleOf(state, next); };
-  }
-  return module;
 }
 
 }  // namespace
@@ -123,7 +99,17 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
     // Emitted only on a cache miss (jit/ptx_translation.h), from a copy of
     // the state: the cubin may be wanted after `lowered` is gone.
     auto state = std::make_shared<const passes::LoweringState>(lowered.state);
-    source.to_ptx = [state] { return PtxModuleOf(state, {}); };
+    // Loop-invariant values stay in their loops first (as ptxas sees them
+    // best where registers are short); the spelling that computes them once
+    // is compiled too where registers are to spare (jit/occupancy_fit.h).
+    source.to_ptx = [state]() -> absl::StatusOr<jit::PtxModule> {
+      absl::StatusOr<jit::PtxModule> ptx =
+          PtxModuleOf(state, {.hoist_out_of_loops = false});
+      if (ptx.ok()) {
+        ptx->more_registers = [state] { return PtxModuleOf(state, {}); };
+      }
+      return ptx;
+    };
     source.ptx_translator = std::string(codegen::PtxEmitterId());
   }
   // Only the prelude parts the kernel uses: less for NVRTC's front end.

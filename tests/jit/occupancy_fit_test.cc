@@ -7,10 +7,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <functional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "jit/ptx_compile.h"
-#include "tests/common/count.h"
 #include "tests/jit/test_util.h"
 
 namespace tessel::jit {
@@ -139,20 +141,22 @@ TEST(OccupancyFitTest, KeepsTheSecondCubinWhenItHasTheBlocks) {
   ASSERT_TRUE(before.has_value());
   EXPECT_EQ(before->frame_bytes, 0);
   int compiles = 0;
-  Cubin cubin = *first;
-  FitOccupancy(input, cubin, [&](const CompileInput& in) {
-    ++compiles;
-    return Compile(in.source, in.options);
-  });
+  absl::StatusOr<Cubin> fitted =
+      CompileFitted(input, [&](const CompileInput& in) {
+        ++compiles;
+        return Compile(in.source, in.options);
+      });
+  ASSERT_TRUE(fitted.ok()) << fitted.status();
+  const Cubin& cubin = *fitted;
   std::optional<CubinResources> after =
       ResourcesOf(cubin.image, cubin.lowered_entry);
   ASSERT_TRUE(after.has_value());
   if (before->registers <= 32) {  // another ptxas: nothing to ask for
-    EXPECT_EQ(compiles, 0);
+    EXPECT_EQ(compiles, 1);
     EXPECT_TRUE(cubin.image == first->image);
     return;
   }
-  EXPECT_EQ(compiles, 1);
+  EXPECT_EQ(compiles, 2);
   EXPECT_LE(after->registers, 32);
   EXPECT_EQ(after->frame_bytes, 0);
   EXPECT_THAT(input.source.text,
@@ -160,7 +164,6 @@ TEST(OccupancyFitTest, KeepsTheSecondCubinWhenItHasTheBlocks) {
   EXPECT_THAT(cubin.log,
               HasSubstr(absl::StrCat("compiled again with .minnctapersm 4: ",
                                      before->registers, " -> ")));
-  EXPECT_GE(cubin.compile_ms, first->compile_ms);
 }
 
 TEST(OccupancyFitTest, KeepsTheFirstCubinWhenTheSecondSpillsOrFails) {
@@ -178,117 +181,90 @@ TEST(OccupancyFitTest, KeepsTheFirstCubinWhenTheSecondSpillsOrFails) {
   for (absl::StatusOr<Cubin> second :
        {with_stack, absl::StatusOr<Cubin>(absl::InternalError("ptxas died"))}) {
     CompileInput input = wide;
-    Cubin cubin = *first;
-    FitOccupancy(input, cubin, [&](const CompileInput&) { return second; });
-    EXPECT_TRUE(cubin.image == first->image);
+    absl::StatusOr<Cubin> fitted =
+        CompileFitted(input, [&](const CompileInput& in) {
+          return in.source.text == wide.source.text ? first : second;
+        });
+    ASSERT_TRUE(fitted.ok()) << fitted.status();
+    EXPECT_TRUE(fitted->image == first->image);
     EXPECT_EQ(input.source.text, wide.source.text);
   }
-  // Nothing is asked of a CUDA source, or of a launch not known.
+  // Nothing more is asked of a CUDA source, or of a launch not known; the
+  // first compile's error is returned.
   int compiles = 0;
-  auto count = [&](const CompileInput& in) {
+  auto count = [&](const CompileInput&) {
     ++compiles;
-    return Compile(in.source, in.options);
+    return first;
   };
   CompileInput unknown = wide;
   unknown.launch = {};
-  Cubin cubin = *first;
-  FitOccupancy(unknown, cubin, count);
+  EXPECT_TRUE(CompileFitted(unknown, count).ok());
   CompileInput cuda = wide;
   cuda.source.language = SourceLanguage::kCuda;
-  FitOccupancy(cuda, cubin, count);
-  EXPECT_EQ(compiles, 0);
+  EXPECT_TRUE(CompileFitted(cuda, count).ok());
+  EXPECT_EQ(compiles, 2);
+  CompileInput failing = wide;
+  EXPECT_THAT(CompileFitted(failing,
+                            [](const CompileInput&) -> absl::StatusOr<Cubin> {
+                              return absl::InvalidArgumentError("bad PTX");
+                            })
+                  .status()
+                  .message(),
+              HasSubstr("bad PTX"));
 }
 
-// Step 1: a cubin that spills is compiled again from the spelling with
-// fewer registers, which is kept when it has less stack.
-TEST(OccupancyFitTest, TheSpellingWithFewerRegistersReplacesOneThatSpills) {
+// Step 1: the spelling with more registers is compiled beside the first
+// and kept when it has no stack and loses no block per SM.
+TEST(OccupancyFitTest, TheSpellingWithMoreRegistersWhenItCostsNothing) {
   if (!PtxasAvailable()) GTEST_SKIP() << "no ptxas";
-  const CompileInput wide = WideLoads();
-  int spelled = 0;
-  // A `fewer_registers` that spells `lean`, counted.
-  auto spelling = [&spelled](const CompileInput& lean) {
-    return [&spelled, lean]() -> absl::StatusOr<PtxModule> {
+  std::atomic<int> spelled = 0, compiles = 0;
+  // A `more_registers` that spells `text` (entry "add1"), counted.
+  auto spelling = [&spelled](std::string text) {
+    return [&spelled, text]() -> absl::StatusOr<PtxModule> {
       ++spelled;
-      return PtxModule{.text = lean.source.text, .entry = lean.source.entry};
+      return PtxModule{.text = text, .entry = "add1"};
     };
   };
-  auto compile = [](const CompileInput& in) {
+  auto compile = [&compiles](const CompileInput& in) {
+    ++compiles;
     return Compile(in.source, in.options);
   };
-  CompileInput input = WithStack(wide);
-  input.fewer_registers = spelling(wide);
-  absl::StatusOr<Cubin> first = Compile(input.source, input.options);
-  ASSERT_TRUE(first.ok()) << first.status();
-  ASSERT_GT(ResourcesOf(first->image, "wide")->frame_bytes, 0);
-  Cubin cubin = *first;
-  FitOccupancy(input, cubin, compile);
+  // add1 at 128 threads, and the same with a comment: as good, kept.
+  const CompileInput add1{.source = testing::Add1Ptx(),
+                          .options = {.arch = "sm_90a"},
+                          .launch = {.threads = 128}};
+  const std::string also = "// another spelling\n" + add1.source.text;
+  CompileInput input = add1;
+  input.more_registers = spelling(also);
+  absl::StatusOr<Cubin> cubin = CompileFitted(input, compile);
+  ASSERT_TRUE(cubin.ok()) << cubin.status();
   EXPECT_EQ(spelled, 1);
-  EXPECT_EQ(ResourcesOf(cubin.image, "wide")->frame_bytes, 0);
-  EXPECT_THAT(input.source.text, ::testing::Not(HasSubstr(".local")));
-  EXPECT_THAT(cubin.log,
-              HasSubstr("tessel: a spelling with fewer registers: "));
-  EXPECT_FALSE(input.fewer_registers);
+  EXPECT_EQ(compiles, 2);
+  EXPECT_EQ(input.source.text, also);
+  EXPECT_THAT(cubin->log,
+              HasSubstr("tessel: the spelling with more registers: "));
+  EXPECT_FALSE(input.more_registers);
 
-  // A spelling that spills as much is not kept; none is asked of a kernel
-  // that neither spills nor is held back by its registers.
-  CompileInput lean = WithStack(wide);
-  lean.source.text = "// the lean one\n" + lean.source.text;
-  const CompileInput small{.source = testing::Add1Ptx(),
-                           .options = {.arch = "sm_90a"},
-                           .launch = {.threads = 128}};
-  for (const bool spills : {true, false}) {
-    spelled = 0;
-    CompileInput again = spills ? WithStack(wide) : small;
-    again.fewer_registers = spelling(lean);
-    absl::StatusOr<Cubin> start = Compile(again.source, again.options);
-    ASSERT_TRUE(start.ok()) << start.status();
-    Cubin kept = *start;
-    FitOccupancy(again, kept, compile);
-    EXPECT_EQ(spelled, spills ? 1 : 0);
-    EXPECT_THAT(again.source.text,
-                ::testing::Not(HasSubstr("// the lean one")));
-    EXPECT_THAT(kept.log, ::testing::Not(HasSubstr("fewer registers")));
-    if (!spills) EXPECT_TRUE(kept.image == start->image);
+  // One that costs blocks per SM is not kept: wide's 34 registers fit 12
+  // blocks of 128 threads, add1's 16. Nor one with stack.
+  std::string wide = absl::StrReplaceAll(WideLoads().source.text,
+                                         {{"entry wide", "entry add1"}});
+  std::string stacked = absl::StrReplaceAll(WithStack(WideLoads()).source.text,
+                                            {{"entry wide", "entry add1"}});
+  for (const std::string& text : {wide, stacked}) {
+    input = add1;
+    input.more_registers = spelling(text);
+    cubin = CompileFitted(input, compile);
+    ASSERT_TRUE(cubin.ok()) << cubin.status();
+    EXPECT_EQ(input.source.text, add1.source.text);
+    EXPECT_THAT(cubin->log, ::testing::Not(HasSubstr("more registers")));
   }
-}
-
-// A spelling may offer the next: each is compiled while the kept one still
-// spills, and each that is better is kept, its note added to the log.
-TEST(OccupancyFitTest, SpellingsFollowOneAnotherWhileTheyAreBetter) {
-  if (!PtxasAvailable()) GTEST_SKIP() << "no ptxas";
-  const CompileInput wide = WideLoads();
-  // Stack of 64, then 16, then none.
-  auto stacked = [&](int bytes) {
-    CompileInput in = WithStack(wide);
-    in.source.text = absl::StrReplaceAll(
-        in.source.text, {{"buf[64]", absl::StrCat("buf[", bytes, "]")}});
-    return in;
-  };
-  int spelled = 0;
-  std::function<absl::StatusOr<PtxModule>()> none = [&] {
-    ++spelled;
-    return PtxModule{.text = wide.source.text, .entry = "wide"};
-  };
-  std::function<absl::StatusOr<PtxModule>()> less = [&] {
-    ++spelled;
-    return PtxModule{.text = stacked(16).source.text,
-                     .entry = "wide",
-                     .fewer_registers = none};
-  };
-  CompileInput input = stacked(64);
-  input.fewer_registers = less;
-  absl::StatusOr<Cubin> first = Compile(input.source, input.options);
-  ASSERT_TRUE(first.ok()) << first.status();
-  Cubin cubin = *first;
-  FitOccupancy(input, cubin, [](const CompileInput& in) {
-    return Compile(in.source, in.options);
-  });
-  EXPECT_EQ(spelled, 2);
-  EXPECT_EQ(ResourcesOf(cubin.image, "wide")->frame_bytes, 0);
-  EXPECT_EQ(tessel::testing::Count(cubin.log,
-                                   "tessel: a spelling with fewer registers"),
-            2)
-      << cubin.log;
+  // The same text is not compiled twice.
+  compiles = 0;
+  input = add1;
+  input.more_registers = spelling(add1.source.text);
+  ASSERT_TRUE(CompileFitted(input, compile).ok());
+  EXPECT_EQ(compiles, 1);
 }
 
 TEST(OccupancyFitTest, ResourcesOfReadsPtxassCubinAndNothingElse) {

@@ -11,7 +11,6 @@
 #define TESSEL_SRC_CODEGEN_PTX_PTX_CODEGEN_H_
 
 #include <string_view>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "src/codegen/cuda_codegen.h"
@@ -23,27 +22,14 @@ struct PtxEmitOptions {
   // Values a loop body computes from values outside the loop are computed
   // once, before it, as NVVM's LICM does (linear attention's swizzled
   // shared-memory addresses: 165 instructions less per k step). Off, they
-  // are recomputed in every iteration: fewer registers, for kernels that
-  // would spill (the kernel cache compiles such spellings too then:
-  // jit/occupancy_fit.h).
+  // are recomputed in every iteration: fewer registers. The kernel cache
+  // compiles a kernel with it off, then on where registers are to spare
+  // (jit/occupancy_fit.h).
   bool hoist_out_of_loops = true;
-  // Loops (numbered in the order they are emitted, from 0) whose invariant
-  // values stay in them all the same.
-  std::vector<int> loops_kept = {};
-};
-
-// What the emitter did, for choosing the next spelling.
-struct PtxEmitStats {
-  // Per loop (numbered as above): the values hoisted out of it, and the
-  // instructions its body holds (memory, tensor cores, control: not the
-  // arithmetic that could be hoisted).
-  std::vector<int> hoisted_per_loop;
-  std::vector<int> body_per_loop;
 };
 
 absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state,
-                                        PtxEmitOptions options = {},
-                                        PtxEmitStats* stats = nullptr);
+                                        PtxEmitOptions options = {});
 
 // "tessel-ptx <hash of src/codegen/ptx/*>": what keys the cache entries of
 // kernels compiled through the emitter (jit::CudaSource::ptx_translator).

@@ -163,8 +163,6 @@ class Emitter {
   void VectorMove(const ir::CallNode& c, passes::Intrinsic id);
 
   const passes::LoweringState& st() const { return st_; }
-  const std::vector<int>& hoisted_per_loop() const { return hoisted_per_loop_; }
-  const std::vector<int>& body_per_loop() const { return body_per_loop_; }
 
  private:
   void Allocate(const ir::AllocateNode& a);
@@ -196,10 +194,6 @@ class Emitter {
   // default: 81 for red with vector types.
   int ptx_isa_needed_ = 0;
   int labels_ = 0;
-  // PtxEmitStats
-  std::vector<int> hoisted_per_loop_;
-  std::vector<int> body_per_loop_;
-  int64_t lines_ = 0;  // Line() calls
   // Variables bound to values: loop counters (unrolled ones to constants),
   // lets, the block indices.
   std::unordered_map<const ir::VarNode*, Value> vars_;
@@ -215,7 +209,6 @@ class Emitter {
     std::unordered_map<std::string, std::string> cse;
     int hoist = -1;  // segments_ index of the slot; -1: none yet
     bool barrier = false;
-    int loop = -1;  // a loop's body: the loop's number
   };
   std::vector<Scope> scopes_;
   std::vector<std::string> segments_ = {""};    // the body's text, in pieces

@@ -80,7 +80,6 @@ std::string Emitter::NewReg(DataType t) {
 std::string Emitter::NewLabel() { return absl::StrCat("$L", labels_++); }
 
 void Emitter::Line(const std::string& s) {
-  ++lines_;
   absl::StrAppend(&segments_.back(), s.back() == ':' ? "" : "\t", s, "\n");
 }
 
@@ -223,13 +222,7 @@ void Emitter::For(const ir::ForNode& f) {
   if (var->dtype != DataType::kI32) return Fail("a loop counter not i32");
   // What the body computes from values outside the loop goes before it (and
   // before the first test, so that code after the loop may use it too).
-  const int loop = static_cast<int>(hoisted_per_loop_.size());
-  hoisted_per_loop_.push_back(0);
-  body_per_loop_.push_back(0);
-  const bool hoisting =
-      options_.hoist_out_of_loops &&
-      std::find(options_.loops_kept.begin(), options_.loops_kept.end(), loop) ==
-          options_.loops_kept.end();
+  const bool hoisting = options_.hoist_out_of_loops;
   if (hoisting) MarkHoist();
   const int hoist = scopes_.back().hoist;
   const Value min = Expr(f.min);
@@ -253,11 +246,8 @@ void Emitter::For(const ir::ForNode& f) {
   // A register the body assigns holds another value in the next iteration.
   for (auto& [reg, version] : versions_) ++version;
   PushScope(/*barrier=*/!hoisting);
-  scopes_.back().loop = loop;
   vars_[var] = Value{.dtype = DataType::kI32, .reg = r, .key = Reassigned(r)};
-  const int64_t lines_before = lines_;
   Stmt(f.body);
-  body_per_loop_[loop] = static_cast<int>(lines_ - lines_before);
   PopScope();
   Line(absl::StrCat("add.s32 ", r, ", ", r, ", 1;"));
   vars_[var] = Value{.dtype = DataType::kI32, .reg = r, .key = Reassigned(r)};
@@ -455,8 +445,7 @@ absl::StatusOr<std::string> Emitter::Module(std::string* entry) {
 namespace tessel::codegen {
 
 absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state,
-                                        PtxEmitOptions options,
-                                        PtxEmitStats* stats) {
+                                        PtxEmitOptions options) {
   ptx::Emitter emitter(state, options);
   GeneratedKernel k;
   std::string entry;
@@ -466,10 +455,6 @@ absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state,
   k.source.entry = entry;
   k.source.language = jit::SourceLanguage::kPtx;
   SetLaunchShape(state, &k);
-  if (stats != nullptr) {
-    stats->hoisted_per_loop = emitter.hoisted_per_loop();
-    stats->body_per_loop = emitter.body_per_loop();
-  }
   return k;
 }
 

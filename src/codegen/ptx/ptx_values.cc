@@ -91,9 +91,6 @@ Value Emitter::Emit(DataType t, const std::string& op, std::vector<Value> in) {
   absl::StrAppend(
       &segments_[depth < here ? scopes_[depth].hoist : segments_.size() - 1],
       line);
-  for (int d = depth + 1; d <= here; ++d) {
-    if (scopes_[d].loop >= 0) ++hoisted_per_loop_[scopes_[d].loop];
-  }
   scopes_[depth].cse[key] = r;
   depth_[r] = depth;
   return Value{.dtype = t, .reg = r, .key = r};

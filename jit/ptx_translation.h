@@ -8,6 +8,8 @@
 //   source.ptx_translator = "tessel-ptx 1a2b3c...";
 //   ASSIGN_OR_RETURN(CompileInput in, ChooseCompileInput(source, options));
 //   ASSIGN_OR_RETURN(Cubin cubin, Compile(in.source, in.options));
+//   // The kernel cache compiles `in` through CompileFitted instead
+//   // (occupancy_fit.h): a PTX module's registers are fitted too.
 #ifndef TESSEL_JIT_PTX_TRANSLATION_H_
 #define TESSEL_JIT_PTX_TRANSLATION_H_
 

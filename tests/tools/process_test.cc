@@ -107,9 +107,10 @@ TEST(WarmupProcessTest, FreshProcessAfterWarmupMakesNoNvrtcCalls) {
 
   nlohmann::json miss = Probe(scratch, cold.path());
   EXPECT_EQ(miss["misses"], 3) << miss;
-  // At least one compile each: a PTX kernel may be compiled again for its
-  // registers (jit/occupancy_fit.h).
+  // One compile each, and at most two more for a PTX kernel's registers
+  // (jit/occupancy_fit.h: the spelling with LICM, then .minnctapersm).
   EXPECT_GE(miss["nvrtc_compiles"], 3) << miss;
+  EXPECT_LE(miss["nvrtc_compiles"], 9) << miss;
   EXPECT_EQ(miss["disk_hits"], 0) << miss;
   EXPECT_EQ(miss["index_hits"], 0) << miss;
   nlohmann::json next = Probe(scratch, cold.path());

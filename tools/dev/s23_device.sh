@@ -12,7 +12,7 @@
 #   (device, carry .probe/s23.tar.xz) STEPS="checks" bash tools/dev/s23_device.sh
 set -u
 here=$(realpath "$(dirname "$0")")
-mkdir -p /tmp/s23 && tar xJf .probe/s23.tar.xz -C /tmp/s23
+rm -rf /tmp/s23 && mkdir -p /tmp/s23 && tar xJf ${TAR:-.probe/s23.tar.xz} -C /tmp/s23
 B=/tmp/s23/build
 export LD_LIBRARY_PATH=$B/runtime-libs:/usr/local/cuda/lib64
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)

@@ -17,6 +17,7 @@
 #include "src/runtime/lower.h"
 #include "tessel/compile.h"
 #include "tessel/testing.h"
+#include "tests/codegen/chained_gemm.h"
 #include "tests/codegen/row_reduce_cases.h"
 #include "tests/codegen/test_programs.h"
 #include "tests/common/count.h"
@@ -31,8 +32,8 @@ struct Ptx {
   std::string text;
 };
 
-// The PTX a cache miss would hand to ptxas for `program`, assembled.
-Ptx Compile(const ir::Program& program, const Target& target) {
+// The input ChooseCompileInput picks for `program` on `target`.
+jit::CompileInput Chosen(const ir::Program& program, const Target& target) {
   absl::StatusOr<runtime::Lowered> lowered =
       runtime::Lower(program, {.target = target, .direct_ptx = true});
   EXPECT_TRUE(lowered.ok()) << lowered.status();
@@ -40,13 +41,17 @@ Ptx Compile(const ir::Program& program, const Target& target) {
   absl::StatusOr<jit::CompileInput> input =
       jit::ChooseCompileInput(lowered->generated.source, lowered->jit_options);
   EXPECT_TRUE(input.ok()) << input.status();
-  if (!input.ok()) return {};
-  EXPECT_EQ(input->source.language, jit::SourceLanguage::kPtx)
-      << input->ptx_fallback;
-  absl::StatusOr<jit::Cubin> cubin =
-      jit::Compile(input->source, input->options);
+  return input.ok() ? *std::move(input) : jit::CompileInput{};
+}
+
+// The PTX a cache miss would hand to ptxas for `program`, assembled.
+Ptx Compile(const ir::Program& program, const Target& target) {
+  const jit::CompileInput input = Chosen(program, target);
+  EXPECT_EQ(input.source.language, jit::SourceLanguage::kPtx)
+      << input.ptx_fallback;
+  absl::StatusOr<jit::Cubin> cubin = jit::Compile(input.source, input.options);
   EXPECT_TRUE(cubin.ok()) << cubin.status();
-  return {cubin.ok(), input->source.text};
+  return {cubin.ok(), input.source.text};
 }
 
 TEST(PtxEmitter, WgmmaGemmGoesStraightToPtxas) {
@@ -59,6 +64,25 @@ TEST(PtxEmitter, WgmmaGemmGoesStraightToPtxas) {
   // No CUDA C++ and no NVVM: the prelude's functions are instructions.
   EXPECT_EQ(Count(k.text, "tl::"), 0);
   EXPECT_GT(Count(k.text, "wgmma.wait_group.sync.aligned"), 0);
+}
+
+// A wgmma whose A registers an ldmatrix filled (32-wide k tiles: A's rows
+// too narrow for a descriptor) is spelled; one whose A the program computed
+// (flash attention's P) is left to NVRTC (ptx_intrinsics.cc says why).
+TEST(PtxEmitter, WgmmaOfARegistersFromSharedMemoryOnly) {
+  const Ptx k = Compile(testing::Gemm({.bk = 32}), Target::sm90a());
+  ASSERT_TRUE(k.ok);
+  EXPECT_GT(Count(k.text, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 0);
+  const std::regex register_a(
+      R"(wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.f16\.f16 \{[^}]*\}, \{)");
+  EXPECT_TRUE(std::regex_search(k.text, register_a));
+
+  if (std::getenv("TESSEL_PTX_WGMMA_RS") != nullptr) return;
+  absl::StatusOr<Program> chained = testing::ChainedGemm({});
+  ASSERT_TRUE(chained.ok()) << chained.status();
+  const jit::CompileInput p = Chosen(chained->ir(), Target::sm90a());
+  EXPECT_EQ(p.source.language, jit::SourceLanguage::kCuda);
+  EXPECT_EQ(p.ptx_fallback, "ptx: wgmma with A in registers");
 }
 
 TEST(PtxEmitter, IndexArithmeticIsFoldedAndStrengthReduced) {

@@ -122,6 +122,10 @@ class Emitter {
   std::string LocalElement(const ir::BufferNode* b,
                            const std::vector<int64_t>& idx);
   std::string RefElement(const ir::Expr& ref, const std::vector<int64_t>& more);
+  // The load a register operand names (a ref call or the load itself), and
+  // its buffer; null where it is something else.
+  const ir::LoadNode* RefLoad(const ir::Expr& ref);
+  const ir::BufferNode* RefBuffer(const ir::Expr& ref);
 
   // ptx_kernel.cc
   std::string NewReg(DataType t);
@@ -202,6 +206,9 @@ class Emitter {
   std::unordered_map<const ir::BufferNode*, std::string> global_base_;
   std::unordered_map<const ir::BufferNode*, std::vector<std::string>> local_;
   std::unordered_map<const ir::BufferNode*, std::vector<int64_t>> extents_;
+  // Local arrays an ldmatrix fills: a wgmma reading A from one of them
+  // takes A straight from shared memory (Wgmma).
+  std::unordered_set<const ir::BufferNode*> ldmatrix_filled_;
   std::unordered_map<std::string, int> versions_;
   std::vector<std::string> assigned_;  // every Reassigned register, in order
   void ForgetAssignedSince(size_t mark);

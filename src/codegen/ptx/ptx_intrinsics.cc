@@ -39,7 +39,7 @@ bool HopperOnly(passes::Intrinsic id) {
 }
 
 // $TESSEL_PTX_WGMMA_RS=1 (A/B timings on the GPU): wgmmas with A in
-// registers spelled too.
+// registers the program computed spelled too.
 bool RegisterAWgmmaSpelled() {
   static const bool on = [] {
     const char* v = std::getenv("TESSEL_PTX_WGMMA_RS");
@@ -142,10 +142,14 @@ void Emitter::Wgmma(const ir::CallNode& c) {
   const int64_t n0 = *ir::AsConstInt(c.args[5]);
   const bool a_in_registers = trans_a < 0;
   const bool accumulate = c.args.size() < 9 || !ir::IsConstInt(c.args[8], 0);
-  if (a_in_registers && !RegisterAWgmmaSpelled()) {
+  if (a_in_registers && !RegisterAWgmmaSpelled() &&
+      !ldmatrix_filled_.count(RefBuffer(c.args[6]))) {
     // Spelled below and correct on the GPU, but flash attention's forward
-    // (P V from registers) ran 5-8 % slower from this PTX than from NVVM's
-    // on the H200 (session 18): NVRTC keeps it until that is understood.
+    // (P V, P computed in registers) ran 5-8 % slower from this PTX than
+    // from NVVM's on the H200 (session 18): NVRTC keeps such wgmmas until
+    // that is understood. With A loaded by ldmatrix (GEMM tiles whose rows
+    // are too narrow for a descriptor) the PTX ran as fast on an H100
+    // (session 24: 32-wide k tiles 0.99-1.01, split-k 0.92).
     return Fail("wgmma with A in registers");
   }
   std::vector<std::string> d;
@@ -344,6 +348,7 @@ void Emitter::Intrinsic(const ir::CallNode& c) {
         regs.push_back(RefElement(c.args[2], {r}));
         Reassigned(regs.back());
       }
+      ldmatrix_filled_.insert(RefBuffer(c.args[2]));
       const std::string addr = reg(3);
       return Line(absl::StrCat("ldmatrix.sync.aligned.m8n8.x", count,
                                constant(1) == 1 ? ".trans" : "",

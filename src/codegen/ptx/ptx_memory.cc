@@ -33,11 +33,20 @@ std::string Emitter::LocalElement(const ir::BufferNode* b,
 // The printer reads a reference as a pointer to its element: further
 // indices count from there, over the array's trailing dimensions where they
 // fit, else as [..][4] (wgmma's accumulators) or flat.
-std::string Emitter::RefElement(const ir::Expr& ref,
-                                const std::vector<int64_t>& more) {
+const ir::LoadNode* Emitter::RefLoad(const ir::Expr& ref) {
   const ir::Expr& arg =
       ref.As<ir::CallNode>() ? ref.As<ir::CallNode>()->args[0] : ref;
-  const auto* l = arg.As<ir::LoadNode>();
+  return arg.As<ir::LoadNode>();
+}
+
+const ir::BufferNode* Emitter::RefBuffer(const ir::Expr& ref) {
+  const ir::LoadNode* l = RefLoad(ref);
+  return l != nullptr ? l->buffer.get() : nullptr;
+}
+
+std::string Emitter::RefElement(const ir::Expr& ref,
+                                const std::vector<int64_t>& more) {
+  const ir::LoadNode* l = RefLoad(ref);
   if (l == nullptr || !local_.count(l->buffer.get())) {
     Fail("a register operand that is not a local array");
     return "";

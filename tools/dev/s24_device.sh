@@ -8,7 +8,7 @@
 #   rs      wgmmas with A in registers, NVRTC against the PTX emitter
 #           (TESSEL_PTX_WGMMA_RS=1), alternating, ROUNDS rounds: GEMM with
 #           32-wide k tiles (A through ldmatrix), split-k GEMM, flash
-#           attention's backward and forward;
+#           attention's backward and forward (RS_CASES names some);
 #   checks  tools/dev/s23_device.sh's checks (GPU suites, --check, memcheck) on TAR.
 #   tools/dev/stage_device.sh <binaries>; tar cJf .probe/s24.tar.xz -C .probe/stage build
 #   (device, carry .probe/s24.tar.xz) STEPS="ab ncu checks" bash tools/dev/s24_device.sh
@@ -34,6 +34,7 @@ if [[ " ${STEPS:-ab} " == *" rs "* ]]; then
   for round in $(seq ${ROUNDS:-3}); do
     for c in "${cases[@]}"; do
       name=${c%%:*}; cmd=${c#*:}
+      [[ " ${RS_CASES:-gemm32a gemm32b splitk fa_bwd fa_fwd} " == *" $name "* ]] || continue
       for mode in 0 rs; do
         TESSEL_PTX=$([ $mode = 0 ] && echo 0 || echo 1) TESSEL_PTX_WGMMA_RS=$([ $mode = rs ] && echo 1 || echo 0) \
           TESSEL_CACHE_DIR=/tmp/rs$mode timeout 150 $B/samples/$cmd --bench \
@@ -54,6 +55,7 @@ if [[ " ${STEPS:-ab} " == *" rs "* ]]; then
     --block-m 128 --block-n 128 --block-k 32 --stages 3 --threads 256 > $R/memcheck_gemm32.log 2>&1
   echo "rs memcheck gemm32 rc=$? $(tail -1 $R/memcheck_gemm32.log)"
   unset TESSEL_PTX TESSEL_PTX_WGMMA_RS TESSEL_CACHE_DIR
+  (cd "$OUT" && tar czf rs.tgz rs && rm -rf rs)
   echo "rs done ${SECONDS}s"
 fi
 if [[ " ${STEPS:-ab} " == *" ncu "* ]]; then

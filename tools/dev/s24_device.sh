@@ -18,7 +18,10 @@ T=${TAR:-.probe/s24.tar.xz}
 rm -rf /tmp/s24 && mkdir -p /tmp/s24 && tar xJf $T -C /tmp/s24
 B=/tmp/s24/build
 export LD_LIBRARY_PATH=$B/runtime-libs:/usr/local/cuda/lib64
-nvidia-smi --query-gpu=name --format=csv,noheader
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader)
+echo "$gpu"
+# REQUIRE=H200: stop at once on another card (the device time is scarce).
+[[ -n "${REQUIRE:-}" && "$gpu" != *"$REQUIRE"* ]] && { echo "not an $REQUIRE"; exit 0; }
 if [[ " ${STEPS:-ab} " == *" ab "* ]]; then
   ROUNDS=${ROUNDS:-3} FLASH_MODE=1 SAMPLES=${SAMPLES:-"gemm rmsnorm layernorm softmax linear_attention flash_attention"} \
     bash "$here/s18_ptx_bench.sh" $B

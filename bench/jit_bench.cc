@@ -23,6 +23,7 @@
 #include <functional>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -124,6 +125,21 @@ __device__ __forceinline__ float tessel_fma(float a, float b, float c) {
 }
 )";
 
+// The machine the times were taken on: compile times differ by host (and
+// by the minute on a shared one), so a report names its CPU.
+nlohmann::json Host() {
+  std::string cpu = "unknown";
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);) {
+    if (line.rfind("model name", 0) == 0 &&
+        line.find(':') != std::string::npos) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  return {{"cpu", cpu}, {"threads", std::thread::hardware_concurrency()}};
+}
+
 CudaSource GemmSource() {
   return CudaSource{.text = kTiledGemm,
                     .entry = "tiled_gemm<128, 128, 8, 8, 8>",
@@ -195,6 +211,7 @@ int main(int argc, char** argv) {
   nlohmann::json report;
   report["arch"] = arch;
   report["gpu"] = gpu;
+  report["host"] = Host();
   report["nvrtc_version"] = NvrtcVersion();
   report["kernel"] = source.entry;
   report["kernel_source_lines"] =

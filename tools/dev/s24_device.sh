@@ -3,8 +3,10 @@
 # with the PTX emitter against NVRTC on an H200, and why the linear
 # attention backward at D = 128 lags. STEPS (any of):
 #   ab      tools/dev/s18_ptx_bench.sh, ROUNDS rounds, SAMPLES;
-#   ncu     Nsight Compute (--set full) of the backward at D = 128, NVRTC
-#           and PTX, reports and their details pages under $OUT/ncu;
+#   ncu     Nsight Compute (--set full), NVRTC and PTX, of NCU_CASES:
+#           la_bwd (linear attention's backward at D = 128, the default)
+#           and fa_fwd (flash attention's forward, its P V wgmma spelled);
+#           reports and their details pages in $OUT/ncu.tgz;
 #   rs      wgmmas with A in registers, NVRTC against the PTX emitter
 #           (TESSEL_PTX_WGMMA_RS=1), alternating, ROUNDS rounds: GEMM with
 #           32-wide k tiles (A through ldmatrix), split-k GEMM, flash
@@ -63,15 +65,22 @@ if [[ " ${STEPS:-ab} " == *" rs "* ]]; then
 fi
 if [[ " ${STEPS:-ab} " == *" ncu "* ]]; then
   N=$OUT/ncu; mkdir -p $N
-  for mode in 0 1; do
-    TESSEL_PTX=$mode TESSEL_CACHE_DIR=/tmp/ncu$mode timeout 240 ncu --set full \
-      --import-source no -c ${NCU_COUNT:-4} -f -o $N/la_bwd_$mode \
-      $B/samples/linear_attention --bench --size=8x4096x16x128 --pass=bwd \
-      > $N/la_bwd_$mode.log 2>&1
-    echo "ncu mode $mode rc=$?"
-    ncu -i $N/la_bwd_$mode.ncu-rep --page details --csv > $N/la_bwd_$mode.csv 2>&1
-    ncu -i $N/la_bwd_$mode.ncu-rep --page raw --csv > $N/la_bwd_${mode}_raw.csv 2>&1
+  profiles=("la_bwd:linear_attention --size=8x4096x16x128 --pass=bwd"
+            "fa_fwd:flash_attention --size=8x4096x16x128 --causal=true")
+  for p in "${profiles[@]}"; do
+    name=${p%%:*}; cmd=${p#*:}
+    [[ " ${NCU_CASES:-la_bwd} " == *" $name "* ]] || continue
+    for mode in 0 1; do
+      # Mode 1 spells flash attention's register-A wgmmas too.
+      TESSEL_PTX=$mode TESSEL_PTX_WGMMA_RS=$mode TESSEL_CACHE_DIR=/tmp/ncu$mode \
+        timeout 240 ncu --set full --import-source no -c ${NCU_COUNT:-4} -f \
+        -o $N/${name}_$mode $B/samples/$cmd --bench > $N/${name}_$mode.log 2>&1
+      echo "ncu $name mode $mode rc=$?"
+      ncu -i $N/${name}_$mode.ncu-rep --page details --csv > $N/${name}_$mode.csv 2>&1
+      ncu -i $N/${name}_$mode.ncu-rep --page raw --csv > $N/${name}_${mode}_raw.csv 2>&1
+    done
   done
+  (cd "$OUT" && tar czf ncu.tgz ncu && rm -rf ncu)
   echo "ncu done ${SECONDS}s"
 fi
 if [[ " ${STEPS:-ab} " == *" checks "* ]]; then

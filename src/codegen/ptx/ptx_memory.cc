@@ -30,9 +30,6 @@ std::string Emitter::LocalElement(const ir::BufferNode* b,
   return regs->second[offset];
 }
 
-// The printer reads a reference as a pointer to its element: further
-// indices count from there, over the array's trailing dimensions where they
-// fit, else as [..][4] (wgmma's accumulators) or flat.
 const ir::LoadNode* Emitter::RefLoad(const ir::Expr& ref) {
   const ir::Expr& arg =
       ref.As<ir::CallNode>() ? ref.As<ir::CallNode>()->args[0] : ref;
@@ -44,6 +41,9 @@ const ir::BufferNode* Emitter::RefBuffer(const ir::Expr& ref) {
   return l != nullptr ? l->buffer.get() : nullptr;
 }
 
+// The printer reads a reference as a pointer to its element: further
+// indices count from there, over the array's trailing dimensions where they
+// fit, else as [..][4] (wgmma's accumulators) or flat.
 std::string Emitter::RefElement(const ir::Expr& ref,
                                 const std::vector<int64_t>& more) {
   const ir::LoadNode* l = RefLoad(ref);

@@ -179,14 +179,15 @@ INSTANTIATE_TEST_SUITE_P(ListedKernels, CompilesForSm90a,
                            return name;
                          });
 
-// The emitter's coverage does not shrink unnoticed. Session 21: it spells
-// 73 of the 133 listed kernels for sm_90a and 109 for sm_80 (session 18:
-// 69 and 105, before warp scans and vector atomics); the rest hold f16
-// arithmetic, libdevice math, 8-bit types, print, (sm_90a) wgmmas with A in
-// registers, or (sm_80) Hopper instructions of kernels made for sm_90a.
+// The emitter's coverage does not shrink unnoticed. Session 24: it spells
+// 100 of the 133 listed kernels for sm_90a (73 before wgmmas of A from
+// ldmatrix) and 109 for sm_80 (session 18: 69 and 105, before warp scans and
+// vector atomics); the rest hold f16 arithmetic, libdevice math, 8-bit
+// types, print, (sm_90a) wgmmas with A the program computed, or (sm_80)
+// Hopper instructions of kernels made for sm_90a.
 TEST(PtxEmitterCoverage, SpellsMostListedKernels) {
   for (auto [arch, least] :
-       {std::pair{"sm_90a", 73}, std::pair{"sm_80", 109}}) {
+       {std::pair{"sm_90a", 100}, std::pair{"sm_80", 109}}) {
     int spelled = 0, listed = 0;
     for (const ListedKernel& k : Kernels()) {
       absl::StatusOr<runtime::Lowered> lowered = LowerWithPtx(k, arch);

@@ -19,6 +19,8 @@
 // - Shared operands of mma gemms are swizzled (128/64/32-byte XOR swizzle by
 //   row size) unless annotate_layout asked otherwise; annotate_layout with a
 //   swizzled layout is obeyed for any shared buffer.
+// The fragments' part is layout_inference/fragment_layouts.h; which
+// tensor-core path a gemm takes, gemm_warp_grid.h.
 #ifndef TESSEL_SRC_PASSES_LAYOUT_INFERENCE_H_
 #define TESSEL_SRC_PASSES_LAYOUT_INFERENCE_H_
 
@@ -28,20 +30,6 @@
 namespace tessel::passes {
 
 absl::Status InferLayouts(LoweringState& state);
-
-// Whether a gemm takes the mma.sync path (dtypes and tile shapes), and with
-// which warp grid ({0, 0}: FMA path).
-std::pair<int, int> MmaWarpGrid(const ir::GemmNode& gemm, int threads);
-
-// The tensor-core warp grid of a gemm on this target: MmaWarpGrid for
-// 16-bit operands; fp8 has no mma.sync path, only wgmma (a grid only when
-// its accumulator takes wgmma, WgmmaAccumulator).
-std::pair<int, int> TensorCoreWarpGrid(const ir::GemmNode& gemm,
-                                       const LoweringState& state);
-
-// The swizzle (bytes) the XOR swizzle uses for rows of `row_bytes`; 0 when
-// rows are too short or not a supported size.
-int PickSwizzleBytes(int64_t row_bytes);
 
 }  // namespace tessel::passes
 

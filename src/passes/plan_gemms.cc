@@ -1,8 +1,8 @@
 #include "src/passes/plan_gemms.h"
 
 #include "absl/strings/str_cat.h"
+#include "src/passes/gemm_warp_grid.h"
 #include "src/passes/ir_util.h"
-#include "src/passes/layout_inference.h"
 #include "src/passes/wgmma.h"
 
 namespace tessel::passes {

@@ -1,7 +1,8 @@
 // Programs with 1-D fragments broadcast over a 2-D one in a Parallel loop
-// (layout_inference.cc: kMmaCols / kRowCols / replicated): a GEMM with a
-// bias + ReLU epilogue over its mma / wgmma accumulator, and a column max
-// (reduce over dim 0) of a row-reduced tile used in a later Parallel loop.
+// (layout_inference/fragment_layouts.cc: kMmaCols / kRowCols / replicated): a
+// GEMM with a bias + ReLU epilogue over its mma / wgmma accumulator, and a
+// column max (reduce over dim 0) of a row-reduced tile used in a later Parallel
+// loop.
 //
 //   absl::StatusOr<tessel::Program> p = GemmBiasReluProgram(128, 128, 64);
 #ifndef TESSEL_TESTS_CODEGEN_BROADCAST_CASES_H_

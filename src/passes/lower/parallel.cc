@@ -69,7 +69,7 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
                         });
   if (!driver) driver = FragmentLayout::Blocked(extents, st_.threads, 1);
   // A replicated fragment stored at other indices than the loop's variables:
-  // every thread runs every iteration (layout_inference.cc).
+  // every thread runs every iteration (layout_inference/fragment_layouts.cc).
   ForEachFragmentAccess(
       body,
       [&](const ir::Buffer& b, const std::vector<Expr>& idx) {

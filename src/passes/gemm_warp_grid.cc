@@ -1,0 +1,50 @@
+#include "src/passes/gemm_warp_grid.h"
+
+#include "src/passes/fragment_layout.h"
+#include "src/passes/ir_util.h"
+#include "src/passes/wgmma.h"
+
+namespace tessel::passes {
+namespace {
+
+// The warp grid of the gemm's policy over its accumulator, or {0, 0} when
+// operand scopes or shapes rule the tensor cores out (any dtype).
+std::pair<int, int> PolicyWarpGrid(const ir::GemmNode& g, int threads) {
+  if (g.c.buffer->dtype != DataType::kF32) return {0, 0};
+  // A may live in registers (a fragment laid out as an mma accumulator, see
+  // CheckRegisterOperand); B always comes from shared memory.
+  bool a_ok = g.a.buffer->scope == ir::Scope::kShared ||
+              (g.a.buffer->scope == ir::Scope::kFragment && !g.transpose_a);
+  if (!a_ok || g.b.buffer->scope != ir::Scope::kShared) return {0, 0};
+  auto ce = ConstSqueezedExtents(g.c);
+  auto ae = ConstSqueezedExtents(g.a);
+  if (!ce || ce->size() != 2 || !ae || ae->size() != 2) return {0, 0};
+  int64_t k = g.transpose_a ? (*ae)[0] : (*ae)[1];
+  if (k % 16 != 0 || threads % 32 != 0) return {0, 0};
+  // A register A operand needs each warp to own whole rows of C: the
+  // default policy gives it that grid rather than refuse (an explicit
+  // kFullCol still gets the error saying why).
+  const bool register_a = g.a.buffer->scope == ir::Scope::kFragment;
+  int policy = g.policy == ir::GemmWarpPolicy::kFullRow   ? 1
+               : g.policy == ir::GemmWarpPolicy::kFullCol ? 2
+               : register_a                               ? 1
+                                                          : 0;
+  return ChooseWarpGrid((*ce)[0], (*ce)[1], threads / 32, policy);
+}
+
+}  // namespace
+
+std::pair<int, int> MmaWarpGrid(const ir::GemmNode& g, int threads) {
+  DataType a = g.a.buffer->dtype, b = g.b.buffer->dtype;
+  if (a != b || (a != DataType::kF16 && a != DataType::kBF16)) return {0, 0};
+  return PolicyWarpGrid(g, threads);
+}
+
+std::pair<int, int> TensorCoreWarpGrid(const ir::GemmNode& g,
+                                       const LoweringState& state) {
+  if (!IsFp8Gemm(g)) return MmaWarpGrid(g, state.threads);
+  if (!WgmmaAccumulator(g, state)) return {0, 0};
+  return PolicyWarpGrid(g, state.threads);
+}
+
+}  // namespace tessel::passes

@@ -30,6 +30,8 @@ namespace fs = std::filesystem;
 
 constexpr char kMagic[] = "tessel-cache-archive 1";
 constexpr uint64_t kMaxFileBytes = uint64_t{1} << 32;  // a sanity bound
+// No header line is near this long; /dev/zero has no newline to stop at.
+constexpr size_t kMaxLineBytes = 4096;
 
 // Whether `bytes` is a sound entry stamped with the key its path names.
 bool SoundEntryFor(absl::string_view bytes, const std::string& cubin_path) {
@@ -109,9 +111,29 @@ void HashFile(XXH3_state_t* state, const ArchiveFile& file) {
   XXH3_64bits_update(state, file.bytes.data(), file.bytes.size());
 }
 
+// std::getline, bounded: false at the end of the input, an error on a line
+// longer than kMaxLineBytes (before reading it all).
+absl::StatusOr<bool> ReadLine(std::istream& in, std::string& line) {
+  line.clear();
+  for (int c = in.get(); c != std::char_traits<char>::eof(); c = in.get()) {
+    if (c == '\n') return true;
+    if (line.size() == kMaxLineBytes) {
+      return absl::DataLossError(
+          absl::StrCat("a line longer than ", kMaxLineBytes, " bytes"));
+    }
+    line.push_back(static_cast<char>(c));
+  }
+  return !line.empty();
+}
+
 // Reads and checks the whole archive: every path, size and the checksum.
 absl::StatusOr<std::vector<ArchiveFile>> ReadArchive(
     const std::string& archive_path) {
+  std::error_code error;
+  if (fs::is_directory(archive_path, error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(archive_path, " is a directory, not a cache archive"));
+  }
   std::ifstream in(archive_path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(absl::StrCat("cannot read ", archive_path));
@@ -121,7 +143,9 @@ absl::StatusOr<std::vector<ArchiveFile>> ReadArchive(
         archive_path, ": not a whole tessel cache archive: ", why));
   };
   std::string line;
-  if (!std::getline(in, line) || line != kMagic) {
+  absl::StatusOr<bool> first = ReadLine(in, line);
+  if (!first.ok()) return bad(std::string(first.status().message()));
+  if (!*first || line != kMagic) {
     return bad("the first line is not \"tessel-cache-archive 1\"");
   }
   std::vector<ArchiveFile> files;
@@ -131,7 +155,10 @@ absl::StatusOr<std::vector<ArchiveFile>> ReadArchive(
     XXH3_state_t* s;
     ~Free() { XXH3_freeState(s); }
   } free_state{state};
-  while (std::getline(in, line)) {
+  while (true) {
+    absl::StatusOr<bool> more = ReadLine(in, line);
+    if (!more.ok()) return bad(std::string(more.status().message()));
+    if (!*more) break;
     std::vector<std::string> fields = absl::StrSplit(line, ' ');
     if (fields.size() == 3 && fields[0] == "end") {
       int count = 0;

@@ -112,6 +112,10 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     } else if (name == "--arch") {
       absl::StatusOr<std::string> v = take_value();
       if (!v.ok()) return v.status();
+      if (v->find_first_not_of(',') == std::string::npos) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--arch '", *v, "': names no arch (e.g. sm_90a or sm_90a,sm_80)"));
+      }
       for (absl::string_view arch :
            absl::StrSplit(*v, ',', absl::SkipEmpty())) {
         // An arch named twice (--arch sm_90a,sm_90a) is one arch's jobs.

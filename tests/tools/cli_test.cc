@@ -97,6 +97,12 @@ TEST(CliTest, WarmupVersionAndUsageErrors) {
   ExpectOneLineUsageError(
       RunCommand({TESSEL_WARMUP_BIN, "--arch", "sm_90a"}, scratch),
       "tessel-warmup");
+  // A list of no archs is that, not a missing flag.
+  RunResult no_arch = RunCommand(
+      {TESSEL_WARMUP_BIN, "--manifest", "m.json", "--arch", ",,"}, scratch);
+  EXPECT_EQ(no_arch.exit_code, 2);
+  EXPECT_EQ(Lines(no_arch.output), 1) << no_arch.output;
+  EXPECT_THAT(no_arch.output, HasSubstr("--arch ',,': names no arch"));
 }
 
 #ifdef TESSEL_SAMPLE_GEMM_BIN

@@ -271,6 +271,14 @@ TEST(CacheToolTest, StatsListVerifyExportImportPruneClear) {
   EXPECT_EQ(damaged.exit_code, 2);
   EXPECT_THAT(damaged.output, HasSubstr("not a whole tessel cache archive"));
   EXPECT_THAT(testing::FilesUnder(third.path()), IsEmpty());
+  // Endless input is refused at its first long line, not read whole.
+  RunResult endless = tool({"import", "/dev/zero"}, third.path());
+  EXPECT_EQ(endless.exit_code, 2);
+  EXPECT_THAT(endless.output, HasSubstr("a line longer than 4096 bytes"));
+  RunResult folder = tool({"import", scratch.path()}, third.path());
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_THAT(folder.output, HasSubstr("is a directory"));
+  EXPECT_THAT(testing::FilesUnder(third.path()), IsEmpty());
 
   // verify: a corrupt entry is removed (exit 1), the next warmup rebuilds it.
   absl::StatusOr<std::vector<jit::CacheEntryInfo>> entries =

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -54,6 +55,17 @@ DiskCacheOptions DiskCacheOptions::FromEnv() {
   const std::string mode = absl::AsciiStrToLower(Env("TESSEL_CACHE"));
   options.enabled =
       !(mode == "off" || mode == "0" || mode == "false" || mode == "no");
+  // A typo (TESSEL_CACHE=of) must not pass for "on" unnoticed; once a
+  // process is enough.
+  static std::atomic<bool> warned{false};
+  if (options.enabled && !mode.empty() && mode != "on" && mode != "1" &&
+      mode != "true" && mode != "yes" && !warned.exchange(true)) {
+    std::fprintf(stderr,
+                 "tessel: warning: TESSEL_CACHE=%s is neither on nor off "
+                 "(off, 0, false or no switch the disk cache off); it stays "
+                 "on\n",
+                 Env("TESSEL_CACHE").c_str());
+  }
   options.dir = DefaultCacheRoot();
   options.max_bytes =
       ByteSizeFromEnv("TESSEL_CACHE_MAX_BYTES", options.max_bytes);

@@ -58,6 +58,17 @@ TEST(DiskCacheOptionsTest, FollowsTheEnvironment) {
     ScopedEnv no_xdg("XDG_CACHE_HOME", nullptr);
     EXPECT_EQ(DiskCacheOptions::FromEnv().dir, "/home/u/.cache/tessel");
   }
+  {
+    ScopedEnv typo("TESSEL_CACHE", "of");
+    ::testing::internal::CaptureStderr();
+    EXPECT_TRUE(DiskCacheOptions::FromEnv().enabled);
+    EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+                HasSubstr("TESSEL_CACHE=of is neither on nor off"));
+    ScopedEnv on("TESSEL_CACHE", "ON");
+    ::testing::internal::CaptureStderr();
+    EXPECT_TRUE(DiskCacheOptions::FromEnv().enabled);
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  }
   ScopedEnv off("TESSEL_CACHE", "off");
   EXPECT_FALSE(DiskCacheOptions::FromEnv().enabled);
   ScopedEnv plain("TESSEL_CACHE_MAX_BYTES", "12345");

@@ -1,5 +1,6 @@
 #include "src/passes/gemm_warp_grid.h"
 
+#include "absl/strings/str_cat.h"
 #include "src/passes/fragment_layout.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/wgmma.h"
@@ -38,6 +39,45 @@ std::pair<int, int> MmaWarpGrid(const ir::GemmNode& g, int threads) {
   DataType a = g.a.buffer->dtype, b = g.b.buffer->dtype;
   if (a != b || (a != DataType::kF16 && a != DataType::kBF16)) return {0, 0};
   return PolicyWarpGrid(g, threads);
+}
+
+std::string MmaPathRefusal(const ir::GemmNode& g, int threads) {
+  if (MmaWarpGrid(g, threads).first != 0) return "";
+  DataType a = g.a.buffer->dtype, b = g.b.buffer->dtype;
+  if (a != b || (a != DataType::kF16 && a != DataType::kBF16)) {
+    return absl::StrCat("A and B are ", std::string(dtype_name(a)), " and ",
+                        std::string(dtype_name(b)),
+                        ", not both f16 or both bf16");
+  }
+  if (g.c.buffer->dtype != DataType::kF32) {
+    return absl::StrCat("the accumulator is ",
+                        std::string(dtype_name(g.c.buffer->dtype)),
+                        ", not f32");
+  }
+  const ir::Scope a_scope = g.a.buffer->scope;
+  if (a_scope == ir::Scope::kFragment && g.transpose_a) {
+    return "A is a transposed register fragment";
+  }
+  if (a_scope != ir::Scope::kFragment && a_scope != ir::Scope::kShared) {
+    return "A is neither a shared tile nor a fragment";
+  }
+  if (g.b.buffer->scope != ir::Scope::kShared) return "B is not a shared tile";
+  auto ce = ConstSqueezedExtents(g.c);
+  auto ae = ConstSqueezedExtents(g.a);
+  if (!ce || ce->size() != 2 || !ae || ae->size() != 2) {
+    return "the tiles are not 2-D of constant shape";
+  }
+  const int64_t k = g.transpose_a ? (*ae)[0] : (*ae)[1];
+  if (k % 16 != 0) {
+    return absl::StrCat("K = ", k, " is not a multiple of 16");
+  }
+  if (threads % 32 != 0) {
+    return absl::StrCat(threads, " threads are not whole warps");
+  }
+  return absl::StrCat("the accumulator ", g.c.buffer->name, " [", (*ce)[0],
+                      ", ", (*ce)[1], "] does not split over ", threads / 32,
+                      " warps in 16 x 16 pieces (M a multiple of 16 x the "
+                      "warps along M, N of 16 x the warps along N)");
 }
 
 std::pair<int, int> TensorCoreWarpGrid(const ir::GemmNode& g,

@@ -197,6 +197,7 @@ TEST(RegisterOperand, OperandOffTheMmaPathIsAnError) {
   std::string msg(k.status().message());
   EXPECT_THAT(msg, HasSubstr("chained_gemm.cc:"));
   EXPECT_THAT(msg, HasSubstr("register operands need the mma.sync path"));
+  EXPECT_THAT(msg, HasSubstr("here K = 24 is not a multiple of 16"));
 }
 
 }  // namespace

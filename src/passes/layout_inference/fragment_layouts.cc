@@ -66,7 +66,8 @@ absl::Status CheckRegisterOperand(const ir::GemmNode& g,
         where(),
         "; register operands need the mma.sync path (f16/bf16 A "
         "and B, f32 accumulator, tiles divisible by the warp grid, "
-        "A not transposed): copy A to shared memory"));
+        "A not transposed), and here ",
+        MmaPathRefusal(g, threads), ": copy A to shared memory"));
   }
   if (wn != 1) {
     return absl::UnimplementedError(absl::StrCat(

@@ -8,6 +8,7 @@
 #include "src/ir/visitor.h"
 #include "src/ir/walk.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/shared_liveness.h"
 
 namespace tessel::passes {
 
@@ -20,187 +21,6 @@ bool SharedPlan::MayAlias(const ir::BufferNode* a,
   int64_t b0 = ob->second, b1 = b0 + bytes.at(b);
   return a0 < b1 && b0 < a1;
 }
-
-namespace {
-
-struct Interval {
-  const ir::BufferNode* buffer;
-  int64_t bytes;
-  int64_t align;
-  int first = -1, last = -1;
-};
-
-// Numbers the leaf statements in program order and records, per buffer,
-// the first and last use, widened to enclosing loops the buffer outlives.
-// With iteration_local, only when a value may cross iterations: unless each
-// iteration starts by overwriting the whole buffer (a copy or fill of all of
-// it, not under a condition or an inner loop), what one iteration leaves may be
-// read by the next. Buffers used only within an iteration may then share bytes;
-// the barrier planner sees the sharing (SharedPlan::MayAlias) and orders the
-// next iteration's writes after this one's reads.
-class Liveness : public ir::IRVisitor {
- public:
-  Liveness(bool iteration_local,
-           std::unordered_set<const ir::BufferNode*> tma_destinations,
-           std::unordered_set<const ir::BufferNode*> whole_scope = {})
-      : iteration_local_(iteration_local),
-        tma_destinations_(std::move(tma_destinations)),
-        whole_scope_(std::move(whole_scope)) {}
-
-  std::map<const ir::BufferNode*, Interval> live;
-  std::vector<const ir::BufferNode*> order;
-
-  void VisitStmt(const ir::Stmt& s) override {
-    if (!s.defined()) return;
-    switch (s->kind) {
-      case ir::StmtKind::kSeq:
-      case ir::StmtKind::kKernel:
-        IRVisitor::VisitStmt(s);
-        return;
-      case ir::StmtKind::kIfThenElse:
-        ++conditional_;
-        IRVisitor::VisitStmt(s);
-        --conditional_;
-        return;
-      case ir::StmtKind::kAllocate: {
-        const auto* a = s.As<ir::AllocateNode>();
-        const ir::BufferNode* b = a->buffer.get();
-        if (b->scope == ir::Scope::kShared || b->scope == ir::Scope::kBarrier) {
-          Interval iv{b, 0, 128};
-          int64_t n = b->ConstNumElements().value_or(0);
-          if (b->scope == ir::Scope::kBarrier) {
-            iv.bytes = n * 8;
-            iv.align = 8;
-          } else {
-            iv.bytes = n * dtype_bytes(b->dtype);
-            // 128-byte-row swizzled tiles are SWIZZLE_128B atoms for wgmma:
-            // the hardware XOR reads address bits, so tiles start on 1 KB.
-            auto cols = ir::AsConstInt(b->shape.back());
-            // TMA writes its swizzle from address bits too, whatever the
-            // row width.
-            if ((b->layout.kind == ir::Layout::Kind::kSwizzled && cols &&
-                 *cols * dtype_bytes(b->dtype) % 128 == 0) ||
-                tma_destinations_.count(b)) {
-              iv.align = 1024;
-            }
-          }
-          live[b] = iv;
-          order.push_back(b);
-          alloc_depth_[b] = static_cast<int>(loops_.size());
-        }
-        const int start = counter_;
-        VisitStmt(a->body);
-        // A staging tile only the lowering will write (epilogue_store.h):
-        // live over its whole allocation.
-        if (whole_scope_.count(b) && counter_ > start) {
-          Interval& iv = live[b];
-          iv.first = iv.first < 0 ? start + 1 : std::min(iv.first, start + 1);
-          iv.last = std::max(iv.last, counter_);
-        }
-        return;
-      }
-      case ir::StmtKind::kFor: {
-        const auto* f = s.As<ir::ForNode>();
-        if (f->for_kind == ir::ForKind::kParallel) break;  // a leaf
-        int start = counter_;
-        loops_.push_back({start, {}, {}, conditional_});
-        VisitStmt(f->body);
-        Loop done = loops_.back();
-        loops_.pop_back();
-        int end = counter_;
-        for (const ir::BufferNode* b : done.used) {
-          if (alloc_depth_[b] <= static_cast<int>(loops_.size()) &&
-              !(iteration_local_ && done.overwritten_first.at(b))) {
-            live[b].first = std::min(live[b].first, start);
-            live[b].last = std::max(live[b].last, end);
-          }
-          // To the enclosing loop, this loop is one conditional use.
-          if (!loops_.empty()) Use(b, nullptr);
-        }
-        return;
-      }
-      case ir::StmtKind::kWarpSpecialize: {
-        // Producer and consumer run at once: every buffer either names is
-        // live over the whole region (so a tile the consumer allocates for
-        // its epilogue, inside, never shares bytes with the producer's).
-        const int start = counter_;
-        loops_.push_back({start, {}, {}, conditional_});
-        IRVisitor::VisitStmt(s);
-        Loop done = loops_.back();
-        loops_.pop_back();
-        for (const ir::BufferNode* b : done.used) {
-          live[b].first = std::min(live[b].first, start);
-          live[b].last = std::max(live[b].last, counter_);
-          if (!loops_.empty()) Use(b, nullptr);
-        }
-        return;
-      }
-      case ir::StmtKind::kAnnotateLayout:
-        return;  // names a buffer, touches no data
-      default:
-        break;
-    }
-    // A leaf statement: every buffer it names is used here.
-    int at = ++counter_;
-    struct Uses : ir::IRVisitor {
-      std::vector<const ir::BufferNode*> found;
-      void VisitBuffer(const ir::Buffer& b) override {
-        found.push_back(b.get());
-      }
-    } uses;
-    uses.VisitStmt(s);
-    for (const ir::BufferNode* b : uses.found) {
-      auto it = live.find(b);
-      if (it == live.end()) continue;
-      if (it->second.first < 0) it->second.first = at;
-      it->second.first = std::min(it->second.first, at);
-      it->second.last = std::max(it->second.last, at);
-      if (!loops_.empty()) Use(b, &s);
-    }
-  }
-
- private:
-  struct Loop {
-    int start;
-    std::vector<const ir::BufferNode*> used;
-    // Per buffer: whether its first use in the body overwrites all of it.
-    std::unordered_map<const ir::BufferNode*, bool> overwritten_first;
-    int conditional;  // conditional_ at the loop
-  };
-
-  // Statement s (nullptr: an inner loop) uses b inside the innermost loop.
-  void Use(const ir::BufferNode* b, const ir::Stmt* s) {
-    Loop& loop = loops_.back();
-    if (loop.overwritten_first.count(b)) return;
-    loop.used.push_back(b);
-    loop.overwritten_first[b] = s != nullptr &&
-                                conditional_ == loop.conditional &&
-                                OverwritesAll(*s, b);
-  }
-
-  // A copy into, or fill of, the whole of b that does not read b.
-  static bool OverwritesAll(const ir::Stmt& s, const ir::BufferNode* b) {
-    if (const auto* f = s.As<ir::FillNode>())
-      return f->dst.buffer.get() == b && f->dst.IsFull();
-    if (const auto* c = s.As<ir::CopyNode>()) {
-      return c->dst.buffer.get() == b && c->dst.IsFull() &&
-             c->src.buffer.get() != b;
-    }
-    return false;
-  }
-
-  bool iteration_local_;
-  std::unordered_set<const ir::BufferNode*> tma_destinations_;
-  std::unordered_set<const ir::BufferNode*> whole_scope_;
-  int conditional_ = 0;
-  std::vector<Loop> loops_;
-  std::unordered_map<const ir::BufferNode*, int> alloc_depth_;
-  int counter_ = 0;
-};
-
-int64_t AlignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
-
-}  // namespace
 
 ir::Buffer SharedPlan::ScratchOf(const ir::StmtNode* op) const {
   for (const auto& [node, buffer] : scratch)
@@ -270,26 +90,29 @@ int64_t CumsumScratchBytes(const ir::CumsumNode& c, const LoweringState& s) {
 
 namespace {
 
+int64_t AlignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
 // Offsets for the buffers of lv: largest first, each at the lowest offset
 // free during its lifetime; scratch after them.
-SharedPlan Place(const Liveness& lv, int64_t scratch) {
+SharedPlan Place(const SharedLiveness& lv, int64_t scratch) {
   SharedPlan plan;
-  std::vector<Interval> items;
+  std::vector<SharedLifetime> items;
   for (const ir::BufferNode* b : lv.order) {
-    Interval iv = lv.live.at(b);
+    SharedLifetime iv = lv.live.at(b);
     if (iv.first < 0) iv.first = iv.last = 0;  // never used
     items.push_back(iv);
   }
-  std::stable_sort(
-      items.begin(), items.end(),
-      [](const Interval& a, const Interval& b) { return a.bytes > b.bytes; });
-  std::vector<Interval> placed;
+  std::stable_sort(items.begin(), items.end(),
+                   [](const SharedLifetime& a, const SharedLifetime& b) {
+                     return a.bytes > b.bytes;
+                   });
+  std::vector<SharedLifetime> placed;
   std::vector<int64_t> placed_offset;
   int64_t total = 0;
-  for (const Interval& iv : items) {
+  for (const SharedLifetime& iv : items) {
     std::vector<std::pair<int64_t, int64_t>> busy;
     for (size_t i = 0; i < placed.size(); ++i) {
-      const Interval& p = placed[i];
+      const SharedLifetime& p = placed[i];
       if (p.first <= iv.last && iv.first <= p.last) {
         busy.push_back({placed_offset[i], placed_offset[i] + p.bytes});
       }
@@ -407,11 +230,11 @@ absl::Status PlanSharedMemory(LoweringState& state) {
   std::unordered_set<const ir::BufferNode*> stages;
   for (const EpilogueStore& e : state.epilogue_stores)
     stages.insert(e.stage.get());
-  Liveness lv(/*iteration_local=*/false, tma, stages);
+  SharedLiveness lv(/*iteration_local=*/false, tma, stages);
   lv.VisitStmt(state.program.body);
   SharedPlan plan = Place(lv, scratch);
   if (limit > 0) {
-    Liveness local(/*iteration_local=*/true, tma, stages);
+    SharedLiveness local(/*iteration_local=*/true, tma, stages);
     local.VisitStmt(state.program.body);
     SharedPlan shared = Place(local, scratch);
     auto blocks = [&](const SharedPlan& p) {

@@ -107,7 +107,7 @@ std::string FlashAttentionName(const FlashAttentionConfig& c) {
 
 FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm) {
   // Larger heads would not fit two stages of K and V in shared memory.
-  if (sm >= 90 && c.D <= 128) {
+  if (HopperSharedMemory(sm) && c.D <= 128) {
     // D <= 64: three consumer warpgroups, whose gemms are short enough
     // for the third to fill the tensor cores' idle time.
     const bool small = c.D <= 64;
@@ -120,11 +120,12 @@ FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm) {
 }
 
 bool DeviceOverlap(const FlashAttentionConfig& c, int sm) {
-  return sm >= 90 && c.D > 64 && c.D <= 128;
+  return HopperSharedMemory(sm) && c.D > 64 && c.D <= 128;
 }
 
 bool DeviceEndAlignedMask(const FlashAttentionConfig& c, int sm) {
-  return sm >= 90 && c.causal && c.D <= 64 && c.block_m == 192 && !c.overlap;
+  return HopperSharedMemory(sm) && c.causal && c.D <= 64 && c.block_m == 192 &&
+         !c.overlap;
 }
 
 FlashBuffers AllocFlashBuffers(const FlashAttentionConfig& c) {

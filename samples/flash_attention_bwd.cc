@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "samples/attention_grid.h"
+#include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
 
@@ -127,7 +128,7 @@ int PaddedSeqLen(const FlashAttentionBackwardConfig& c) {
 
 FlashAttentionBackwardConfig WithDeviceTile(FlashAttentionBackwardConfig c,
                                             int sm) {
-  if (sm >= 90 && c.D <= 128) {
+  if (HopperSharedMemory(sm) && c.D <= 128) {
     c.block_m = 128;
     c.block_n = 0;
     c.threads = 256;

@@ -89,7 +89,8 @@ struct FlashAttentionBackwardConfig {
 // The backward of a forward config's sizes (heads, causal), default tiles.
 FlashAttentionBackwardConfig BackwardOf(const FlashAttentionConfig& forward);
 
-// The tile for an sm_<sm> device: on sm_90 FlashAttention 3's shape, 128
+// The tile for an sm_<sm> device: on sm_90 (HopperSharedMemory)
+// FlashAttention 3's shape, 128
 // keys per block and 64 queries per step at D128 (128 at D <= 64), two
 // consumer warpgroups; the warp-specialized lowering gives them a TMA
 // producer; at D128 with its schedule (dq_pad 4, overlap, mask on the

@@ -27,9 +27,17 @@ constexpr double kLog2e = 1.4426950408889634;
 // written past a sequence's end) fails the check.
 constexpr double kSentinel = 3.0;
 
-absl::StatusOr<Program> MakeFlashAttentionVarlen(const nlohmann::json& json) {
+// Without tile params, the target's tile and overlap (what the sample runs
+// there), as the dense forward's factory does.
+absl::StatusOr<Program> MakeFlashAttentionVarlen(const nlohmann::json& json,
+                                                 const Target& target) {
   SAMPLES_ASSIGN_OR_RETURN(FlashAttentionConfig c,
                            FlashAttentionConfigFromJson(json));
+  if (!json.contains("block_m") && !json.contains("block_n") &&
+      !json.contains("threads") && !json.contains("num_stages")) {
+    if (!json.contains("overlap")) c.overlap = DeviceOverlap(c, target.sm());
+    c = WithDeviceTile(c, target.sm());
+  }
   return FlashAttentionVarlenProgram(c);
 }
 

@@ -71,8 +71,9 @@ struct GemmTile {
 // The default tile for sm_<sm> (samples/gemm_tile.cc): on sm_90 and later
 // 128x256x64 in 4 stages (192 KB of shared memory): each consumer
 // warpgroup of the warp-specialized kernel runs one m64n256k16 wgmma per
-// k16 step (bench/results/h200_s6_*); elsewhere GemmTile{}. fp8 inputs take
-// twice the block_k, the same 128-byte rows (128x256x128, m64n256k32;
+// k16 step (bench/results/h200_s6_*); elsewhere GemmTile{}, or 128x128x32
+// in 4 stages where its 144 KB do not fit (sm_86, sm_89, sm_120). fp8 inputs
+// take twice the block_k, the same 128-byte rows (128x256x128, m64n256k32;
 // 256x128x128 in 3 stages, 144 KB, elsewhere). Given the problem's M x N
 // (and K), a table picks by how many waves of `sms` SMs the blocks fill:
 // 128x128 tiles in 6 stages when 128x256 tiles fill less than one wave (at

@@ -2,10 +2,12 @@
 // problem shape. On sm_90 one table decides; the numbers in it come from the
 // H200 (bench/results/h200_s7/ and h200_s8/) and are the place to adjust
 // (tools/dev/session8_gemm_sweep.sh sweeps the tiles of the weak shapes).
+// Archs with less shared memory than GemmTile{} needs take a smaller tile.
 #include <algorithm>
 #include <cstdint>
 
 #include "samples/gemm.h"
+#include "samples/sample_util.h"
 
 namespace tessel::samples {
 namespace {
@@ -42,6 +44,17 @@ constexpr HopperTileRule kHopperTileRules[] = {
     {.tile = kSmallTile},
 };
 
+// Where GemmTile{} (256x128x64 in 3 stages, 144 KB) does not fit (sm_86,
+// sm_89, sm_120: 99 KB a block): 128x128x32 in 4 stages, 64 KB.
+constexpr GemmTile kSmallSharedTile{
+    .block_m = 128, .block_n = 128, .block_k = 32, .num_stages = 4};
+
+// The bytes of a tile's pipeline stages of A and B (16-bit elements; fp8
+// doubles block_k, the same bytes).
+int64_t StageBytes(const GemmTile& t) {
+  return int64_t{t.num_stages} * (t.block_m + t.block_n) * t.block_k * 2;
+}
+
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool Fits(const HopperTileRule& r, int64_t M, int64_t N, int64_t K, int sms) {
@@ -57,7 +70,7 @@ bool Fits(const HopperTileRule& r, int64_t M, int64_t N, int64_t K, int sms) {
 }  // namespace
 
 GemmTile PingpongGemmTile(int sm, DataType in_dtype) {
-  if (sm < 90) return DefaultGemmTile(sm, in_dtype);
+  if (!HopperSharedMemory(sm)) return DefaultGemmTile(sm, in_dtype);
   GemmTile t{.block_m = 128,
              .block_n = 128,
              .num_stages = 6,
@@ -72,7 +85,8 @@ GemmTile DefaultGemmTile(int sm, DataType in_dtype, int64_t M, int64_t N,
   // 128-byte rows of K: what wgmma's swizzle atom and the TMA box read.
   const int k_scale = dtype_bytes(in_dtype) == 1 ? 2 : 1;
   GemmTile t;
-  if (sm >= 90) {
+  if (sm > 0 && StageBytes(t) > MaxSharedBytes(sm)) t = kSmallSharedTile;
+  if (HopperSharedMemory(sm)) {
     t = kLargeTile;  // also when the shape is not given
     if (M > 0 && N > 0) {
       for (const HopperTileRule& r : kHopperTileRules) {

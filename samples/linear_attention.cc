@@ -308,7 +308,23 @@ absl::StatusOr<LinearAttentionConfig> ReadConfig(const KernelParams& params) {
   return c;
 }
 
+}  // namespace
+
+LinearAttentionConfig WithDeviceTile(LinearAttentionConfig c, int sm) {
+  // Blocks of all of D need sm_80's 163 KB at D = 128 (even in one stage).
+  const int d = std::max(c.DK, c.DV);
+  const bool whole = d <= 64 || sm <= 0 || MaxSharedBytes(sm) >= 163 * 1024;
+  if (c.block_k == 0) c.block_k = whole ? c.DK : std::min(c.DK, 64);
+  if (c.block_v == 0) c.block_v = whole ? c.DV : std::min(c.DV, 64);
+  if (c.threads == 0) c.threads = whole && d > 64 ? 256 : 128;
+  return c;
+}
+
+namespace {
+
 // A registry factory: the JSON params read into a config, then `Build`.
+// Without tile params, the target's tile (WithDeviceTile, what the sample
+// runs there).
 // Without an explicit num_stages the pipeline is as deep as the default (2)
 // where the tiles fit the target's shared memory and shallower where they
 // do not (the D = 128 backward on sm_80).
@@ -317,6 +333,11 @@ absl::StatusOr<Program> MakeFromJson(const nlohmann::json& json,
                                      const Target& target) {
   SAMPLES_ASSIGN_OR_RETURN(LinearAttentionConfig c,
                            ReadConfig(KernelParams(json)));
+  if (!json.contains("block_k") && !json.contains("block_v") &&
+      !json.contains("threads")) {
+    c.block_k = c.block_v = c.threads = 0;
+    c = WithDeviceTile(c, target.sm());
+  }
   const bool stages_given = json.contains("num_stages");
   for (;; --c.num_stages) {
     SAMPLES_ASSIGN_OR_RETURN(Program program, Build(c));

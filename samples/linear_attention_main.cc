@@ -23,7 +23,8 @@ constexpr char kUsage[] =
     "  --pass=fwd|fwd_mbarrier|fwd_chunked|bwd|fwd+bwd|all   (default all)\n"
     "  --chunk, --block-k, --block-v, --threads, --stages (0|1 = serial);\n"
     "    default tiles: block_k = block_v = D, 256 threads when D > 64,\n"
-    "    else 128\n"
+    "    else 128 (64 and 128 threads at D = 128 on GPUs of 99 KB of\n"
+    "    shared memory a block: sm_86, sm_89, sm_120)\n"
     "  --bwd-block-k, --bwd-block-v, --bwd-threads, --bwd-stages: the\n"
     "    backward's own tiles (default: the forward's)\n"
     "  --split-bwd=true|false: the backward as two kernels, one per sweep\n"
@@ -73,16 +74,11 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                            flags.Bool("split-bwd", bwd_base.split_backward));
   SAMPLES_ASSIGN_OR_RETURN(bwd_base.state_backward,
                            flags.Bool("state-bwd", bwd_base.state_backward));
-  // The default tiles: one tile owns all of DK and DV (the forward writes O
-  // and the backward its gradients in f16: no atomics, no wrapper), with 8
-  // warps when the states are 128 x 128 (swept on the H200: at D=128 the
-  // forward takes 0.19 ms this way, 0.21 ms with DV tiles of 64).
-  auto sized = [](LinearAttentionConfig c, int b, int s, int h, int d) {
+  // The default tiles: the device's (WithDeviceTile).
+  const int sm = args.backend == Backend::kGpu ? Target::detect().sm() : 0;
+  auto sized = [sm](LinearAttentionConfig c, int b, int s, int h, int d) {
     c.B = b, c.S = s, c.H = h, c.DK = c.DV = d;
-    if (c.block_k == 0) c.block_k = d;
-    if (c.block_v == 0) c.block_v = d;
-    if (c.threads == 0) c.threads = d > 64 ? 256 : 128;
-    return c;
+    return WithDeviceTile(c, sm);
   };
   // The tile configs: the flags' one, or a sweep.
   struct Tiles {

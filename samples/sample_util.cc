@@ -7,10 +7,21 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "samples/workload.h"
+#include "tessel/target.h"
 #include "tessel/testing.h"
 
 namespace tessel::samples {
+
+int MaxSharedBytes(int sm) {
+  if (sm <= 0) return 0;
+  return Target::cuda(absl::StrCat("sm_", sm)).max_shared_bytes();
+}
+
+bool HopperSharedMemory(int sm) {
+  return sm >= 90 && MaxSharedBytes(sm) >= 227 * 1024;
+}
 
 void ParallelFor(int64_t n, const std::function<void(int64_t)>& fn) {
   const int64_t workers = std::min<int64_t>(

@@ -20,6 +20,15 @@ namespace tessel::samples {
 // std::string_view with Debian's Abseil).
 inline std::string DtypeName(DataType t) { return std::string(dtype_name(t)); }
 
+// Shared memory a block may use on sm_<sm> (Target::max_shared_bytes); 0
+// for sm 0 (the CPU backend).
+int MaxSharedBytes(int sm);
+
+// Whether sm_<sm> has Hopper's 227 KB of shared memory a block (sm_90, the
+// datacenter Blackwells), room for the samples' Hopper tiles (up to 192 KB).
+// sm_120's 99 KB is not: it takes the tiles of sm_80 or smaller ones.
+bool HopperSharedMemory(int sm);
+
 // fn(0) ... fn(n - 1), spread over the hardware threads (each index once).
 void ParallelFor(int64_t n, const std::function<void(int64_t)>& fn);
 

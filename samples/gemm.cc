@@ -11,7 +11,6 @@
 #include "samples/gemm_split_k.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
-#include "tessel/compile.h"
 #include "tessel/registry.h"
 
 namespace tessel::samples {
@@ -100,9 +99,8 @@ void RecordTile(const GemmConfig& c, const GemmOperands& x, T::Expr bx,
   T::copy(C_local, C(by * t.block_m, bx * t.block_n));
 }
 
-// Without tile params, GemmTile{} where it fits the target's shared memory
-// (sm_80, sm_90a: what warmups have always built), else DefaultGemmTile's
-// smaller tile (sm_86, sm_89, sm_120).
+// Without tile params, the target's tile for the shape (DefaultGemmTile,
+// what the sample runs there on a GPU of 132 SMs).
 absl::StatusOr<Program> MakeGemm(const nlohmann::json& json,
                                  const Target& target) {
   KernelParams params(json);
@@ -131,15 +129,14 @@ absl::StatusOr<Program> MakeGemm(const nlohmann::json& json,
                            params.IntInRange("split_k", 1, 1024, t.split_k));
   SAMPLES_ASSIGN_OR_RETURN(c.bias_relu, params.Bool("bias_relu", c.bias_relu));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
-  SAMPLES_ASSIGN_OR_RETURN(Program program, GemmProgram(c));
-  const bool tile_given =
-      json.contains("block_m") || json.contains("block_n") ||
-      json.contains("block_k") || json.contains("num_stages") ||
-      json.contains("threads");
-  if (tile_given || CheckSharedMemoryFits(program, target).ok()) return program;
-  const GemmTile fit = DefaultGemmTile(target.sm(), c.in_dtype);
-  t.block_m = fit.block_m, t.block_n = fit.block_n, t.block_k = fit.block_k;
-  t.num_stages = fit.num_stages, t.threads = fit.threads;
+  if (!json.contains("block_m") && !json.contains("block_n") &&
+      !json.contains("block_k") && !json.contains("num_stages") &&
+      !json.contains("threads")) {
+    const GemmTile fit =
+        DefaultGemmTile(target.sm(), c.in_dtype, c.M, c.N, c.K);
+    t.block_m = fit.block_m, t.block_n = fit.block_n, t.block_k = fit.block_k;
+    t.num_stages = fit.num_stages, t.threads = fit.threads;
+  }
   return GemmProgram(c);
 }
 

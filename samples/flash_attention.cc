@@ -53,6 +53,12 @@ absl::Status CheckFlashAttentionConfig(const FlashAttentionConfig& c,
     return absl::InvalidArgumentError(absl::StrCat(
         kernel, ": block_m, block_n and threads must be positive"));
   }
+  // Q K^T steps over D in the tensor cores' k16, and P V's output columns
+  // are split over the warps in 16s.
+  if (c.D % 16 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kernel, ": D=", c.D, " must be a multiple of 16 (e.g. 64, 96, 128)"));
+  }
   if (c.heads_kv < 0 || (c.heads_kv > 0 && c.H % c.heads_kv != 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat(kernel, ": heads_kv=", c.heads_kv, " must divide H=", c.H,

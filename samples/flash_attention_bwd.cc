@@ -35,6 +35,13 @@ absl::Status CheckConfig(const FlashAttentionBackwardConfig& c) {
         absl::StrCat("flash_attention_bwd: sizes must be positive, got B=", c.B,
                      " S=", c.S, " H=", c.H, " D=", c.D));
   }
+  // The gemms step over D in the tensor cores' k16, and dK / dV's columns
+  // are split over the warps in 16s.
+  if (c.D % 16 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flash_attention_bwd: D=", c.D,
+                     " must be a multiple of 16 (e.g. 64, 96, 128)"));
+  }
   if (c.heads_kv < 0 || (c.heads_kv > 0 && c.H % c.heads_kv != 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("flash_attention_bwd: heads_kv=", c.heads_kv,

@@ -157,6 +157,13 @@ TEST(Builders, RejectBadConfigs) {
   EXPECT_THAT(
       FlashAttentionBackwardProgram({.H = 4, .heads_kv = 3}).status().message(),
       HasSubstr("heads_kv=3 must divide H=4"));
+  // D = 40: refused up front by all three, not by the lowering.
+  EXPECT_THAT(FlashAttentionProgram({.D = 40}).status().message(),
+              HasSubstr("D=40 must be a multiple of 16"));
+  EXPECT_THAT(FlashAttentionVarlenProgram({.D = 40}).status().message(),
+              HasSubstr("D=40 must be a multiple of 16"));
+  EXPECT_THAT(FlashAttentionBackwardProgram({.D = 40}).status().message(),
+              HasSubstr("D=40 must be a multiple of 16"));
   EXPECT_EQ(FlashAttentionBackwardPreprocessProgram({.D = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(FlashAttentionForwardBackwardWorkload({.H = 2}, {.H = 4})

@@ -85,7 +85,6 @@ GemmTile DefaultGemmTile(int sm, DataType in_dtype, int64_t M, int64_t N,
   // 128-byte rows of K: what wgmma's swizzle atom and the TMA box read.
   const int k_scale = dtype_bytes(in_dtype) == 1 ? 2 : 1;
   GemmTile t;
-  if (sm > 0 && StageBytes(t) > MaxSharedBytes(sm)) t = kSmallSharedTile;
   if (HopperSharedMemory(sm)) {
     t = kLargeTile;  // also when the shape is not given
     if (M > 0 && N > 0) {
@@ -96,6 +95,8 @@ GemmTile DefaultGemmTile(int sm, DataType in_dtype, int64_t M, int64_t N,
         }
       }
     }
+  } else if (sm > 0 && StageBytes(t) > MaxSharedBytes(sm)) {
+    t = kSmallSharedTile;
   }
   t.block_k *= k_scale;
   return t;

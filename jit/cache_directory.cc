@@ -70,7 +70,10 @@ bool ReadTrusted(const std::string& path, std::string& out, std::string& why,
   } else if (ok) {
     ok = ReadWholeFile(fd, out);
   }
-  if (!ok && why.empty()) why = absl::StrCat("cannot read ", path);
+  if (!ok && why.empty()) {
+    why = absl::StrCat("cannot read ", path, " (a read error, or larger than ",
+                       kMaxReadFileBytes >> 20, " MiB)");
+  }
   ::close(fd);
   return ok;
 }

@@ -143,7 +143,7 @@ absl::Status WriteFileAtomically(const std::string& path,
 
 bool ReadWholeFile(int fd, std::string& out) {
   struct stat st;
-  if (::fstat(fd, &st) != 0) return false;
+  if (::fstat(fd, &st) != 0 || st.st_size > kMaxReadFileBytes) return false;
   out.resize(static_cast<size_t>(st.st_size));
   size_t done = 0;
   while (done < out.size()) {
@@ -168,7 +168,11 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   std::string out;
   const bool ok = ReadWholeFile(fd, out);
   ::close(fd);
-  if (!ok) return absl::UnavailableError(absl::StrCat("cannot read ", path));
+  if (!ok) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot read ", path, " (a read error, or larger than ",
+                     kMaxReadFileBytes >> 20, " MiB)"));
+  }
   return out;
 }
 

@@ -11,6 +11,7 @@
 #ifndef TESSEL_JIT_CACHE_FILES_H_
 #define TESSEL_JIT_CACHE_FILES_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -45,9 +46,16 @@ int OpenNoFollow(const std::string& path);
 absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view bytes);
 
-// The whole file; NotFound when absent, Unavailable when unreadable.
+// What ReadWholeFile reads at most. Every file it serves (cache entries and
+// records, usage counts, memos, tuning stores) is far smaller; a larger one
+// is damaged or planted, and reading it would exhaust memory.
+inline constexpr int64_t kMaxReadFileBytes = int64_t{256} << 20;
+
+// The whole file; NotFound when absent, Unavailable when unreadable or
+// larger than kMaxReadFileBytes.
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
-// The whole of an open file, from its current offset. False on a read error.
+// The whole of an open file, from its current offset. False on a read error
+// or a file larger than kMaxReadFileBytes.
 bool ReadWholeFile(int fd, std::string& out);
 
 }  // namespace tessel::jit

@@ -29,7 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kMagic[] = "tessel-cache-archive 1";
-constexpr uint64_t kMaxFileBytes = uint64_t{1} << 32;  // a sanity bound
 // No header line is near this long; /dev/zero has no newline to stop at.
 constexpr size_t kMaxLineBytes = 4096;
 
@@ -98,6 +97,51 @@ absl::Status WriteAtomically(const fs::path& path, absl::string_view bytes) {
     return s;
   }
   return jit::WriteFileAtomically(path.string(), bytes);
+}
+
+// The archive is renamed into place: over a link, a device or a folder that
+// would replace the thing itself, not write through it. Only a new file or a
+// regular one is taken, in a folder that exists.
+absl::Status CheckExportTarget(const std::string& archive_path) {
+  if (archive_path.empty()) {
+    return absl::InvalidArgumentError("export needs an archive file name");
+  }
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(archive_path, ec);
+  if (fs::is_symlink(status)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        archive_path,
+        " is a symlink; export writes a new file in its place, so name the "
+        "file itself"));
+  }
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(archive_path,
+                     " exists and is not a regular file (a folder, device "
+                     "or pipe); name a new archive file"));
+  }
+  const fs::path parent = fs::absolute(archive_path, ec).parent_path();
+  if (ec || !fs::is_directory(parent, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the folder of ", archive_path, " does not exist; create it first"));
+  }
+  return absl::OkStatus();
+}
+
+// Reads `size` bytes in pieces, so that a declared size larger than what
+// follows ends as a short read, not as an allocation of that size.
+bool ReadExactly(std::istream& in, uint64_t size, std::string& out) {
+  constexpr uint64_t kPiece = uint64_t{1} << 20;
+  out.clear();
+  while (out.size() < size) {
+    const size_t done = out.size();
+    const size_t n = static_cast<size_t>(std::min(kPiece, size - done));
+    out.resize(done + n);
+    if (!in.read(out.data() + done, static_cast<std::streamsize>(n))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 struct ArchiveFile {
@@ -173,15 +217,15 @@ absl::StatusOr<std::vector<ArchiveFile>> ReadArchive(
     }
     uint64_t size = 0;
     if (fields.size() != 3 || fields[0] != "file" ||
-        !absl::SimpleAtoi(fields[2], &size) || size > kMaxFileBytes) {
+        !absl::SimpleAtoi(fields[2], &size) ||
+        size > static_cast<uint64_t>(jit::kMaxReadFileBytes)) {
       return bad(absl::StrCat("unexpected line \"", line.substr(0, 80), "\""));
     }
     if (!IsEntryPath(fields[1]) && !IsRecordPath(fields[1])) {
       return bad(absl::StrCat("refusing the path \"", fields[1], "\""));
     }
-    ArchiveFile file{fields[1], std::string(size, '\0')};
-    if (!in.read(file.bytes.data(), static_cast<std::streamsize>(size)) ||
-        in.get() != '\n') {
+    ArchiveFile file{fields[1], ""};
+    if (!ReadExactly(in, size, file.bytes) || in.get() != '\n') {
       return bad(absl::StrCat(fields[1], " is cut short"));
     }
     HashFile(state, file);
@@ -194,6 +238,7 @@ absl::StatusOr<std::vector<ArchiveFile>> ReadArchive(
 
 absl::StatusOr<ArchiveStats> ExportCache(const jit::CacheDirectory& directory,
                                          const std::string& archive_path) {
+  if (absl::Status s = CheckExportTarget(archive_path); !s.ok()) return s;
   absl::StatusOr<std::vector<jit::CacheEntryInfo>> entries = directory.List();
   if (!entries.ok()) return entries.status();
   ArchiveStats stats;
@@ -257,8 +302,11 @@ absl::StatusOr<ArchiveStats> ExportCache(const jit::CacheDirectory& directory,
   absl::StrAppendFormat(&out, "end %d %016x\n", files,
                         XXH3_64bits_digest(state));
   XXH3_freeState(state);
-  const fs::path target = fs::absolute(archive_path);
-  if (absl::Status s = WriteAtomically(target, out); !s.ok()) return s;
+  const fs::path target = fs::absolute(archive_path, ec);
+  if (absl::Status s = jit::WriteFileAtomically(target.string(), out);
+      !s.ok()) {
+    return s;
+  }
   return stats;
 }
 

@@ -119,6 +119,20 @@ TEST(DiskCacheTest, DamagedEntryIsAMissAndRemoved) {
   EXPECT_EQ(GetJitCounters().corrupt_entries, corrupt + 1);
 }
 
+// A huge (sparse) file in an entry's place is a miss, not an allocation of
+// its size: reading it whole would end the process.
+TEST(DiskCacheTest, HugeEntryIsAMissAndRemoved) {
+  TempDir tmp;
+  DiskCache cache({.dir = tmp.path()});
+  const std::string key = Key(5);
+  EXPECT_TRUE(
+      cache.Store(key, FakeCubin("h"), {.text = "x", .entry = "k"}, {}).ok());
+  const std::string path = cache.directory().EntryPath(key, ".cubin");
+  std::filesystem::resize_file(path, uintmax_t{100} << 30);
+  EXPECT_FALSE(cache.Load(StampOf(key)).has_value());
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
 TEST(DiskCacheTest, OffWritesNothing) {
   TempDir tmp;
   DiskCache cache({.enabled = false, .dir = tmp / "cache"});

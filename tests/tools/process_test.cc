@@ -306,6 +306,52 @@ TEST(CacheToolTest, StatsListVerifyExportImportPruneClear) {
   EXPECT_EQ(tool({"frobnicate"}, other.path()).exit_code, 2);
 }
 
+// export renames its archive into place: what is not a regular file (a
+// link, a pipe, a device) is refused rather than replaced. import reads a
+// declared size only as far as the bytes go.
+TEST(CacheToolTest, HostileExportTargetsAndArchiveSizes) {
+  TempDir scratch, cache;
+  auto tool = [&](std::vector<std::string> args) -> RunResult {
+    args.insert(args.begin(), {TESSEL_CACHE_BIN, "--cache-dir", cache.path()});
+    return RunCommand(args, scratch);
+  };
+  RunResult empty = tool({"export", ""});
+  EXPECT_EQ(empty.exit_code, 2) << empty.output;
+  EXPECT_THAT(empty.output, HasSubstr("needs an archive file name"));
+  WriteFile(scratch / "real.tsc", "keep me");
+  std::filesystem::create_symlink(scratch / "real.tsc", scratch / "link.tsc");
+  RunResult link = tool({"export", scratch / "link.tsc"});
+  EXPECT_EQ(link.exit_code, 2) << link.output;
+  EXPECT_THAT(link.output, HasSubstr("is a symlink"));
+  EXPECT_TRUE(std::filesystem::is_symlink(scratch / "link.tsc"));
+  EXPECT_EQ(ReadFile(scratch / "real.tsc"), "keep me");
+  const std::string fifo = scratch / "pipe";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  RunResult pipe = tool({"export", fifo});
+  EXPECT_EQ(pipe.exit_code, 2) << pipe.output;
+  EXPECT_THAT(pipe.output, HasSubstr("not a regular file"));
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  RunResult missing = tool({"export", scratch / "no/such/folder/a.tsc"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_THAT(missing.output, HasSubstr("does not exist"));
+  RunResult fresh = tool({"export", scratch / "new.tsc"});
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.output;
+
+  // A few bytes that declare 200 MiB: cut short, not allocated first; more
+  // than a cache file can be: refused at its line.
+  const std::string path = "v2/a2/a25e40e1bac6564d0855997b3ca976cb.cubin";
+  WriteFile(scratch / "short.tsc",
+            "tessel-cache-archive 1\nfile " + path + " 209715200\nxx\n");
+  RunResult cut = tool({"import", scratch / "short.tsc"});
+  EXPECT_EQ(cut.exit_code, 2) << cut.output;
+  EXPECT_THAT(cut.output, HasSubstr("is cut short"));
+  WriteFile(scratch / "huge.tsc",
+            "tessel-cache-archive 1\nfile " + path + " 4294967296\nxx\n");
+  RunResult huge = tool({"import", scratch / "huge.tsc"});
+  EXPECT_EQ(huge.exit_code, 2) << huge.output;
+  EXPECT_THAT(huge.output, HasSubstr("unexpected line"));
+}
+
 // A cache folder that others can write is refused the same way by every
 // tool: exit 2, the folder named, nothing created inside it.
 TEST(CacheToolTest, RefusedRootExitsTwoEverywhere) {

@@ -40,6 +40,12 @@ absl::Status CheckConfig(const GemmConfig& c) {
       t.threads <= 0 || t.panel < 0) {
     return absl::InvalidArgumentError("gemm: the tile sizes must be positive");
   }
+  // The tensor cores' instructions are issued by whole warps.
+  if (t.threads % 32 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gemm: threads=", t.threads,
+                     " must be a multiple of 32 (whole warps)"));
+  }
   return absl::OkStatus();
 }
 

@@ -34,6 +34,11 @@ absl::Status CheckConfig(const LinearAttentionConfig& c) {
         "linear_attention: chunk, block_k, block_v and threads must be "
         "positive");
   }
+  if (c.threads % 32 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("linear_attention: threads=", c.threads,
+                     " must be a multiple of 32 (whole warps)"));
+  }
   if (c.num_stages < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "linear_attention: num_stages must be >= 0, got ", c.num_stages));

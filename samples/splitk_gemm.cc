@@ -59,6 +59,11 @@ absl::StatusOr<Program> SplitKGemmProgram(const SplitKConfig& c) {
     return absl::InvalidArgumentError(
         "splitk_gemm: the tile sizes must be positive");
   }
+  if (t.threads % 32 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("splitk_gemm: threads=", t.threads,
+                     " must be a multiple of 32 (whole warps)"));
+  }
   // Each slice covers a whole number of k tiles, so slices never overlap;
   // the last may run past K (zeros are read there).
   const int k_tiles = (c.K + t.block_k - 1) / t.block_k;

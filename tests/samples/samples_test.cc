@@ -142,6 +142,18 @@ TEST(Builders, RejectBadConfigs) {
                   .status()
                   .message(),
               HasSubstr("output"));
+  // Tensor-core tiles are issued by whole warps.
+  EXPECT_THAT(GemmProgram({.M = 64, .N = 64, .K = 64, .tile = {.threads = 33}})
+                  .status()
+                  .message(),
+              HasSubstr("threads=33 must be a multiple of 32"));
+  EXPECT_THAT(
+      SplitKGemmProgram({.M = 64, .N = 64, .K = 64, .tile = {.threads = 48}})
+          .status()
+          .message(),
+      HasSubstr("threads=48 must be a multiple of 32"));
+  EXPECT_THAT(LinearAttentionForwardProgram({.threads = 40}).status().message(),
+              HasSubstr("threads=40 must be a multiple of 32"));
   EXPECT_EQ(
       SplitKGemmProgram({.M = 8, .N = 8, .K = 8, .split_k = 0}).status().code(),
       absl::StatusCode::kInvalidArgument);

@@ -144,7 +144,7 @@ absl::Status TuneTiles(std::vector<FlashAttentionConfig>& configs,
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
-  const std::string causal = flags.String("causal", "both");
+  const std::string causal = flags.String("causal", "both", /*bare=*/"true");
   if (causal != "true" && causal != "false" && causal != "both") {
     return absl::InvalidArgumentError(
         absl::StrCat("--causal=", causal, ": expected true, false or both"));

@@ -55,19 +55,16 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_RETURN_IF_ERROR(CheckPass(pass));
   // Tiles left at 0 are chosen per size by `sized` below.
   LinearAttentionConfig base;
-  SAMPLES_ASSIGN_OR_RETURN(base.chunk, flags.Int("chunk", base.chunk));
-  SAMPLES_ASSIGN_OR_RETURN(base.block_k, flags.Int("block-k", 0));
-  SAMPLES_ASSIGN_OR_RETURN(base.block_v, flags.Int("block-v", 0));
-  SAMPLES_ASSIGN_OR_RETURN(base.threads, flags.Int("threads", 0));
-  SAMPLES_ASSIGN_OR_RETURN(base.num_stages,
-                           flags.Int("stages", base.num_stages));
+  base.block_k = base.block_v = base.threads = 0;
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"chunk", &base.chunk},
+                                      {"block-k", &base.block_k},
+                                      {"block-v", &base.block_v},
+                                      {"threads", &base.threads},
+                                      {"stages", &base.num_stages}}));
   LinearAttentionConfig bwd_base = base;
-  SAMPLES_ASSIGN_OR_RETURN(bwd_base.block_k,
-                           flags.Int("bwd-block-k", base.block_k));
-  SAMPLES_ASSIGN_OR_RETURN(bwd_base.block_v,
-                           flags.Int("bwd-block-v", base.block_v));
-  SAMPLES_ASSIGN_OR_RETURN(bwd_base.threads,
-                           flags.Int("bwd-threads", base.threads));
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"bwd-block-k", &bwd_base.block_k},
+                                      {"bwd-block-v", &bwd_base.block_v},
+                                      {"bwd-threads", &bwd_base.threads}}));
   SAMPLES_ASSIGN_OR_RETURN(bwd_base.num_stages,
                            flags.Int("bwd-stages", base.num_stages));
   SAMPLES_ASSIGN_OR_RETURN(bwd_base.split_backward,

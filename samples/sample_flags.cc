@@ -1,6 +1,7 @@
 // The samples' flags: --key, --key value and --key=value alike; a mistyped
 // flag is named with the closest known one.
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <string_view>
 
@@ -57,6 +58,7 @@ std::string DidYouMean(const std::string& key,
 
 absl::StatusOr<Flags> Flags::Parse(int argc, char** argv) {
   std::map<std::string, std::string> values;
+  std::set<std::string> bare;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.substr(0, 2) != "--" || arg.size() == 2) {
@@ -74,10 +76,16 @@ absl::StatusOr<Flags> Flags::Parse(int argc, char** argv) {
     if (eq == std::string::npos && i + 1 < argc &&
         std::string_view(argv[i + 1]).substr(0, 2) != "--") {
       value = argv[++i];
+    } else if (eq == std::string::npos) {
+      bare.insert(key);
+    } else {
+      bare.erase(key);
     }
     values[key] = value;
   }
-  return FromMap(std::move(values));
+  Flags flags = FromMap(std::move(values));
+  flags.bare_ = std::move(bare);
+  return flags;
 }
 
 Flags Flags::FromMap(std::map<std::string, std::string> values) {
@@ -91,10 +99,20 @@ bool Flags::Has(const std::string& key) const {
   return values_.count(key) > 0;
 }
 
-std::string Flags::String(const std::string& key, std::string fallback) const {
+std::string Flags::String(const std::string& key, std::string fallback,
+                          std::optional<std::string> bare) const {
   used_.emplace(key);
   auto it = values_.find(key);
-  return it == values_.end() ? fallback : it->second;
+  if (it == values_.end()) return fallback;
+  if (bare_.count(key)) {
+    if (bare) return *bare;
+    if (missing_value_.ok()) {
+      missing_value_ = absl::InvalidArgumentError(
+          absl::StrCat("--", key, " needs a value (--", key, "=...)"));
+    }
+    return fallback;
+  }
+  return it->second;
 }
 
 absl::StatusOr<int64_t> Flags::Int(const std::string& key,
@@ -113,7 +131,12 @@ absl::StatusOr<int64_t> Flags::Int(const std::string& key,
 absl::Status Flags::Ints(
     std::initializer_list<std::pair<const char*, int*>> fields) const {
   for (const auto& [key, field] : fields) {
-    SAMPLES_ASSIGN_OR_RETURN(*field, Int(key, *field));
+    SAMPLES_ASSIGN_OR_RETURN(const int64_t v, Int(key, *field));
+    if (v < INT32_MIN || v > INT32_MAX) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", key, ": ", v, " is out of range"));
+    }
+    *field = static_cast<int>(v);
   }
   return absl::OkStatus();
 }
@@ -144,6 +167,7 @@ absl::StatusOr<DataType> Flags::Dtype(const std::string& key,
 }
 
 absl::Status Flags::CheckAllUsed() const {
+  SAMPLES_RETURN_IF_ERROR(missing_value_);
   for (const auto& [k, v] : values_) {
     if (!used_.count(k)) {
       return absl::InvalidArgumentError(

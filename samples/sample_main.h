@@ -48,7 +48,10 @@ class Flags {
   static Flags FromMap(std::map<std::string, std::string> values);
 
   bool Has(const std::string& key) const;
-  std::string String(const std::string& key, std::string fallback) const;
+  // A flag given with no value ("--json" alone) has none to give: an error
+  // CheckAllUsed() reports, unless `bare` says what it means ("--causal").
+  std::string String(const std::string& key, std::string fallback,
+                     std::optional<std::string> bare = std::nullopt) const;
   absl::StatusOr<int64_t> Int(const std::string& key, int64_t fallback) const;
   // Each --key given overrides its field; the others keep their defaults:
   //   RETURN_IF_ERROR(flags.Ints({{"block-m", &t.block_m}, {"stages", &s}}));
@@ -57,12 +60,15 @@ class Flags {
   absl::StatusOr<bool> Bool(const std::string& key, bool fallback) const;
   absl::StatusOr<DataType> Dtype(const std::string& key,
                                  DataType fallback) const;
-  // InvalidArgument naming the first flag nothing read.
+  // InvalidArgument naming the first flag nothing read, or one read as a
+  // string that was given no value.
   absl::Status CheckAllUsed() const;
 
  private:
   std::map<std::string, std::string> values_;
+  std::set<std::string> bare_;  // given as "--key" alone
   mutable std::set<std::string> used_;
+  mutable absl::Status missing_value_;
 };
 
 // " (did you mean --stats?)" when one of `known` is within a few edits of

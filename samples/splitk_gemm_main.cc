@@ -22,7 +22,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
   SplitKConfig base;
   SAMPLES_ASSIGN_OR_RETURN(base.in_dtype, flags.Dtype("dtype", f16));
-  SAMPLES_ASSIGN_OR_RETURN(base.split_k, flags.Int("split-k", base.split_k));
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"split-k", &base.split_k}}));
   GemmTile& t = base.tile;
   SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &t.block_m},
                                       {"block-n", &t.block_n},

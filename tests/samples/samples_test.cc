@@ -262,6 +262,29 @@ TEST(Flags, IntsOverrideOnlyTheFlagsGiven) {
   EXPECT_THAT(bad.Ints({{"threads", &threads}}).message(),
               HasSubstr("--threads"));
   EXPECT_EQ(threads, 128);
+  // An int flag does not wrap into its field.
+  Flags wide = Flags::FromMap({{"block-m", "4294967360"}});
+  EXPECT_THAT(wide.Ints({{"block-m", &block_m}}).message(),
+              HasSubstr("--block-m: 4294967360 is out of range"));
+  EXPECT_EQ(block_m, 64);
+}
+
+// "--json" alone has no file name to give; "--causal" alone means true
+// where the sample says so; "--json x" and "--json=x" both take x.
+TEST(Flags, AFlagWithoutItsValue) {
+  const char* argv[] = {"gemm", "--json", "--causal", "--check"};
+  absl::StatusOr<Flags> f = Flags::Parse(4, const_cast<char**>(argv));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->String("json", ""), "");
+  EXPECT_EQ(f->String("causal", "both", /*bare=*/"true"), "true");
+  EXPECT_TRUE(*f->Bool("check", false));
+  EXPECT_THAT(f->CheckAllUsed().message(), HasSubstr("--json needs a value"));
+  const char* given[] = {"gemm", "--json", "out.json", "--arch=sm_80"};
+  f = Flags::Parse(4, const_cast<char**>(given));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->String("json", ""), "out.json");
+  EXPECT_EQ(f->String("arch", ""), "sm_80");
+  EXPECT_TRUE(f->CheckAllUsed().ok());
 }
 
 TEST(Registry, EverySampleIsRegisteredAndBuilds) {

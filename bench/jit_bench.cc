@@ -193,6 +193,27 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  for (const std::string& a : archs) {
+    CompileOptions options;
+    options.arch = a;
+    if (absl::StatusOr<std::string> known = ResolveArch(options); !known.ok()) {
+      std::cerr << "jit_bench: --arch: " << known.status().message() << "\n";
+      return 2;
+    }
+  }
+  // The report comes after minutes of compiles: its file must be writable
+  // before they start.
+  if (!out_path.empty()) {
+    std::error_code ec;
+    const std::filesystem::path parent =
+        std::filesystem::absolute(out_path, ec).parent_path();
+    if (ec || std::filesystem::is_directory(out_path, ec) ||
+        !std::filesystem::is_directory(parent, ec)) {
+      std::cerr << "jit_bench: --out " << out_path
+                << ": not a file in a folder that exists\n";
+      return 2;
+    }
+  }
   const absl::StatusOr<const DriverApi*> driver = Driver();
   const bool gpu = driver.ok() && PrimaryContext(0).ok();
   if (arch.empty()) {
@@ -357,7 +378,12 @@ int main(int argc, char** argv) {
   if (out_path.empty()) {
     std::cout << text;
   } else {
-    std::ofstream(out_path) << text;
+    std::ofstream out(out_path);
+    out << text;
+    if (!out.flush()) {
+      std::cerr << "jit_bench: cannot write " << out_path << "\n";
+      return 1;
+    }
   }
   return 0;
 }

@@ -31,9 +31,11 @@ bool IsCubinArch(absl::string_view arch) {
   if (!arch.empty() && (arch.back() == 'a' || arch.back() == 'f')) {
     arch.remove_suffix(1);
   }
-  return !arch.empty() && std::all_of(arch.begin(), arch.end(), [](char c) {
-    return absl::ascii_isdigit(static_cast<unsigned char>(c));
-  });
+  // "sm_080" is no arch NVRTC names (Target::cuda refuses it too).
+  return arch.size() >= 2 && arch[0] != '0' &&
+         std::all_of(arch.begin(), arch.end(), [](char c) {
+           return absl::ascii_isdigit(static_cast<unsigned char>(c));
+         });
 }
 
 class Program {

@@ -254,6 +254,9 @@ int CacheToolMain(int argc, char** argv) {
       continue;
     }
     if (name == "--json") {
+      if (has_value) {
+        return Fail(absl::InvalidArgumentError("--json takes no value"));
+      }
       json = true;
       continue;
     }

@@ -48,14 +48,14 @@ std::string Show(const json& value) {
   return absl::StrCat(text, " (", value.type_name(), ")");
 }
 
-// "sm_80", "sm_90a", "sm_100a", "sm_100f".
+// "sm_80", "sm_90a", "sm_100a", "sm_100f"; not "sm_080" (as Target::cuda).
 bool IsArch(absl::string_view arch) {
   if (arch.size() < 5 || arch.substr(0, 3) != "sm_") return false;
   absl::string_view rest = arch.substr(3);
   if (!rest.empty() && (rest.back() == 'a' || rest.back() == 'f')) {
     rest.remove_suffix(1);
   }
-  return rest.size() >= 2 && rest.size() <= 4 &&
+  return rest.size() >= 2 && rest.size() <= 4 && rest[0] != '0' &&
          std::all_of(rest.begin(), rest.end(), absl::ascii_isdigit);
 }
 

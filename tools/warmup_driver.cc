@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "jit/cache_directory.h"
 #include "jit/cache_entry.h"
@@ -315,6 +316,16 @@ absl::StatusOr<WarmupReport> RunWarmup(const Manifest& manifest,
       static_cast<int>(options.shard.count > 1
                            ? PlanJobs(manifest, programs, options.archs).size()
                            : jobs.size());
+  // A run that warms nothing at all is a mistake in the manifest or the
+  // archs (one shard of several may be empty).
+  if (report.all_jobs == 0) {
+    return absl::InvalidArgumentError(
+        manifest.kernels.empty()
+            ? "nothing to warm: the manifest lists no kernels"
+            : absl::StrCat("nothing to warm: no manifest entry is for --arch ",
+                           absl::StrJoin(options.archs, ","),
+                           " (each entry's \"archs\" names those it is for)"));
+  }
   std::vector<std::optional<JobResult>> results(jobs.size());
   const absl::Time run_start = absl::Now();
   if (progress != nullptr) progress->Start(static_cast<int>(jobs.size()));

@@ -76,12 +76,26 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       has_value = true;
     }
     auto take_value = [&]() -> absl::StatusOr<std::string> {
-      if (has_value) return value;
-      if (i + 1 >= argc) {
+      if (!has_value && i + 1 >= argc) {
         return absl::InvalidArgumentError(
             absl::StrCat(name, ": missing its value"));
       }
-      return std::string(argv[++i]);
+      if (!has_value) value = argv[++i];
+      // "--cache-dir ''" is a mistake, not "the default".
+      if (value.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": the value is empty"));
+      }
+      return value;
+    };
+    // A switch takes no value: "--dry-run=false" must not dry-run.
+    auto is_switch = [&](const char* flag) -> absl::StatusOr<bool> {
+      if (name != flag) return false;
+      if (has_value) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, " takes no value"));
+      }
+      return true;
     };
     auto take_int = [&](int lo) -> absl::StatusOr<int> {
       absl::StatusOr<std::string> text = take_value();
@@ -93,14 +107,18 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       }
       return number;
     };
-    if (name == "--help" || name == "-h") {
-      flags.help = true;
-    } else if (name == "--version") {
-      flags.version = true;
-    } else if (name == "--dry-run") {
-      flags.dry_run = true;
-    } else if (name == "--list-kernels") {
-      flags.list_kernels = true;
+    bool* switch_flag = nullptr;
+    for (auto [flag, field] :
+         {std::pair{"--help", &flags.help}, std::pair{"-h", &flags.help},
+          std::pair{"--version", &flags.version},
+          std::pair{"--dry-run", &flags.dry_run},
+          std::pair{"--list-kernels", &flags.list_kernels}}) {
+      absl::StatusOr<bool> matched = is_switch(flag);
+      if (!matched.ok()) return matched.status();
+      if (*matched) switch_flag = field;
+    }
+    if (switch_flag != nullptr) {
+      *switch_flag = true;
     } else if (name == "--manifest") {
       absl::StatusOr<std::string> v = take_value();
       if (!v.ok()) return v.status();

@@ -177,6 +177,12 @@ TEST(WarmupProcessTest, HostileManifestsExitTwoNamingWhere) {
        "kernels[0].archs[0]: sm_12 is older than sm_80"},
       {R"({"kernels": [{"name": "seed_gemm"}], "kernels": []})",
        "kernels: duplicate key"},
+      {R"({"kernels": [{"name": "seed_gemm", "archs": ["sm_080"]}]})",
+       "kernels[0].archs[0]"},
+      // Nothing to warm at all is a mistake, not a green run.
+      {R"({"kernels": []})", "nothing to warm: the manifest lists no kernels"},
+      {R"({"kernels": [{"name": "seed_gemm", "archs": ["sm_90a"]}]})",
+       "nothing to warm: no manifest entry is for --arch sm_80"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string path = scratch / ("hostile" + std::to_string(i));
@@ -197,6 +203,21 @@ TEST(WarmupProcessTest, HostileManifestsExitTwoNamingWhere) {
                  scratch);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("--arch sm_12: sm_12 is older than sm_80"));
+  // A value given to a switch, or an empty one, is refused, not ignored.
+  for (const auto& [extra, why] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--dry-run=false"}, "--dry-run takes no value"},
+           {{"--cache-dir", ""}, "--cache-dir: the value is empty"},
+           {{"--arch", "sm_080"}, "sm_080"}}) {
+    r = Warmup(scratch, cache.path(), extra);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(why));
+  }
+  r = RunCommand(
+      {TESSEL_CACHE_BIN, "--cache-dir", cache.path(), "stats", "--json=false"},
+      scratch);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--json takes no value"));
   EXPECT_THAT(testing::FilesUnder(cache.path()), IsEmpty());
 }
 
@@ -497,7 +518,9 @@ TEST(WarmupProcessTest, BadShardExitsTwoNamingIt) {
        {"0/3", "4/3", "3", "1/0", "x/y", "-1/2", "1/99999999999", ""}) {
     RunResult r = Warmup(scratch, cache.path(), {"--shard", bad});
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
-    EXPECT_THAT(r.output, HasSubstr("--shard " + bad + ":")) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(bad.empty() ? "--shard: the value is empty"
+                                                : "--shard " + bad + ":"))
+        << r.output;
   }
   RunResult missing = Warmup(scratch, cache.path(), {"--shard"});
   EXPECT_EQ(missing.exit_code, 2) << missing.output;

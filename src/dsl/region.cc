@@ -72,6 +72,15 @@ absl::Status ResolveExtents(PartialRegion& p,
   return absl::OkStatus();
 }
 
+// The extents a start point takes from the other operand: all of them when
+// they fit its rank (a [64, 1] column stays a column), else without their
+// unit dims (a [1, 64] fragment onto a vector).
+std::vector<ir::Expr> TileExtents(const ir::Region& other,
+                                  const PartialRegion& start) {
+  if (other.rank() <= start.region.rank()) return other.extent;
+  return other.SqueezedExtents();
+}
+
 }  // namespace
 
 std::string Describe(const ir::Buffer& b) {
@@ -149,12 +158,12 @@ absl::StatusOr<std::pair<ir::Region, ir::Region>> ResolvePair(
                      "buffer or with T::slice"));
   }
   if (pa->needs_extent) {
-    if (absl::Status s = ResolveExtents(*pa, pb->region.SqueezedExtents());
+    if (absl::Status s = ResolveExtents(*pa, TileExtents(pb->region, *pa));
         !s.ok())
       return s;
   }
   if (pb->needs_extent) {
-    if (absl::Status s = ResolveExtents(*pb, pa->region.SqueezedExtents());
+    if (absl::Status s = ResolveExtents(*pb, TileExtents(pa->region, *pb));
         !s.ok())
       return s;
   }

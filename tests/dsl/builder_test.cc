@@ -43,6 +43,27 @@ TEST(BuilderTest, StartPointsTakeTrailingExtentsFromTheOtherOperand) {
   EXPECT_THAT(text, HasSubstr("T.copy(t, X[0, 3, 0:32, 0:64])"));
 }
 
+// A tile with unit dims keeps them where they fit: a [32, 1] column lands
+// as a column (it landed as a row, [1, 32], when unit dims were dropped
+// first); a [1, 64] tile onto a vector drops its unit dim.
+TEST(BuilderTest, StartPointsKeepATilesUnitDims) {
+  T::ProgramBuilder p("k");
+  auto Y = p.tensor("Y", {64, 64}, T::f32);
+  auto R = p.tensor("R", {64}, T::f32);
+  {
+    T::Kernel kernel(1);
+    auto col = T::alloc_fragment({32, 1}, T::f32, "col");
+    auto row = T::alloc_fragment({1, 64}, T::f32, "row");
+    T::clear(col);
+    T::clear(row);
+    T::copy(col, Y(8, 3));
+    T::copy(row, R(0));
+  }
+  std::string text = Print(p.finish());
+  EXPECT_THAT(text, HasSubstr("T.copy(col, Y[8:40, 3])"));
+  EXPECT_THAT(text, HasSubstr("T.copy(row, R)"));
+}
+
 TEST(BuilderTest, IfElseIfElseAndScalarVariables) {
   T::ProgramBuilder p("k");
   auto X = p.tensor("X", {64}, T::f32);

@@ -58,6 +58,32 @@ TEST(LayoutAgreementTest, BiasBroadcastIntoAGemmAccumulator) {
   }
 }
 
+// A bias vector in registers added to a tile in shared memory: no fragment
+// lays the loop out, so its threads follow their own spread and every
+// thread holds the vector (the random staged programs found a blocked
+// vector refused there; a column vector along the rows too).
+TEST(LayoutAgreementTest, BiasBroadcastOverASharedTile) {
+  for (bool along_rows : {false, true}) {
+    SCOPED_TRACE(along_rows);
+    T::ProgramBuilder p("bias_shared");
+    auto X = p.tensor("X", {4, 16}, T::f32);
+    auto Bias = p.tensor("Bias", {along_rows ? 4 : 16}, T::f32);
+    auto Y = p.tensor("Y", {4, 16}, T::f32);
+    {
+      T::Kernel kernel(1, {.threads = 256});
+      auto xs = T::alloc_shared({4, 16}, T::f32, "xs");
+      auto ys = T::alloc_shared({4, 16}, T::f32, "ys");
+      auto bias = T::alloc_fragment({along_rows ? 4 : 16}, T::f32, "bias");
+      T::copy(X(0, 0), xs);
+      T::copy(Bias(0), bias);
+      for (auto [i, j] : T::Parallel(4, 16))
+        ys(i, j) = xs(i, j) + (along_rows ? bias(i) : bias(j));
+      T::copy(ys, Y(0, 0));
+    }
+    ExpectBothTargetsAccept(p.finish());
+  }
+}
+
 // A fragment allocated inside the loop body: one per iteration, a local
 // array of the thread that runs it.
 TEST(LayoutAgreementTest, FragmentAllocatedInsideAParallelLoop) {

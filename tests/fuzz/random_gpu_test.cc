@@ -1,5 +1,6 @@
 // Random tile programs (random_tile_programs.h) on the GPU against the CPU
-// interpreter: GEMMs and row kernels at ragged sizes, every output within
+// interpreter: GEMMs, row kernels and staged element-wise kernels
+// (random_staged_programs.h) at ragged sizes, every output within
 // its tolerance, every input left as it was. TESSEL_FUZZ_SEED draws other
 // programs, TESSEL_FUZZ_SCALE more of them. Skips without a GPU.
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "tests/codegen/seed_case_on_gpu.h"
 #include "tests/fuzz/fuzz_budget.h"
 #include "tests/fuzz/fuzz_found_programs.h"
+#include "tests/fuzz/random_staged_programs.h"
 #include "tests/fuzz/random_tile_programs.h"
 
 namespace tessel::fuzz {
@@ -36,6 +38,13 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<SeedCase>& info) {
       return info.param.name;
     });
+
+INSTANTIATE_TEST_SUITE_P(Staged, RandomGpu,
+                         ::testing::ValuesIn(RandomStagedCases(
+                             FuzzSeed(), 32 * FuzzBudget::Scale())),
+                         [](const ::testing::TestParamInfo<SeedCase>& info) {
+                           return info.param.name;
+                         });
 
 }  // namespace
 }  // namespace tessel::fuzz

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <optional>
-#include <random>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "tessel/tessel.h"
+#include "tests/fuzz/random_case_parts.h"
 
 namespace tessel::fuzz {
 namespace {
@@ -16,48 +16,6 @@ namespace T = tessel;
 using seed_test::Argument;
 using seed_test::Role;
 using seed_test::SeedCase;
-
-// Tolerances against the interpreter, which sums in its own order (see
-// tests/codegen/seed_cases.cc for the reasoning): f32 sums of at most ~1100
-// terms of magnitude <= 1 differ by order by ~1e-5; a 16-bit result may then
-// land on the neighbouring value: one ulp is at most 2^-10 of it in f16 and
-// 2^-7 in bf16 (the H200 showed such flips), rtol allows two.
-constexpr double kF32Rtol = 1e-4, kF32Atol = 2e-4;
-constexpr double kF16Rtol = 2e-3, kBf16Rtol = 1.6e-2, kHalfAtol = 2e-3;
-
-double Rtol(DataType t) {
-  return t == T::f16 ? kF16Rtol : t == T::bf16 ? kBf16Rtol : kF32Rtol;
-}
-double Atol(DataType t) { return t == T::f32 ? kF32Atol : kHalfAtol; }
-
-class Dice {
- public:
-  explicit Dice(uint64_t seed) : rng_(seed) {}
-  int Pick(int n) { return static_cast<int>(rng_() % uint64_t(n)); }
-  bool Chance(int percent) { return Pick(100) < percent; }
-  template <typename V>
-  V OneOf(std::initializer_list<V> values) {
-    return values.begin()[Pick(static_cast<int>(values.size()))];
-  }
-  // A size in [1, max], a multiple of `tile` a third of the time.
-  int64_t Size(int64_t max, int64_t tile) {
-    if (Chance(33)) return tile * (1 + Pick(static_cast<int>(max / tile)));
-    return 1 + Pick(static_cast<int>(max));
-  }
-
- private:
-  std::mt19937_64 rng_;
-};
-
-Argument In(std::string name, DataType t, std::vector<int64_t> shape) {
-  return {std::move(name), t, std::move(shape), Role::kInput};
-}
-Argument Out(std::string name, DataType t, std::vector<int64_t> shape) {
-  return {std::move(name), t, std::move(shape), Role::kOutput};
-}
-Argument Acc(std::string name, DataType t, std::vector<int64_t> shape) {
-  return {std::move(name), t, std::move(shape), Role::kAccumulated};
-}
 
 // C = epilogue(op(A) op(B)), A and B staged through shared memory over a
 // (maybe pipelined) K loop, the accumulator in f32.

@@ -16,6 +16,7 @@
 #include "tessel/tessel.h"
 #include "tests/fuzz/fuzz_budget.h"
 #include "tests/fuzz/fuzz_found_programs.h"
+#include "tests/fuzz/random_staged_programs.h"
 #include "tests/fuzz/random_tile_programs.h"
 
 namespace tessel::fuzz {
@@ -49,6 +50,38 @@ TEST(RandomTilePrograms, InterpretAndLowerForEveryGpuArch) {
   }
   EXPECT_EQ(nvrtc_gemm, 4);
   EXPECT_EQ(nvrtc_rows, 4);
+}
+
+// The staged element-wise programs (random_staged_programs.h) the same way,
+// each through the PTX emitter where it spells it (else NVRTC) for the
+// first few: the compile a user's would take.
+TEST(RandomStagedPrograms, InterpretAndLowerForEveryGpuArch) {
+  int compiled = 0;
+  for (const seed_test::SeedCase& c :
+       RandomStagedCases(FuzzSeed(), 32 * FuzzBudget::Scale())) {
+    SCOPED_TRACE(c.name + ": " + c.description);
+    absl::StatusOr<Program> program = c.make();
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<std::vector<HostTensor>> arguments =
+        seed_test::InitialArguments(c);
+    ASSERT_TRUE(arguments.ok()) << arguments.status();
+    absl::Status ran = seed_test::InterpretInPlace(*program, *arguments);
+    EXPECT_TRUE(ran.ok()) << ran;
+    for (Target target : {Target::sm90a(), Target::sm80()}) {
+      absl::StatusOr<runtime::Lowered> lowered =
+          runtime::Lower(program->ir(), {.target = target, .direct_ptx = true});
+      EXPECT_TRUE(lowered.ok()) << target.arch() << ": " << lowered.status();
+      if (!lowered.ok() || compiled >= 6) continue;
+      ++compiled;
+      absl::StatusOr<jit::CompileInput> input = jit::ChooseCompileInput(
+          lowered->generated.source, lowered->jit_options);
+      ASSERT_TRUE(input.ok()) << target.arch() << ": " << input.status();
+      absl::StatusOr<jit::Cubin> cubin =
+          jit::Compile(input->source, input->options);
+      EXPECT_TRUE(cubin.ok()) << target.arch() << ": " << cubin.status();
+    }
+  }
+  EXPECT_EQ(compiled, 6);
 }
 
 // The PTX emitter (CompileOptions::direct_ptx) on every random program:

@@ -47,6 +47,21 @@ FragmentLayout RegisterOperandLayout(const ir::GemmNode& g,
   return FragmentLayout::Mma(*ConstSqueezedExtents(g.a), threads, wm, 1);
 }
 
+// A vector read along a loop's rows or columns (bias(j)) where the loop
+// indexes no fragment in full (its tile is in shared memory): that loop's
+// threads follow its own blocked spread, which a blocked spread of the
+// vector's would not match, so every thread holds the vector.
+bool ReadAsBroadcastOnly(const ir::Buffer& f, const FragmentUses& c) {
+  auto has = [&](const std::vector<ir::Buffer>& v) {
+    return std::any_of(v.begin(), v.end(),
+                       [&](const ir::Buffer& b) { return b.get() == f.get(); });
+  };
+  return std::any_of(c.loops.begin(), c.loops.end(),
+                     [&](const ParallelLoop& l) {
+                       return l.full.empty() && (has(l.rows) || has(l.cols));
+                     });
+}
+
 // A register A operand is read in place as mma A fragments: warp w's m16 x
 // k16 step kk is local [mi][2kk..2kk+1][0..3] of the accumulator layout with
 // warps_m = the gemm's warps_m and warps_n = 1 (each warp owns whole rows).
@@ -291,8 +306,11 @@ absl::Status InferOnce(LoweringState& state, const FragmentUses& c) {
       return absl::InvalidArgumentError(
           absl::StrCat("fragment ", f->name, " needs a constant shape"));
     }
-    layouts.emplace(f.get(), FragmentLayout::Blocked(shape, c.threads,
-                                                     BlockedVec(f, c.threads)));
+    layouts.emplace(f.get(),
+                    ReadAsBroadcastOnly(f, c)
+                        ? FragmentLayout::Replicated(shape, c.threads)
+                        : FragmentLayout::Blocked(shape, c.threads,
+                                                  BlockedVec(f, c.threads)));
     propagate();
   }
 

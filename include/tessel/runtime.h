@@ -45,10 +45,11 @@ namespace tessel {
 // and not overlap (no two indices reach one element). A launch with strided
 // views runs a variant of the kernel compiled for them on first use (the
 // strides are its parameters, so any values share it); a view whose
-// innermost stride is 1 keeps vector and TMA copies and needs the alignment
-// of its rows that a row-major tensor's rows need; other strided views are
-// read and written one element at a time. Target::cpu() takes the same
-// views.
+// innermost stride is 1 keeps vector and TMA copies where its rows are
+// aligned for them; other strided views, and any view (row-major too) whose
+// rows or address miss the alignment those copies need (a symbolic N = 243
+// of f16), are read and written one element at a time. Target::cpu() takes
+// the same views.
 struct TensorView {
   uint64_t data = 0;  // a CUdeviceptr; a host address for Target::cpu()
   DataType dtype = DataType::kF32;

@@ -115,13 +115,8 @@ absl::StatusOr<SizeBindings> CheckTensors(
   for (const passes::AlignmentRequirement& a : k.alignment) {
     if (!alignment) break;
     const TensorView& t = tensors[a.param];
-    int64_t bytes = int64_t{a.multiple} * dtype_bytes(t.dtype);
-    bool strides_ok = true;  // the rows of a strided view start aligned too
-    for (size_t d = 0; d + 1 < t.strides.size(); ++d) {
-      strides_ok &= t.shape[d] == 1 || t.strides[d] % a.multiple == 0;
-    }
-    if (t.shape.back() % a.multiple != 0 || t.data % bytes != 0 ||
-        !strides_ok) {
+    const int64_t bytes = int64_t{a.multiple} * dtype_bytes(t.dtype);
+    if (!MeetsAlignment(a, t)) {
       return absl::InvalidArgumentError(absl::StrCat(
           k.name, ": ", k.params[a.param]->name, " ", t.ToString(),
           ": this kernel's ", a.reason, " need the last dimension to be a ",
@@ -134,6 +129,17 @@ absl::StatusOr<SizeBindings> CheckTensors(
     }
   }
   return values;
+}
+
+bool MeetsAlignment(const passes::AlignmentRequirement& a,
+                    const TensorView& t) {
+  const int64_t bytes = int64_t{a.multiple} * dtype_bytes(t.dtype);
+  bool strides_ok = true;  // the rows of a strided view start aligned too
+  for (size_t d = 0; d + 1 < t.strides.size(); ++d) {
+    strides_ok &= t.shape[d] == 1 || t.strides[d] % a.multiple == 0;
+  }
+  return !t.shape.empty() && t.shape.back() % a.multiple == 0 &&
+         t.data % bytes == 0 && strides_ok;
 }
 
 bool IsRowMajor(const TensorView& t) {

@@ -32,6 +32,10 @@ absl::StatusOr<SizeBindings> CheckTensors(
     const KernelImpl& k, const std::vector<TensorView>& tensors,
     bool alignment = true);
 
+// Whether view t meets requirement a (its rows and pointer aligned for the
+// kernel's vector or TMA copies of it).
+bool MeetsAlignment(const passes::AlignmentRequirement& a, const TensorView& t);
+
 // Whether the view is row-major contiguous: no strides, or the row-major
 // ones (a dimension of extent 1 may have any).
 bool IsRowMajor(const TensorView& t);

@@ -116,18 +116,17 @@ absl::Status CompiledKernel::launch(const std::vector<TensorView>& tensors,
   }
   const runtime::KernelImpl& k = *impl_;
   if (k.interpreter) return runtime::LaunchOnCpu(k, tensors, stream);
-  const bool row_major = runtime::AllRowMajor(tensors);
   absl::StatusOr<runtime::SizeBindings> sizes =
-      runtime::CheckTensors(k, tensors, /*alignment=*/row_major);
+      runtime::CheckTensors(k, tensors, /*alignment=*/false);
   if (!sizes.ok()) return sizes.status();
-  if (row_major) return LaunchCuda(k, tensors, *sizes, stream);
   absl::StatusOr<std::shared_ptr<const runtime::KernelImpl>> variant =
-      runtime::StridedVariant(k, tensors);
+      runtime::VariantForViews(k, tensors);
   if (!variant.ok()) return variant.status();
-  sizes = runtime::CheckTensors(**variant, tensors);  // its alignment needs
+  const runtime::KernelImpl& run = *variant ? **variant : k;
+  sizes = runtime::CheckTensors(run, tensors);  // its alignment needs
   if (!sizes.ok()) return sizes.status();
-  runtime::BindStrides(**variant, tensors, *sizes);
-  return LaunchCuda(**variant, tensors, *sizes, stream);
+  if (*variant) runtime::BindStrides(run, tensors, *sizes);
+  return LaunchCuda(run, tensors, *sizes, stream);
 }
 
 // A default-constructed or moved-from kernel has no impl_: its accessors give

@@ -69,14 +69,13 @@ absl::StatusOr<std::shared_ptr<KernelImpl>> CompileStridedVariant(
 }
 
 absl::StatusOr<std::shared_ptr<const KernelImpl>> StridedVariant(
-    const KernelImpl& k, const std::vector<TensorView>& tensors) {
+    const KernelImpl& k, const std::string& pattern) {
   if (k.program == nullptr || k.specializations == nullptr) {
     return absl::InternalError(
         absl::StrCat(k.name,
                      ": a strided launch of a kernel with no program to "
                      "specialize (a tessel bug)"));
   }
-  const std::string pattern = StridePattern(tensors);
   StridedSpecializations& cache = *k.specializations;
   // Held while compiling: threads launching one new pattern compile it once.
   absl::MutexLock lock(&cache.mu);
@@ -89,14 +88,55 @@ absl::StatusOr<std::shared_ptr<const KernelImpl>> StridedVariant(
   return std::shared_ptr<const KernelImpl>(*std::move(variant));
 }
 
+namespace {
+
+// Marks 's' (one element at a time) each view that misses an alignment
+// kernel k needs of it; whether any was marked.
+bool MarkUnaligned(const KernelImpl& k, const std::vector<TensorView>& tensors,
+                   std::string& pattern) {
+  bool marked = false;
+  for (const passes::AlignmentRequirement& a : k.alignment) {
+    if (pattern[a.param] != 's' && !MeetsAlignment(a, tensors[a.param])) {
+      pattern[a.param] = 's';
+      marked = true;
+    }
+  }
+  return marked;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const KernelImpl>> VariantForViews(
+    const KernelImpl& k, const std::vector<TensorView>& tensors) {
+  std::string pattern = StridePattern(tensors);
+  const std::string row_major(pattern.size(), 'c');
+  if (pattern == row_major && !MarkUnaligned(k, tensors, pattern)) {
+    return std::shared_ptr<const KernelImpl>();
+  }
+  absl::StatusOr<std::shared_ptr<const KernelImpl>> variant =
+      StridedVariant(k, pattern);
+  // A 'u' view's needs are the variant's own.
+  if (variant.ok() && MarkUnaligned(**variant, tensors, pattern)) {
+    variant = StridedVariant(k, pattern);
+  }
+  return variant;
+}
+
 void BindStrides(const KernelImpl& variant,
                  const std::vector<TensorView>& tensors, SizeBindings& values) {
   for (const StrideParam& p : variant.stride_params) {
     const TensorView& t = tensors[p.param];
+    // A row-major view run one element at a time has its strides implied.
+    std::vector<int64_t> strides = t.strides;
+    if (strides.empty()) {
+      strides.assign(t.shape.size(), 1);
+      for (int d = static_cast<int>(t.shape.size()) - 2; d >= 0; --d)
+        strides[d] = strides[d + 1] * t.shape[d + 1];
+    }
     for (size_t d = 0; d < p.strides.size(); ++d) {
       if (!p.strides[d].defined()) continue;
       // A dimension of extent 1 is never stepped: any stride does.
-      values[p.strides[d].get()] = t.shape[d] == 1 ? 0 : t.strides[d];
+      values[p.strides[d].get()] = t.shape[d] == 1 ? 0 : strides[d];
     }
   }
 }

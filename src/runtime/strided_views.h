@@ -5,15 +5,14 @@
 // parameters (i32, like the symbolic sizes), its elements addressed as
 // sum(index x stride) in 64 bits. A view whose innermost stride is 1 (a
 // slice of columns) keeps vector copies and TMA, the tensor map carrying
-// its strides; one whose innermost stride is not 1 (a transposed view)
-// moves elements one at a time, without TMA. The row-major kernel and its
+// its strides; one whose innermost stride is not 1 (a transposed view), or
+// whose rows miss the alignment vector copies need, moves elements one at a
+// time, without TMA. The row-major kernel and its
 // source are untouched: only strided launches pay for a second compile.
 //
-//   if (!runtime::AllRowMajor(tensors)) {
-//     ASSIGN_OR_RETURN(std::shared_ptr<const KernelImpl> variant,
-//                      runtime::StridedVariant(kernel, tensors));
-//     runtime::BindStrides(*variant, tensors, sizes);
-//   }
+//   ASSIGN_OR_RETURN(std::shared_ptr<const KernelImpl> variant,
+//                    runtime::VariantForViews(kernel, tensors));
+//   if (variant) runtime::BindStrides(*variant, tensors, sizes);
 #ifndef TESSEL_SRC_RUNTIME_STRIDED_VIEWS_H_
 #define TESSEL_SRC_RUNTIME_STRIDED_VIEWS_H_
 
@@ -49,9 +48,17 @@ absl::StatusOr<std::shared_ptr<KernelImpl>> CompileStridedVariant(
     const ir::Program& program, const CompileOptions& options,
     const std::string& pattern);
 
-// The variant of CUDA kernel k for the pattern of `tensors` (checked by
-// CheckTensors), compiled on first use.
+// The variant of CUDA kernel k for `pattern`, compiled on first use.
 absl::StatusOr<std::shared_ptr<const KernelImpl>> StridedVariant(
+    const KernelImpl& k, const std::string& pattern);
+
+// The kernel a launch on `tensors` (checked by CheckTensors without the
+// alignment needs) runs: null for k itself, when every view is row-major
+// and meets k's alignment needs; else the variant for their pattern, where
+// a view whose rows or pointer miss an alignment the vector or TMA copies
+// of it would need (a symbolic size such as N = 243, an offset pointer)
+// moves one element at a time ('s').
+absl::StatusOr<std::shared_ptr<const KernelImpl>> VariantForViews(
     const KernelImpl& k, const std::vector<TensorView>& tensors);
 
 // Binds the variant's stride parameters to the views' strides.

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "jit/counters.h"
 #include "tests/runtime/strided_programs.h"
@@ -120,6 +121,37 @@ TEST_F(StridedViewGpu, ElementwiseOfATransposedViewIntoATransposedView) {
   HostTensor from_gpu = Download(dy, f32, {70, 45});
   for (int64_t i = 0; i < 70 * 45; ++i) {
     ASSERT_EQ(from_gpu.get_flat(i), 2 * x_t.get_flat(i) + 1) << i;
+  }
+}
+
+// Symbolic sizes whose rows are not whole vectors (N = 243 f16), and an
+// input view starting two elements past an aligned address: views that run
+// element by element instead of being refused.
+TEST_F(StridedViewGpu, UnalignedViewsRun) {
+  CompiledKernel kernel = Compile(Scale(), Target::detect());
+  for (int64_t n : {243, 256}) {
+    for (int64_t offset : {0, 2}) {
+      SCOPED_TRACE(absl::StrCat("N = ", n, ", offset ", offset));
+      const int64_t row = n + offset;
+      HostTensor x = Random(f16, {37, row}, 7);
+      HostTensor y(f32, {37, n});
+      DeviceMemory dx = Upload(x), dy = Upload(y);
+      const TensorView xv =
+          offset == 0
+              ? TensorView::Contiguous(dx.ptr(), f16, {37, n})
+              : TensorView{dx.ptr() + 2 * offset, f16, {37, n}, {row, 1}};
+      absl::Status s =
+          kernel.launch({xv, TensorView::Contiguous(dy.ptr(), f32, {37, n})});
+      ASSERT_TRUE(s.ok()) << s;
+      HostTensor from_gpu = Download(dy, f32, {37, n});
+      for (int64_t i = 0; i < 37; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          ASSERT_EQ(from_gpu.get_flat(i * n + j),
+                    2 * x.get_flat(i * row + j + offset) + 1)
+              << i << ", " << j;
+        }
+      }
+    }
   }
 }
 

@@ -10,7 +10,9 @@
 #include <string>
 
 #include "src/runtime/kernel_impl.h"
+#include "src/runtime/lower.h"
 #include "src/runtime/strided_views.h"
+#include "tests/codegen/test_programs.h"
 #include "tests/runtime/strided_programs.h"
 
 namespace tessel::strided_test {
@@ -121,6 +123,98 @@ TEST_P(StridedVariantCompile, CompilesWithStrideParameters) {
   if (target.sm() >= 90) {
     EXPECT_EQ(maps(**contiguous, 1), 1);
   }
+}
+
+// Symbolic sizes make alignment a property of the launch: row-major views
+// whose rows are not whole vectors (N = 243 f16) run a variant moving that
+// view one element at a time, not a refusal; aligned ones run the kernel.
+TEST_P(StridedVariantCompile, UnalignedRowsRunElementByElement) {
+  const Target target =
+      GetParam() == "sm_90a" ? Target::sm90a() : Target::sm80();
+  const Program program = Scale();
+  const CompileOptions options{.target = target};
+  absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> k =
+      runtime::CompileCuda(program.ir(), options);
+  ASSERT_TRUE(k.ok()) << k.status();
+  (*k)->program = std::make_shared<const ir::Program>(program.ir());
+  (*k)->options = options;
+  (*k)->specializations = std::make_shared<runtime::StridedSpecializations>();
+  ASSERT_FALSE((*k)->alignment.empty()) << "the kernel copies in vectors";
+
+  const uint64_t p = 4096;  // 16-byte aligned; nothing is launched
+  auto views = [&](int64_t n) {
+    return std::vector<TensorView>{TensorView{p, f16, {64, n}, {}},
+                                   TensorView{p, f32, {64, n}, {}}};
+  };
+  absl::StatusOr<std::shared_ptr<const runtime::KernelImpl>> aligned =
+      runtime::VariantForViews(**k, views(256));
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(*aligned, nullptr);  // the kernel itself
+
+  absl::StatusOr<std::shared_ptr<const runtime::KernelImpl>> ragged =
+      runtime::VariantForViews(**k, views(243));
+  ASSERT_TRUE(ragged.ok()) << ragged.status();
+  ASSERT_NE(*ragged, nullptr);
+  // X's vector loads become element loads; Y's stores were scalar already.
+  EXPECT_THAT((*ragged)->source, HasSubstr("const int X_stride1"));
+  EXPECT_THAT((*ragged)->source, Not(HasSubstr("Y_stride")));
+  EXPECT_TRUE((*ragged)->alignment.empty());
+  absl::StatusOr<runtime::SizeBindings> sizes =
+      runtime::CheckTensors(**ragged, views(243));
+  ASSERT_TRUE(sizes.ok()) << sizes.status();
+  runtime::BindStrides(**ragged, views(243), *sizes);
+  ASSERT_EQ((*ragged)->stride_params.size(), 1u);
+  const runtime::StrideParam& x = (*ragged)->stride_params[0];
+  EXPECT_EQ(sizes->at(x.strides[0].get()), 243);  // row-major, implied
+  EXPECT_EQ(sizes->at(x.strides[1].get()), 1);
+  // An offset pointer (two f16 elements in) is the same case, and the
+  // variant is the one compiled above.
+  std::vector<TensorView> shifted = views(256);
+  shifted[0].data += 4;
+  absl::StatusOr<std::shared_ptr<const runtime::KernelImpl>> again =
+      runtime::VariantForViews(**k, shifted);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *ragged);
+}
+
+// The gemm's A with K = 250 (rows not whole 8-element vectors), and a
+// column slice of A with row stride 260: each such view goes element by
+// element; C, aligned, keeps its vector stores.
+TEST_P(StridedVariantCompile, UnalignedGemmViewsRunElementByElement) {
+  const Target target =
+      GetParam() == "sm_90a" ? Target::sm90a() : Target::sm80();
+  const CompileOptions options{.target = target};
+  const ir::Program program =
+      testing::Gemm({.m = 4096, .n = 4096, .k = 4096, .symbolic = true});
+  absl::StatusOr<std::shared_ptr<runtime::KernelImpl>> k =
+      runtime::CompileCuda(program, options);
+  ASSERT_TRUE(k.ok()) << k.status();
+  (*k)->program = std::make_shared<const ir::Program>(program);
+  (*k)->options = options;
+  (*k)->specializations = std::make_shared<runtime::StridedSpecializations>();
+  const uint64_t p = 4096;
+  absl::StatusOr<std::shared_ptr<const runtime::KernelImpl>> ragged_k =
+      runtime::VariantForViews(**k, {TensorView{p, f16, {512, 250}, {}},
+                                     TensorView{p, f16, {250, 64}, {}},
+                                     TensorView{p, f16, {512, 64}, {}}});
+  ASSERT_TRUE(ragged_k.ok()) << ragged_k.status();
+  ASSERT_NE(*ragged_k, nullptr);
+  EXPECT_THAT((*ragged_k)->source, HasSubstr("const int A_stride1"));
+  EXPECT_THAT((*ragged_k)->source, Not(HasSubstr("B_stride")));  // 64 wide
+  EXPECT_THAT((*ragged_k)->source, Not(HasSubstr("C_stride")));
+  absl::StatusOr<std::shared_ptr<const runtime::KernelImpl>> slice =
+      runtime::VariantForViews(**k, {TensorView{p, f16, {512, 256}, {260, 1}},
+                                     TensorView{p, f16, {256, 64}, {}},
+                                     TensorView{p, f16, {512, 64}, {}}});
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  ASSERT_NE(*slice, nullptr);
+  EXPECT_THAT((*slice)->source, HasSubstr("const int A_stride1"));
+  EXPECT_THAT((*slice)->source, Not(HasSubstr("B_stride")));
+  EXPECT_TRUE(
+      runtime::CheckTensors(**slice, {TensorView{p, f16, {512, 256}, {260, 1}},
+                                      TensorView{p, f16, {256, 64}, {}},
+                                      TensorView{p, f16, {512, 64}, {}}})
+          .ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, StridedVariantCompile,

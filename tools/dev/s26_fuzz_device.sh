@@ -2,10 +2,8 @@
 # Session 26 on the GPU machine: the random staged element-wise programs
 # (tests/fuzz/random_staged_programs.h) and the other random programs
 # against the interpreter, over several seeds; memcheck on the staged ones;
-# the suites the layout and start-point changes touch.
-#   tools/dev/stage_device.sh tests/fuzz/tessel_random_gpu_test \
-#     tests/codegen/tessel_codegen_gpu_test tests/codegen/tessel_seed_gpu_test \
-#     tests/samples/samples_gpu_test
+# every GPU suite.
+#   tools/dev/stage_device.sh $(cd build/release && ls tests/*/*gpu_test)
 #   tar cJf .probe/s26f.tar.xz -C .probe/stage build
 #   (device, carry .probe/s26f.tar.xz) bash tools/dev/s26_fuzz_device.sh
 set -u
@@ -16,12 +14,11 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 F=$OUT/fuzz; mkdir -p $F
 export TESSEL_CACHE_DIR=/tmp/c26f
 summary() { grep -E '^\[  (PASSED|FAILED) ' $1 | tr '\n' ' '; grep -c '^\[  FAILED  \] [A-Z]' $1; }
-for t in tests/codegen/tessel_codegen_gpu_test tests/codegen/tessel_seed_gpu_test \
-    tests/samples/samples_gpu_test; do
+for t in $(cd $B && ls tests/*/*gpu_test | grep -v random_gpu); do
   timeout 200 $B/$t > $F/$(basename $t).log 2>&1
   echo "$(basename $t) rc=$? $(summary $F/$(basename $t).log)"
 done
-for seed in 20261201 11 12 13 14; do
+for seed in ${SEEDS:-20261201 11 12 13 14}; do
   TESSEL_FUZZ_SEED=$seed TESSEL_FUZZ_SCALE=${SCALE:-3} timeout 240 \
     $B/tests/fuzz/tessel_random_gpu_test > $F/random_$seed.log 2>&1
   echo "random seed $seed rc=$? $(summary $F/random_$seed.log)"

@@ -22,18 +22,26 @@
 namespace tessel::fuzz {
 namespace {
 
+// The case's program, after the interpreter ran it on the case's arguments
+// to a complete result (a failure there is reported, the program kept).
+absl::StatusOr<Program> BuildAndInterpret(const seed_test::SeedCase& c) {
+  absl::StatusOr<Program> program = c.make();
+  if (!program.ok()) return program.status();
+  absl::StatusOr<std::vector<HostTensor>> arguments =
+      seed_test::InitialArguments(c);
+  if (!arguments.ok()) return arguments.status();
+  absl::Status ran = seed_test::InterpretInPlace(*program, *arguments);
+  EXPECT_TRUE(ran.ok()) << ran;
+  return program;
+}
+
 TEST(RandomTilePrograms, InterpretAndLowerForEveryGpuArch) {
   int nvrtc_gemm = 0, nvrtc_rows = 0;
   for (const seed_test::SeedCase& c :
        RandomTileCases(FuzzSeed(), 48 * FuzzBudget::Scale())) {
     SCOPED_TRACE(c.name + ": " + c.description);
-    absl::StatusOr<Program> program = c.make();
+    absl::StatusOr<Program> program = BuildAndInterpret(c);
     ASSERT_TRUE(program.ok()) << program.status();
-    absl::StatusOr<std::vector<HostTensor>> arguments =
-        seed_test::InitialArguments(c);
-    ASSERT_TRUE(arguments.ok()) << arguments.status();
-    absl::Status ran = seed_test::InterpretInPlace(*program, *arguments);
-    EXPECT_TRUE(ran.ok()) << ran;
     const bool gemm = c.description.rfind("gemm", 0) == 0;
     int& compiled = gemm ? nvrtc_gemm : nvrtc_rows;
     for (Target target : {Target::sm90a(), Target::sm80()}) {
@@ -60,13 +68,8 @@ TEST(RandomStagedPrograms, InterpretAndLowerForEveryGpuArch) {
   for (const seed_test::SeedCase& c :
        RandomStagedCases(FuzzSeed(), 32 * FuzzBudget::Scale())) {
     SCOPED_TRACE(c.name + ": " + c.description);
-    absl::StatusOr<Program> program = c.make();
+    absl::StatusOr<Program> program = BuildAndInterpret(c);
     ASSERT_TRUE(program.ok()) << program.status();
-    absl::StatusOr<std::vector<HostTensor>> arguments =
-        seed_test::InitialArguments(c);
-    ASSERT_TRUE(arguments.ok()) << arguments.status();
-    absl::Status ran = seed_test::InterpretInPlace(*program, *arguments);
-    EXPECT_TRUE(ran.ok()) << ran;
     for (Target target : {Target::sm90a(), Target::sm80()}) {
       absl::StatusOr<runtime::Lowered> lowered =
           runtime::Lower(program->ir(), {.target = target, .direct_ptx = true});

@@ -14,7 +14,8 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 F=$OUT/fuzz; mkdir -p $F
 export TESSEL_CACHE_DIR=/tmp/c26f
 summary() { grep -E '^\[  (PASSED|FAILED) ' $1 | tr '\n' ' '; grep -c '^\[  FAILED  \] [A-Z]' $1; }
-for t in $(cd $B && ls tests/*/*gpu_test | grep -v random_gpu); do
+# SUITES: a grep pattern of the suites to run (all by default).
+for t in $(cd $B && ls tests/*/*gpu_test | grep -v random_gpu | grep -E "${SUITES:-.}"); do
   timeout 200 $B/$t > $F/$(basename $t).log 2>&1
   echo "$(basename $t) rc=$? $(summary $F/$(basename $t).log)"
 done

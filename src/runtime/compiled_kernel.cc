@@ -122,10 +122,11 @@ absl::Status CompiledKernel::launch(const std::vector<TensorView>& tensors,
   absl::StatusOr<std::shared_ptr<const runtime::KernelImpl>> variant =
       runtime::VariantForViews(k, tensors);
   if (!variant.ok()) return variant.status();
-  const runtime::KernelImpl& run = *variant ? **variant : k;
+  if (*variant == nullptr) return LaunchCuda(k, tensors, *sizes, stream);
+  const runtime::KernelImpl& run = **variant;
   sizes = runtime::CheckTensors(run, tensors);  // its alignment needs
   if (!sizes.ok()) return sizes.status();
-  if (*variant) runtime::BindStrides(run, tensors, *sizes);
+  runtime::BindStrides(run, tensors, *sizes);
   return LaunchCuda(run, tensors, *sizes, stream);
 }
 

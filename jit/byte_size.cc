@@ -2,9 +2,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
+#include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 namespace tessel::jit {
 
@@ -36,6 +40,14 @@ uint64_t ByteSizeFromEnv(const char* name, uint64_t fallback) {
   const char* value = std::getenv(name);
   if (value == nullptr || *value == '\0') return fallback;
   if (std::optional<uint64_t> bytes = ParseByteSize(value)) return *bytes;
+  // Once per variable and value in a process: every cache a program opens
+  // reads it, and the warmup's forked children inherit the memory of it.
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* warned = new std::set<std::string>();
+  {
+    absl::MutexLock lock(&mu);
+    if (!warned->insert(absl::StrCat(name, "=", value)).second) return fallback;
+  }
   std::fprintf(stderr,
                "tessel: warning: %s=%s is not a size (e.g. 1073741824 or 1G); "
                "using %llu bytes\n",

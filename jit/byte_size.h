@@ -16,7 +16,8 @@ namespace tessel::jit {
 std::optional<uint64_t> ParseByteSize(std::string text);
 
 // The variable's size, or `fallback` when it is unset; a value that is not
-// a size prints a warning on stderr and gives `fallback`.
+// a size prints a warning on stderr (once per value in a process) and gives
+// `fallback`.
 uint64_t ByteSizeFromEnv(const char* name, uint64_t fallback);
 
 }  // namespace tessel::jit

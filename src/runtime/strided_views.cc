@@ -73,8 +73,8 @@ absl::StatusOr<std::shared_ptr<const KernelImpl>> StridedVariant(
   if (k.program == nullptr || k.specializations == nullptr) {
     return absl::InternalError(
         absl::StrCat(k.name,
-                     ": a strided launch of a kernel with no program to "
-                     "specialize (a tessel bug)"));
+                     ": a launch with strided or unaligned views of a kernel "
+                     "with no program to specialize (a tessel bug)"));
   }
   StridedSpecializations& cache = *k.specializations;
   // Held while compiling: threads launching one new pattern compile it once.

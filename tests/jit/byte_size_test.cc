@@ -2,7 +2,9 @@
 #include "jit/byte_size.h"
 
 #include <gtest/gtest.h>
+
 #include <stdlib.h>
+#include <string>
 
 namespace tessel::jit {
 namespace {
@@ -26,7 +28,13 @@ TEST(ByteSizeTest, EnvFallsBackWhenUnsetOrNotASize) {
   setenv(name, "3M", 1);
   EXPECT_EQ(ByteSizeFromEnv(name, 7), uint64_t{3} << 20);
   setenv(name, "lots", 1);
-  EXPECT_EQ(ByteSizeFromEnv(name, 7), 7u);  // and a warning on stderr
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(ByteSizeFromEnv(name, 7), 7u);
+  EXPECT_EQ(ByteSizeFromEnv(name, 7), 7u);
+  std::string warned = ::testing::internal::GetCapturedStderr();
+  // One warning, not one per cache that reads the variable.
+  EXPECT_NE(warned.find("=lots is not a size"), std::string::npos) << warned;
+  EXPECT_EQ(warned.find("is not a size"), warned.rfind("is not a size"));
   unsetenv(name);
 }
 

@@ -26,8 +26,8 @@ using SizeBindings = std::unordered_map<const ir::VarNode*, int64_t>;
 
 // InvalidArgument naming the kernel and the parameter
 // ("gemm: A: expected f16[M,K], got f32[64,32]") on the first mismatch.
-// `alignment`: also the kernel's alignment needs (false for a row-major
-// kernel whose strided variant will run instead).
+// `alignment`: also the kernel's alignment needs (false while
+// VariantForViews, strided_views.h, has yet to pick the kernel that runs).
 absl::StatusOr<SizeBindings> CheckTensors(
     const KernelImpl& k, const std::vector<TensorView>& tensors,
     bool alignment = true);

@@ -527,8 +527,8 @@ def bench_norms(torch, timer, shapes, compile_norms, timings, log):
                       ("softmax", "torch_compile", rows, lambda: sm(x))]
         for (kernel, impl, bytes_, fn), timing in (
                 (c, t) for c in cases for t in timings):
-            # variant "" / "cuda_graph" as the samples' records (run_all.py
-            # pairs them).
+            # variant "" / "cuda_graph" as the samples' records
+            # (bench/device.py pairs them).
             graph = timing == "cuda_graph"
             variant = "cuda_graph" if graph else ""
             try:
@@ -666,7 +666,7 @@ def main():
 
     def log(r):
         # Each record is also saved at once: a run cut short by a time limit
-        # still leaves what it measured (marked partial) for run_all.py.
+        # still leaves what it measured (marked partial) for bench/device.py.
         measured.append(r)
         if args.out:
             write(dict(report, records=measured, partial=True), args.out)

@@ -4,7 +4,7 @@
   python3 bench/row_kernel_times.py [--build build/release] [--out DIR]
                                     [--launches 11]
 
-The event timings of run_all.py include each side's launch path: a
+The event timings of bench/device.py include each side's launch path: a
 torch.compile call's guards can take longer than a 10 us kernel, and its
 times moved by up to 6 % from round to round on the H200 (session 16). Here
 ncu times the kernels alone, both sides the same way: caches flushed before
@@ -19,7 +19,7 @@ Writes DIR/row_kernel_times.json (one record per kernel: the median and
 quantiles in ms, GB/s, DRAM % of peak, grid, block, registers, achieved
 occupancy), DIR/row_kernel_times.png when matplotlib is there, the raw
 ncu CSVs, and prints a table with tessel / torch.compile and tessel / copy.
-DIR defaults to $OUT, else bench/results/latest. Needs a GPU, ncu and
+DIR defaults to $OUT, else /tmp/tessel-row-kernel-times. Needs a GPU, ncu and
 PyTorch (docs/benchmarks.md).
 """
 
@@ -160,7 +160,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", default=os.path.join(ROOT, "build", "release"))
     p.add_argument("--out", default=os.environ.get(
-        "OUT", os.path.join(HERE, "results", "latest")))
+        "OUT", "/tmp/tessel-row-kernel-times"))
     p.add_argument("--launches", type=int, default=11)
     p.add_argument("--ncu", default="ncu")
     p.add_argument("--torch-peers", action="store_true",

@@ -1,0 +1,206 @@
+"""What each device suite runs, in order: tessel's steps first, then its
+peers', the same order on every card, so that two runs compare step by step.
+
+A step's argv may name {build} (the staged build folder), {root} (this
+checkout), {py} (this Python) and {json} (the JSON report the step writes
+into the run's log folder). `quick` replaces the argv under --quick;
+`quick=SKIP` leaves the step out then.
+
+Rough times on an H100 (session logs of 2026-11-30..12-06; "est." where no
+log timed that step alone), default / --quick:
+  gemm              ~70 s / ~35 s (the sample's bench sizes 40 s, cuBLAS 3 s)
+  attention         ~200 s / ~80 s (forward 45 s; SDPA's three backends)
+  rows              ~45 s / ~25 s
+  linear-attention  ~150 s / ~90 s (Triton compiles fla's kernels first)
+  fuzz              ~100 s / ~20 s (one seed at scale 3: ~40 s)
+  sanitizers        ~200 s est. / ~60 s est.
+  tests             ~90 s (every *gpu_test binary; samples_gpu_test 35 s)
+  jit               ~5 s
+The default `run` (gemm attention rows linear-attention fuzz sanitizers) is
+held to --budget seconds (default 530): steps that would start later are
+recorded as skipped, so a 10-minute device call always returns its JSON.
+decode: no suite yet; it goes here when the decode sample exists.
+"""
+
+import dataclasses
+import glob
+import os
+
+SKIP = "skip"
+SANITIZER = ["compute-sanitizer", "--report-api-errors", "no",
+             "--error-exitcode", "99", "--tool"]
+SHORT_BUDGET = ["--warmup-ms", "5", "--rep-ms", "20"]
+
+
+@dataclasses.dataclass
+class Step:
+    name: str
+    kind: str  # bench, peers, gtest, sanitizer, check or raw (see steps.py)
+    argv: list
+    quick: object = None  # argv under --quick, SKIP, or None (the same)
+    env: dict = dataclasses.field(default_factory=dict)
+    timeout: int = 300
+
+    def command(self, quick):
+        if quick and self.quick is not None:
+            return None if self.quick == SKIP else self.quick
+        return self.argv
+
+
+def _sample_bench(name, sample, args, quick_args, timeout=240):
+    base = ["{build}/samples/" + sample, "--bench"]
+    tail = ["--json", "{json}"]
+    quick = SKIP if quick_args == SKIP else base + quick_args + tail
+    return Step(name, "bench", base + args + tail, quick, timeout=timeout)
+
+
+def _peers(name, only, quick_args, quick_only=None, timeout=400):
+    base = ["{py}", "{root}/bench/peers.py", "--out", "{json}", "--only"]
+    return Step(name, "peers", base + [only],
+                base + [quick_only or only] + quick_args + SHORT_BUDGET,
+                timeout=timeout)
+
+
+def _gemm():
+    return [
+        _sample_bench("tessel_gemm", "gemm", ["--size", "bench"],
+                      ["--size=4096x4096x4096"]),
+        _sample_bench("tessel_splitk_gemm", "splitk_gemm", ["--size", "bench"],
+                      ["--size", "bench"]),
+        _sample_bench("tessel_gemm_fp8", "gemm",
+                      ["--size=8192x8192x8192", "--dtype=e4m3", "--layout=NT"],
+                      ["--size=4096x4096x4096", "--dtype=e4m3",
+                       "--layout=NT"]),
+        Step("cublas_gemm", "bench",
+             ["{build}/bench/cublas_gemm", "--out", "{json}"],
+             ["{build}/bench/cublas_gemm", "--out", "{json}", "--sizes",
+              "4096"] + SHORT_BUDGET, timeout=200),
+        _peers("peers_fp8_gemm", "fp8_gemm",
+               ["--gemm-shapes", "4096,4096,4096"], timeout=200),
+    ]
+
+
+def _attention():
+    small = ["--size=8x4096x16x128"]
+    gqa = ["--size", "8x4096x32x128", "--heads-kv", "8"]
+    return [
+        _sample_bench("tessel_flash_attention", "flash_attention",
+                      ["--size", "bench"], small),
+        _sample_bench("tessel_flash_attention_fwd_bwd", "flash_attention",
+                      ["--size", "bench", "--pass", "fwd+bwd"],
+                      small + ["--pass", "fwd+bwd"]),
+        _sample_bench("tessel_flash_attention_gqa", "flash_attention", gqa,
+                      SKIP),
+        _sample_bench("tessel_flash_attention_gqa_fwd_bwd", "flash_attention",
+                      gqa + ["--pass", "fwd+bwd"], SKIP),
+        _sample_bench("tessel_flash_attention_varlen", "flash_attention",
+                      ["--varlen", "bench"], SKIP),
+        _peers("peers_sdpa", "sdpa,sdpa_varlen",
+               ["--attention-shapes", "8,4096,16,128", "--gqa-shapes", ""],
+               quick_only="sdpa"),
+    ]
+
+
+def _rows():
+    steps = [_sample_bench("tessel_" + k, k, ["--size", "bench"],
+                           ["--size=4096x8192"], timeout=120)
+             for k in ("rmsnorm", "softmax", "layernorm")]
+    return steps + [_peers("peers_norms", "norms",
+                           ["--row-shapes", "4096,8192"], timeout=300)]
+
+
+def _linear_attention():
+    return [
+        _sample_bench("tessel_linear_attention", "linear_attention",
+                      ["--size", "bench"], ["--size=8x4096x16x128"]),
+        _peers("peers_fla", "fla,torch_ref",
+               ["--linear-shapes", "8,4096,16,128"], timeout=420),
+    ]
+
+
+def _random(seed, scale):
+    return Step("random_programs_seed_{}".format(seed), "gtest",
+                ["{build}/tests/fuzz/tessel_random_gpu_test"], SKIP,
+                env={"TESSEL_FUZZ_SEED": str(seed),
+                     "TESSEL_FUZZ_SCALE": str(scale)}, timeout=240)
+
+
+def _fuzz():
+    return [
+        # The CI seed: random GEMM, row and staged element-wise programs
+        # against the interpreter (tests/fuzz/random_gpu_test.cc).
+        Step("random_programs", "gtest",
+             ["{build}/tests/fuzz/tessel_random_gpu_test"], timeout=240),
+        Step("strided_views", "gtest",
+             ["{build}/tests/runtime/tessel_strided_view_gpu_test",
+              "--gtest_filter=StridedViewGpu.*"], timeout=120),
+        _random(20261201, 3),
+        _random(11, 3),
+    ]
+
+
+def _sanitizers():
+    def check(tool, sample, quick):
+        argv = SANITIZER + [tool, "{build}/samples/" + sample, "--check",
+                            "--size=small"]
+        return Step("{}_{}".format(tool, sample), "sanitizer", argv,
+                    None if quick else SKIP, timeout=240)
+    quick = {("memcheck", "gemm"), ("memcheck", "flash_attention"),
+             ("memcheck", "rmsnorm"), ("racecheck", "gemm")}
+    plan = [("memcheck", s) for s in ("gemm", "splitk_gemm", "flash_attention",
+                                      "linear_attention", "rmsnorm",
+                                      "layernorm", "softmax")]
+    plan += [("racecheck", s) for s in ("gemm", "flash_attention",
+                                        "linear_attention", "rmsnorm")]
+    plan += [("synccheck", s) for s in ("gemm", "flash_attention")]
+    steps = [check(tool, s, (tool, s) in quick) for tool, s in plan]
+    steps.append(Step("memcheck_staged_programs", "sanitizer",
+                      SANITIZER + ["memcheck",
+                                   "{build}/tests/fuzz/tessel_random_gpu_test",
+                                   "--gtest_filter=Staged/*"], SKIP,
+                      timeout=240))
+    return steps
+
+
+def _tests(build):
+    """Every GPU test binary the staged build holds, whole."""
+    found = sorted(glob.glob(os.path.join(build, "tests", "*", "*gpu_test")))
+    rel = [os.path.relpath(p, build) for p in found]
+    return [Step(os.path.basename(r), "gtest", ["{build}/" + r], timeout=300)
+            for r in rel]
+
+
+def _jit():
+    return [Step("jit_bench", "raw", ["{build}/bench/jit_bench", "--out",
+                                      "{json}"], timeout=120)]
+
+
+# The suites `run` takes with no names, in this order.
+DEFAULT = ["gemm", "attention", "rows", "linear-attention", "fuzz",
+           "sanitizers"]
+_BUILDERS = {"gemm": _gemm, "attention": _attention, "rows": _rows,
+             "linear-attention": _linear_attention, "fuzz": _fuzz,
+             "sanitizers": _sanitizers, "jit": _jit}
+NAMES = DEFAULT + ["tests", "jit"]
+# Binaries (relative to the build folder) a suite needs staged.
+TESTS_GLOB = "tests/*/*gpu_test"
+
+
+def steps(suite, build):
+    if suite == "tests":
+        return _tests(build)
+    if suite not in _BUILDERS:
+        raise KeyError(suite)
+    return _BUILDERS[suite]()
+
+
+def binaries(suite):
+    """The build-relative paths a suite's steps run (for staging)."""
+    if suite == "tests":
+        return [TESTS_GLOB]
+    out = []
+    for step in steps(suite, ""):
+        for arg in step.argv:
+            if arg.startswith("{build}/") and arg[8:] not in out:
+                out.append(arg[8:])
+    return out

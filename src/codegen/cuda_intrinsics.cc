@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "src/codegen/cuda_codegen.h"
 #include "src/codegen/cuda_printer.h"
+#include "src/codegen/wgmma_instruction.h"
 #include "src/ir/op.h"
 #include "src/passes/intrinsics.h"
 
@@ -62,7 +63,7 @@ void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
     return it->second;
   };
   struct Instruction {
-    std::string shape;  // "m64n128k16.f32.f16.f16"
+    std::string opcode;  // wgmma_instruction.h
     std::vector<int> d, a;
     int b = 0, scale_d = 0;
     std::string imms;
@@ -83,7 +84,6 @@ void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
   std::vector<Instruction> instructions;
   for (const ir::CallNode* c : calls) {
     const std::string& type = c->args[0].As<ir::CallNode>()->name;
-    const bool fp8 = type.find('.') != std::string::npos;
     const int n = static_cast<int>(*ir::AsConstInt(c->args[1]));
     const int64_t trans_a = *ir::AsConstInt(c->args[2]);
     const int64_t trans_b = *ir::AsConstInt(c->args[3]);
@@ -92,8 +92,7 @@ void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
     const bool accumulate =
         c->args.size() < 9 || !ir::IsConstInt(c->args[8], 0);
     Instruction in;
-    in.shape = absl::StrCat("m64n", n, "k", fp8 ? 32 : 16, ".f32.",
-                            fp8 ? type : absl::StrCat(type, ".", type));
+    in.opcode = WgmmaOpcode(type, n);
     for (int i = 0; i < n / 2; ++i) {
       in.d.push_back(out_of(c->args[4], n0 + i / 4, i % 4));
       if (overwritten.size() < outs.size()) overwritten.push_back(!accumulate);
@@ -111,9 +110,7 @@ void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
     in.b =
         index_of(ins, in_index, absl::StrCat("\"l\"(", Expr(c->args[7]), ")"));
     in.scale_d = index_of(ins, in_index, accumulate ? "\"r\"(1)" : "\"r\"(0)");
-    in.imms = fp8              ? std::string("1, 1")
-              : a_in_registers ? absl::StrCat("1, 1, ", trans_b)
-                               : absl::StrCat("1, 1, ", trans_a, ", ", trans_b);
+    in.imms = WgmmaImmediates(type, trans_a, trans_b);
     instructions.push_back(std::move(in));
   }
   const int first_in = static_cast<int>(outs.size());
@@ -127,7 +124,7 @@ void Printer::Wgmmas(const std::vector<const ir::CallNode*>& calls) {
     Line("    \"{\\n.reg .pred p;\\n\"");
     Line(absl::StrCat("    \"setp.ne.b32 p, %", in.scale_d + first_in,
                       ", 0;\\n\""));
-    Line(absl::StrCat("    \"wgmma.mma_async.sync.aligned.", in.shape, " \""));
+    Line(absl::StrCat("    \"", in.opcode, " \""));
     Line(absl::StrCat("    \"{", ops(in.d, 0), "}, \""));
     const std::string a = in.a.size() == 1
                               ? ops(in.a, first_in)

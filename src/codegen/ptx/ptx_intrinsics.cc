@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/codegen/ptx/ptx_emitter.h"
+#include "src/codegen/wgmma_instruction.h"
 #include "src/passes/intrinsics.h"
 
 namespace tessel::codegen::ptx {
@@ -135,7 +136,6 @@ Value Emitter::CallExpr(const ir::CallNode& c) {
 
 void Emitter::Wgmma(const ir::CallNode& c) {
   const std::string& type = c.args[0].As<ir::CallNode>()->name;
-  const bool fp8 = type.find('.') != std::string::npos;
   const int n = static_cast<int>(*ir::AsConstInt(c.args[1]));
   const int64_t trans_a = *ir::AsConstInt(c.args[2]);
   const int64_t trans_b = *ir::AsConstInt(c.args[3]);
@@ -167,17 +167,10 @@ void Emitter::Wgmma(const ir::CallNode& c) {
   }
   const std::string b = InReg(Expr(c.args[7]));
   if (failed()) return;
-  const std::string shape =
-      absl::StrCat("m64n", n, "k", fp8 ? 32 : 16, ".f32.",
-                   fp8 ? type : absl::StrCat(type, ".", type));
-  const std::string imms = fp8 ? std::string("1, 1")
-                           : a_in_registers
-                               ? absl::StrCat("1, 1, ", trans_b)
-                               : absl::StrCat("1, 1, ", trans_a, ", ", trans_b);
   const std::string p = InReg(Const(DataType::kBool, accumulate ? 1 : 0));
-  Line(absl::StrCat("wgmma.mma_async.sync.aligned.", shape, " {",
-                    absl::StrJoin(d, ", "), "}, ", a, ", ", b, ", ", p, ", ",
-                    imms, ";"));
+  Line(absl::StrCat(WgmmaOpcode(type, n), " {", absl::StrJoin(d, ", "), "}, ",
+                    a, ", ", b, ", ", p, ", ",
+                    WgmmaImmediates(type, trans_a, trans_b), ";"));
 }
 
 void Emitter::Intrinsic(const ir::CallNode& c) {

@@ -31,8 +31,17 @@ struct PtxEmitOptions {
 absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state,
                                         PtxEmitOptions options = {});
 
-// "tessel-ptx <hash of src/codegen/ptx/*>": what keys the cache entries of
-// kernels compiled through the emitter (jit::CudaSource::ptx_translator).
+// The same, spelling the prelude's instructions from `prelude` instead of
+// the embedded prelude's (tests plant a changed spelling there).
+class PreludeAsm;
+absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state,
+                                        PtxEmitOptions options,
+                                        const PreludeAsm& prelude);
+
+// "tessel-ptx <hash of src/codegen/ptx/*, the prelude and prelude_asm.*>"
+// (the instructions it spells come from the prelude): what keys the cache
+// entries of kernels compiled through the emitter
+// (jit::CudaSource::ptx_translator).
 std::string_view PtxEmitterId();
 
 }  // namespace tessel::codegen

@@ -1,8 +1,11 @@
-// The PTX emitter's class, shared by its files: ptx_kernel.cc (the entry,
-// registers, statements), ptx_values.cc (operands, Emit), ptx_expressions.cc
-// (expressions, casts, math), ptx_arithmetic.cc (binary operators),
-// ptx_memory.cc (locals, addresses, loads), ptx_intrinsics.cc (the
-// intrinsics) and ptx_vectors.cc (vector moves). Internal to src/codegen.
+// The PTX emitter's class, shared by its files: ptx_kernel.cc (the module,
+// registers, scopes, statements, EmitPtx), ptx_values.cc (constants,
+// operands, Emit), ptx_expressions.cc (expressions, casts, math),
+// ptx_arithmetic.cc (binary operators, division by constants),
+// ptx_memory.cc (local arrays, addresses, loads, vector atomics),
+// ptx_intrinsics.cc (the intrinsics, wgmma), ptx_warp.cc (warp shuffles)
+// and ptx_vectors.cc (vector moves); ../prelude_asm.h reads the prelude's
+// instructions for them. Internal to src/codegen.
 //
 // The emitter spells lowered IR as PTX directly, so a kernel skips NVRTC's
 // C++ front end and NVVM (most of a cold compile) and goes to ptxas. It does
@@ -10,7 +13,9 @@
 // printed out with their variables bound to constants, constant expressions
 // are folded, and equal pure expressions in one block are computed once.
 // Everything it does not know yet is Unimplemented, and the kernel then goes
-// through the CUDA printer and NVRTC as before.
+// through the CUDA printer and NVRTC as before. Each instruction the prelude
+// holds as inline asm it spells from the prelude's own text (PreludeAsm), so
+// that both backends spell it alike.
 #ifndef TESSEL_SRC_CODEGEN_PTX_PTX_EMITTER_H_
 #define TESSEL_SRC_CODEGEN_PTX_PTX_EMITTER_H_
 
@@ -26,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "src/codegen/prelude_asm.h"
 #include "src/codegen/ptx/ptx_codegen.h"
 #include "src/ir/expr.h"
 #include "src/ir/stmt.h"
@@ -95,8 +101,9 @@ DivisionMagic MagicForDivisionBy(int64_t d);
 
 class Emitter {
  public:
-  Emitter(const passes::LoweringState& st, PtxEmitOptions options)
-      : st_(st), options_(options) {}
+  Emitter(const passes::LoweringState& st, PtxEmitOptions options,
+          const PreludeAsm& prelude)
+      : st_(st), options_(options), prelude_(prelude) {}
 
   // The whole module; *entry gets the kernel's name. An error (Unimplemented
   // for what the emitter does not spell yet) leaves it empty.
@@ -156,13 +163,23 @@ class Emitter {
 
   // ptx_intrinsics.cc
   void Intrinsic(const ir::CallNode& c);
+  // The instructions of the prelude function's asm with these operands
+  // (PreludeAsm::Spell); Fail where the prelude has none.
+  std::vector<std::string> FromPrelude(
+      const std::string& function, const std::vector<std::string>& operands,
+      const std::map<std::string, std::string>& locals = {});
+  // The same, each as a Line.
+  void PreludeLines(const std::string& function,
+                    const std::vector<std::string>& operands);
+  // The opcode of the prelude function's one instruction (for Emit).
+  std::string PreludeOpcode(const std::string& function);
   Value CallExpr(const ir::CallNode& c);
+  void Wgmma(const ir::CallNode& c);
   // ptx_warp.cc
   Value WarpShuffle(const ir::CallNode& c, passes::Intrinsic id);
   Value WarpScanExclusiveSum(const ir::CallNode& c);
   // ptx_memory.cc
   void AtomicAddVec(const ir::CallNode& c);
-  void Wgmma(const ir::CallNode& c);
   // ptx_vectors.cc
   void VectorMove(const ir::CallNode& c, passes::Intrinsic id);
 
@@ -192,6 +209,7 @@ class Emitter {
 
   const passes::LoweringState& st_;
   const PtxEmitOptions options_;
+  const PreludeAsm& prelude_;
   absl::Status error_;
   std::map<std::string, int> reg_count_;  // prefix -> registers made
   // The PTX ISA version (x10) an instruction needs beyond the target's

@@ -267,11 +267,16 @@ Value Emitter::Math(const ir::MathNode& m) {
   x = Cast(x, DataType::kF32);
   if (x.float_const)
     x = Value{.dtype = DataType::kF32, .reg = InReg(x), .key = InReg(x)};
-  // One instruction each (exp2 as tl::exp2_approx, rsqrt as rsqrtf, round
-  // as rint); expf, logf, tanhf, ... are libdevice's sequences, left to
-  // NVRTC.
+  // One instruction each (exp2 as tl::exp2_approx, from the prelude; rsqrt
+  // as rsqrtf, round as rint); expf, logf, tanhf, ... are libdevice's
+  // sequences, left to NVRTC.
+  if (m.op == ir::MathOp::kExp2) {
+    const std::string ex2 = PreludeOpcode("exp2_approx");
+    if (failed()) return x;
+    const Value r = Emit(DataType::kF32, ex2, {x});
+    return t == DataType::kF32 ? r : Cast(r, t);
+  }
   static constexpr std::pair<ir::MathOp, const char*> kInstructions[] = {
-      {ir::MathOp::kExp2, "ex2.approx.ftz.f32"},
       {ir::MathOp::kRsqrt, "rsqrt.approx.f32"},
       {ir::MathOp::kSqrt, "sqrt.rn.f32"},
       {ir::MathOp::kAbs, "abs.f32"},

@@ -1,6 +1,7 @@
-// The intrinsics (passes/intrinsics.h) as PTX: the same instructions the
-// prelude's inline asm holds (src/codegen/prelude/*.cuh), with the operands
-// in registers of their own instead of asm constraints.
+// The intrinsics (passes/intrinsics.h) as PTX. Where the prelude
+// (src/codegen/prelude/*.cuh) holds the instruction as inline asm, the line
+// is that asm's text (PreludeAsm), its operands the emitter's registers
+// instead of asm constraints: each instruction is spelled once, there.
 #include <cstdlib>
 #include <string>
 
@@ -49,7 +50,36 @@ bool RegisterAWgmmaSpelled() {
   return on;
 }
 
+// A memory operand "[addr+offset]" as the prelude's templates write it
+// around their operand: "[%0]".
+std::string Inside(const std::string& at) {
+  return at.size() >= 2 ? at.substr(1, at.size() - 2) : at;
+}
+
 }  // namespace
+
+std::vector<std::string> Emitter::FromPrelude(
+    const std::string& function, const std::vector<std::string>& operands,
+    const std::map<std::string, std::string>& locals) {
+  std::vector<std::string> lines = prelude_.Spell(function, operands, locals);
+  if (lines.empty()) {
+    Fail(absl::StrCat("tl::", function, " of ", operands.size(),
+                      " operands (none in the prelude for sm_", st_.target.sm(),
+                      ")"));
+  }
+  return lines;
+}
+
+void Emitter::PreludeLines(const std::string& function,
+                           const std::vector<std::string>& operands) {
+  for (const std::string& line : FromPrelude(function, operands)) Line(line);
+}
+
+std::string Emitter::PreludeOpcode(const std::string& function) {
+  std::string opcode = prelude_.Opcode(function);
+  if (opcode.empty()) Fail(absl::StrCat("tl::", function, " as one opcode"));
+  return opcode;
+}
 
 Value Emitter::CallExpr(const ir::CallNode& c) {
   using I = passes::Intrinsic;
@@ -93,7 +123,8 @@ Value Emitter::CallExpr(const ir::CallNode& c) {
           hi_src != rounded_from_.end() && Current(lo_src->second) &&
           Current(hi_src->second)) {
         return Emit(DataType::kU32,
-                    absl::StrCat("cvt.rn.", ValueType(lo.dtype), "x2.f32"),
+                    PreludeOpcode(lo.dtype == DataType::kBF16 ? "pack_bf16x2"
+                                                              : "pack_f16x2"),
                     {hi_src->second, lo_src->second});
       }
       const std::string r = NewReg(DataType::kU32);
@@ -214,89 +245,91 @@ void Emitter::Intrinsic(const ir::CallNode& c) {
     case I::kWgmma:
       return Wgmma(c);
     case I::kWgmmaFence:
-      return Line("wgmma.fence.sync.aligned;");
+      return PreludeLines("wgmma_fence", {});
     case I::kWgmmaCommit:
-      return Line("wgmma.commit_group.sync.aligned;");
+      return PreludeLines("wgmma_commit", {});
     case I::kWgmmaWait:
-      return Line(
-          absl::StrCat("wgmma.wait_group.sync.aligned ", constant(0), ";"));
+      return PreludeLines("wgmma_wait", {absl::StrCat(constant(0))});
     case I::kFenceOperand:
       // Only NVVM needed it: PTX names the registers, ptxas orders them.
       return;
     case I::kFenceProxyAsync:
-      return Line("fence.proxy.async.shared::cta;");
+      return PreludeLines("fence_proxy_async", {});
     case I::kMbarrierInit: {
       const std::string at = shared_at(0);
-      return Line(
-          absl::StrCat("mbarrier.init.shared.b64 ", at, ", ", reg(1), ";"));
+      return PreludeLines("mbarrier_init", {Inside(at), reg(1)});
     }
     case I::kFenceBarrierInit:
-      if (sm90) Line("fence.mbarrier_init.release.cluster;");
+      // None before sm_90: the prelude's fence_barrier_init is empty there.
+      for (const std::string& line : prelude_.Spell("fence_barrier_init", {}))
+        Line(line);
       return;
     case I::kMbarrierArrive: {
       const std::string at = shared_at(0);
-      return Line(absl::StrCat("mbarrier.arrive.shared.b64 ",
-                               NewReg(DataType::kI64), ", ", at, ";"));
+      return PreludeLines("mbarrier_arrive",
+                          {NewReg(DataType::kI64), Inside(at)});
     }
     case I::kMbarrierWaitParity: {
       const std::string at = shared_at(0);
       const std::string parity = reg(1);
       const std::string p = NewReg(DataType::kBool), again = NewLabel();
       Line(again + ":");
-      Line(absl::StrCat(sm90 ? "mbarrier.try_wait.parity.shared::cta.b64 "
-                             : "mbarrier.test_wait.parity.shared.b64 ",
-                        p, ", ", at, ", ", parity, ";"));
+      // The poll of the prelude's mbarrier_test_parity (try_wait on sm_90,
+      // test_wait before) into p: its first instruction. Its %0 (the
+      // result as a u32) is not needed: the loop is the emitter's.
+      const std::vector<std::string> poll = FromPrelude(
+          "mbarrier_test_parity", {"", Inside(at), parity}, {{"p", p}});
+      if (poll.empty()) return;
+      Line(poll[0]);
       return Line(absl::StrCat("@!", p, " bra ", again, ";"));
     }
     case I::kMbarrierExpectTx: {
       const std::string at = shared_at(0);
-      return Line(
-          absl::StrCat("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 ", at,
-                       ", ", reg(1), ";"));
+      return PreludeLines("mbarrier_expect_tx", {Inside(at), reg(1)});
     }
     case I::kTmaLoad: {
+      // tl::tma_load(dst, map, bar, c0, ...): the overload of as many
+      // coordinates.
       const std::string& map = tensor_map_params_.at(constant(0));
       const std::string dst = reg(1);
       const std::string bar = shared_at(2);
-      std::vector<std::string> coords;
+      std::vector<std::string> operands = {dst, map, Inside(bar)};
       for (size_t i = 3; i < c.args.size(); ++i)
-        coords.push_back(reg(static_cast<int>(i)));
-      return Line(absl::StrCat(
-          "cp.async.bulk.tensor.", coords.size(),
-          "d.shared::cluster.global.mbarrier::complete_tx::bytes [", dst,
-          "], [", map, ", {", absl::StrJoin(coords, ", "), "}], ", bar, ";"));
+        operands.push_back(reg(static_cast<int>(i)));
+      return PreludeLines("tma_load", operands);
     }
     case I::kTmaPrefetch:
-      return Line(absl::StrCat("prefetch.tensormap [",
-                               tensor_map_params_.at(constant(0)), "];"));
+      return PreludeLines("tma_prefetch_descriptor",
+                          {tensor_map_params_.at(constant(0))});
     case I::kTmaStore: {
       const std::string& map = tensor_map_params_.at(constant(0));
       const std::string src = reg(1);
-      std::vector<std::string> coords;
+      std::vector<std::string> operands = {map, src};
       for (size_t i = 2; i < c.args.size(); ++i)
-        coords.push_back(reg(static_cast<int>(i)));
-      return Line(absl::StrCat("cp.async.bulk.tensor.", coords.size(),
-                               "d.global.shared::cta.bulk_group [", map, ", {",
-                               absl::StrJoin(coords, ", "), "}], [", src,
-                               "];"));
+        operands.push_back(reg(static_cast<int>(i)));
+      return PreludeLines("tma_store", operands);
     }
     case I::kTmaStoreCommit:
     case I::kBulkCommit:
-      return Line("cp.async.bulk.commit_group;");
+      return PreludeLines("tma_store_commit", {});
     case I::kTmaStoreWait:
-      return Line(absl::StrCat("cp.async.bulk.wait_group",
-                               constant(0) == 0 ? "" : ".read", " ",
-                               constant(1), ";"));
+      return PreludeLines(
+          constant(0) == 0 ? "tma_store_wait" : "tma_store_wait_read",
+          {absl::StrCat(constant(1))});
     case I::kBulkWaitRead:
-      return Line(
-          absl::StrCat("cp.async.bulk.wait_group.read ", constant(0), ";"));
+      return PreludeLines("tma_store_wait_read", {absl::StrCat(constant(0))});
     case I::kSetMaxNReg:
-      return Line(absl::StrCat("setmaxnreg.", constant(0) == 0 ? "dec" : "inc",
-                               ".sync.aligned.u32 ", constant(1), ";"));
+      return PreludeLines(
+          constant(0) == 0 ? "setmaxnreg_dec" : "setmaxnreg_inc",
+          {absl::StrCat(constant(1))});
     case I::kNamedBarrierSync:
-      return Line(absl::StrCat("bar.sync ", arg(0), ", ", arg(1), ";"));
-    case I::kNamedBarrierArrive:
-      return Line(absl::StrCat("bar.arrive ", arg(0), ", ", arg(1), ";"));
+    case I::kNamedBarrierArrive: {
+      const std::string barrier = arg(0);
+      const std::string count = arg(1);
+      return PreludeLines(*id == I::kNamedBarrierSync ? "named_barrier_sync"
+                                                      : "named_barrier_arrive",
+                          {barrier, count});
+    }
     case I::kCpAsync: {
       const int64_t bytes = constant(0);
       const std::string dst = reg(1);
@@ -326,14 +359,16 @@ void Emitter::Intrinsic(const ir::CallNode& c) {
         at = absl::StrCat("[", safe, "]");
         size = n;
       }
-      return Line(absl::StrCat("cp.async.", bytes == 16 ? "cg" : "ca",
-                               ".shared.global [", dst, "], ", at, ", ", bytes,
-                               ", ", size, ";"));
+      // tl::cp_async<bytes>: 16 bytes are its .cg asm (the size a literal
+      // there), 4 and 8 its .ca one.
+      if (bytes == 16) return PreludeLines("cp_async", {dst, Inside(at), size});
+      return PreludeLines("cp_async",
+                          {dst, Inside(at), absl::StrCat(bytes), size});
     }
     case I::kCpAsyncCommit:
-      return Line("cp.async.commit_group;");
+      return PreludeLines("cp_async_commit", {});
     case I::kCpAsyncWait:
-      return Line(absl::StrCat("cp.async.wait_group ", constant(0), ";"));
+      return PreludeLines("cp_async_wait", {absl::StrCat(constant(0))});
     case I::kLdmatrix: {
       const int64_t count = constant(0);
       std::vector<std::string> regs;
@@ -342,11 +377,10 @@ void Emitter::Intrinsic(const ir::CallNode& c) {
         Reassigned(regs.back());
       }
       ldmatrix_filled_.insert(RefBuffer(c.args[2]));
-      const std::string addr = reg(3);
-      return Line(absl::StrCat("ldmatrix.sync.aligned.m8n8.x", count,
-                               constant(1) == 1 ? ".trans" : "",
-                               ".shared.b16 {", absl::StrJoin(regs, ", "),
-                               "}, [", addr, "];"));
+      regs.push_back(reg(3));  // the address
+      return PreludeLines(
+          absl::StrCat("ldmatrix_x", count, constant(1) == 1 ? "_trans" : ""),
+          regs);
     }
     case I::kMma: {
       const std::string& kind = c.args[0].As<ir::CallNode>()->name;
@@ -358,20 +392,14 @@ void Emitter::Intrinsic(const ir::CallNode& c) {
       }
       for (int i = 0; i < 4; ++i) a.push_back(RefElement(c.args[2], {i}));
       for (int i = 0; i < 2; ++i) b.push_back(RefElement(c.args[3], {i}));
-      std::string types;
-      if (kind == "f16_f32") {
-        types = "m16n8k16.row.col.f32.f16.f16.f32";
-      } else if (kind == "bf16_f32") {
-        types = "m16n8k16.row.col.f32.bf16.bf16.f32";
-      } else if (f16_acc) {
-        types = "m16n8k16.row.col.f16.f16.f16.f16";
-      } else {
+      if (kind != "f16_f32" && kind != "bf16_f32" && !f16_acc) {
         return Fail(absl::StrCat("mma ", kind));
       }
-      const std::string dl = absl::StrJoin(d, ", ");
-      return Line(absl::StrCat("mma.sync.aligned.", types, " {", dl, "}, {",
-                               absl::StrJoin(a, ", "), "}, {",
-                               absl::StrJoin(b, ", "), "}, {", dl, "};"));
+      // tl::mma_m16n8k16_<kind>(d, a, b): operands d..., a..., b...
+      std::vector<std::string> operands = d;
+      operands.insert(operands.end(), a.begin(), a.end());
+      operands.insert(operands.end(), b.begin(), b.end());
+      return PreludeLines(absl::StrCat("mma_m16n8k16_", kind), operands);
     }
     case I::kVecCopy:
     case I::kVecZero:

@@ -446,7 +446,13 @@ namespace tessel::codegen {
 
 absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state,
                                         PtxEmitOptions options) {
-  ptx::Emitter emitter(state, options);
+  return EmitPtx(state, options, PreludeAsm::Embedded(state.target.sm()));
+}
+
+absl::StatusOr<GeneratedKernel> EmitPtx(const passes::LoweringState& state,
+                                        PtxEmitOptions options,
+                                        const PreludeAsm& prelude) {
+  ptx::Emitter emitter(state, options, prelude);
   GeneratedKernel k;
   std::string entry;
   absl::StatusOr<std::string> text = emitter.Module(&entry);

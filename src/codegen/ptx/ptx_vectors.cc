@@ -67,8 +67,8 @@ void Emitter::VectorMove(const ir::CallNode& c, passes::Intrinsic id) {
       const DataType t = c.args[0].dtype();
       bool shared = false;
       if (t == DataType::kF16 || t == DataType::kBF16) {
-        // cvt.rn.f16x2.f32 d, hi, lo from the f32 values (a rounding of
-        // the f16-rounded value gives the same f16).
+        // tl::pack_f16x2's cvt.rn.f16x2.f32 d, hi, lo from the f32 values
+        // (a rounding of the f16-rounded value gives the same f16).
         auto as_f32 = [&](int i) {
           const ir::Expr& e = c.args[i];
           if (const auto* cast = e.As<ir::CastNode>()) {
@@ -79,8 +79,8 @@ void Emitter::VectorMove(const ir::CallNode& c, passes::Intrinsic id) {
         };
         const std::string lo = as_f32(1), hi = as_f32(2);
         const std::string r = NewReg(DataType::kU32);
-        Line(absl::StrCat("cvt.rn.", t == DataType::kF16 ? "f16x2" : "bf16x2",
-                          ".f32 ", r, ", ", hi, ", ", lo, ";"));
+        PreludeLines(t == DataType::kF16 ? "pack_f16x2" : "pack_bf16x2",
+                     {r, hi, lo});
         const std::string to = address(0, &shared);
         return Line(absl::StrCat("st.", shared ? "shared" : "global", ".b32 ",
                                  to, ", ", r, ";"));

@@ -77,7 +77,6 @@ TEST(PtxEmitter, WgmmaOfARegistersFromSharedMemoryOnly) {
       R"(wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.f16\.f16 \{[^}]*\}, \{)");
   EXPECT_TRUE(std::regex_search(k.text, register_a));
 
-  if (std::getenv("TESSEL_PTX_WGMMA_RS") != nullptr) return;
   absl::StatusOr<Program> chained = testing::ChainedGemm({});
   ASSERT_TRUE(chained.ok()) << chained.status();
   const jit::CompileInput p = Chosen(chained->ir(), Target::sm90a());

@@ -2,7 +2,6 @@
 // (src/codegen/prelude/*.cuh) holds the instruction as inline asm, the line
 // is that asm's text (PreludeAsm), its operands the emitter's registers
 // instead of asm constraints: each instruction is spelled once, there.
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -38,16 +37,6 @@ bool HopperOnly(passes::Intrinsic id) {
     default:
       return false;
   }
-}
-
-// $TESSEL_PTX_WGMMA_RS=1 (A/B timings on the GPU): wgmmas with A in
-// registers the program computed spelled too.
-bool RegisterAWgmmaSpelled() {
-  static const bool on = [] {
-    const char* v = std::getenv("TESSEL_PTX_WGMMA_RS");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  return on;
 }
 
 // A memory operand "[addr+offset]" as the prelude's templates write it
@@ -173,14 +162,13 @@ void Emitter::Wgmma(const ir::CallNode& c) {
   const int64_t n0 = *ir::AsConstInt(c.args[5]);
   const bool a_in_registers = trans_a < 0;
   const bool accumulate = c.args.size() < 9 || !ir::IsConstInt(c.args[8], 0);
-  if (a_in_registers && !RegisterAWgmmaSpelled() &&
-      !ldmatrix_filled_.count(RefBuffer(c.args[6]))) {
-    // Spelled below and correct on the GPU, but flash attention's forward
-    // (P V, P computed in registers) ran 5-8 % slower from this PTX than
-    // from NVVM's on the H200 (session 18): NVRTC keeps such wgmmas until
-    // that is understood. With A loaded by ldmatrix (GEMM tiles whose rows
-    // are too narrow for a descriptor) the PTX ran as fast on an H100
-    // (session 24: 32-wide k tiles 0.99-1.01, split-k 0.92).
+  if (a_in_registers && !ldmatrix_filled_.count(RefBuffer(c.args[6]))) {
+    // Would be spelled as below and is correct on the GPU, but flash
+    // attention's forward (P V, P computed in registers) ran 5-8 % slower
+    // from this PTX than from NVVM's on the H200 (session 18): NVRTC keeps
+    // such wgmmas until that is understood. With A loaded by ldmatrix (GEMM
+    // tiles whose rows are too narrow for a descriptor) the PTX ran as fast
+    // on an H100 (session 24: 32-wide k tiles 0.99-1.01, split-k 0.92).
     return Fail("wgmma with A in registers");
   }
   std::vector<std::string> d;

@@ -5,7 +5,7 @@
 //
 //   passes::LoweringState state{.program = program, .target = target,
 //                               .config = config};
-//   RETURN_IF_ERROR(passes::RunPipeline(state));
+//   RETURN_IF_ERROR(passes::RunPasses(state));
 //   codegen::EmitCuda(state);
 #ifndef TESSEL_SRC_PASSES_LOWERING_STATE_H_
 #define TESSEL_SRC_PASSES_LOWERING_STATE_H_

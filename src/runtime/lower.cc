@@ -9,7 +9,7 @@
 #include "jit/ptx_compile.h"
 #include "src/codegen/prelude_subset.h"
 #include "src/codegen/ptx/ptx_codegen.h"
-#include "src/passes/pipeline.h"
+#include "src/passes/pass_list.h"
 
 namespace tessel::runtime {
 namespace {
@@ -82,7 +82,7 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
     return std::chrono::duration<double, std::milli>(to - from).count();
   };
   const Clock::time_point start = Clock::now();
-  if (absl::Status s = passes::RunPipeline(lowered.state); !s.ok()) return s;
+  if (absl::Status s = passes::RunPasses(lowered.state); !s.ok()) return s;
   const Clock::time_point passes_done = Clock::now();
   absl::StatusOr<codegen::GeneratedKernel> gen =
       codegen::EmitCuda(lowered.state);

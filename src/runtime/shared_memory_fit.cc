@@ -1,6 +1,6 @@
 // CheckSharedMemoryFits: the scheduler's own shared memory plan, for
 // factories that size their tiles per target.
-#include "src/passes/pipeline.h"
+#include "src/passes/pass_list.h"
 #include "tessel/compile.h"
 #include "tessel/program.h"
 
@@ -16,11 +16,11 @@ absl::Status CheckSharedMemoryFits(const Program& program,
   // Layout inference's own errors (a thread's fragments over their limit
   // among them) are compile()'s to report: fewer stages would not help.
   passes::LoweringState layouts = state;
-  if (!passes::RunPipeline(layouts, "layout_inference").ok())
+  if (!passes::RunPasses(layouts, "layout_inference").ok())
     return absl::OkStatus();
   // The passes up to the planner: it returns ResourceExhausted over the
   // target's limit; later passes and the codegen do not change the bytes.
-  absl::Status status = passes::RunPipeline(state, "plan_shared_memory");
+  absl::Status status = passes::RunPasses(state, "plan_shared_memory");
   if (status.code() == absl::StatusCode::kResourceExhausted) return status;
   return absl::OkStatus();
 }

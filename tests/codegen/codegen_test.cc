@@ -1,4 +1,4 @@
-// Every test program goes through the whole pipeline and NVRTC, for sm_80
+// Every test program goes through all the passes and NVRTC, for sm_80
 // and sm_90a, without a GPU.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -7,7 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "src/passes/pipeline.h"
+#include "src/passes/pass_list.h"
 #include "tessel/compile.h"
 #include "tests/codegen/chained_gemm.h"
 
@@ -32,7 +32,7 @@ TEST(RegisterOperand, TakesTheAccumulatorLayoutOfItsSource) {
   passes::LoweringState st;
   st.program = p->ir();
   st.target = Target::sm90a();
-  ASSERT_TRUE(passes::RunPipeline(st, "layout_inference").ok());
+  ASSERT_TRUE(passes::RunPasses(st, "layout_inference").ok());
   const passes::FragmentLayout* pl = LayoutOf(st, "P");
   const passes::FragmentLayout* sl = LayoutOf(st, "acc_s");
   const passes::FragmentLayout* ol = LayoutOf(st, "acc_o");
@@ -97,7 +97,7 @@ TEST(RegisterOperand, WgmmaRowTilesFeedTheSecondGemm) {
   passes::LoweringState st;
   st.program = p->ir();
   st.target = Target::sm90a();
-  ASSERT_TRUE(passes::RunPipeline(st, "layout_inference").ok());
+  ASSERT_TRUE(passes::RunPasses(st, "layout_inference").ok());
   EXPECT_EQ(LayoutOf(st, "P")->ToString(),
             "wgmma[128, 64] warps 4x1 local [2][8][4]");
   EXPECT_EQ(LayoutOf(st, "acc_o")->ToString(),
@@ -118,7 +118,7 @@ TEST(RegisterOperand, GemmFedByAnMmaSyncGemmStaysOnMmaSync) {
   passes::LoweringState st;
   st.program = p->ir();
   st.target = Target::sm90a();
-  ASSERT_TRUE(passes::RunPipeline(st, "layout_inference").ok());
+  ASSERT_TRUE(passes::RunPasses(st, "layout_inference").ok());
   EXPECT_EQ(LayoutOf(st, "P")->ToString(),
             "mma[128, 32] warps 4x1 local [2][4][4]");
   EXPECT_EQ(LayoutOf(st, "acc_o")->ToString(),

@@ -10,7 +10,7 @@
 #include "src/ir/printer.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
-#include "src/passes/pipeline.h"
+#include "src/passes/pass_list.h"
 #include "tessel/tessel.h"
 #include "tests/codegen/test_programs.h"
 #include "tests/passes/run_passes.h"

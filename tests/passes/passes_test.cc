@@ -14,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "src/ir/printer.h"
 #include "src/passes/ir_util.h"
-#include "src/passes/pipeline.h"
+#include "src/passes/pass_list.h"
 #include "src/passes/thread_memory.h"
 #include "tessel/tessel.h"
 #include "tests/codegen/test_programs.h"
@@ -72,7 +72,7 @@ ir::Program ThreadArrays(int n, int local, DataType dtype) {
 
 absl::Status LayoutsOf(const ir::Program& p) {
   LoweringState st{.program = p, .target = Target::sm90a()};
-  return RunPipeline(st, "layout_inference");
+  return RunPasses(st, "layout_inference");
 }
 
 // The limit is on the sum per thread, 8- and 16-bit elements counted as 4
@@ -163,7 +163,7 @@ TEST(Barriers, SyncInsideThreadDependentBranchIsRejected) {
   LoweringState st;
   st.program = p;
   st.target = Target::sm90a();
-  absl::Status s = RunPipeline(st, "insert_barriers");
+  absl::Status s = RunPasses(st, "insert_barriers");
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), ::testing::HasSubstr("differs between threads"));
 }
@@ -215,7 +215,7 @@ absl::StatusOr<NamedPlan> Plan(const ir::Program& p, Target target) {
   LoweringState st;
   st.program = p;
   st.target = target;
-  absl::Status s = RunPipeline(st, "plan_shared_memory");
+  absl::Status s = RunPasses(st, "plan_shared_memory");
   if (!s.ok()) return s;
   NamedPlan plan{.total_bytes = st.smem.total_bytes};
   for (const auto& [b, off] : st.smem.offset) plan.offset[b->name] = off;
@@ -246,7 +246,7 @@ TEST(SharedPlan, IterationLocalTilesShareBytesOnlyWhenTheyMustFit) {
     LoweringState st;
     st.program = TwoIterationTiles(false);
     st.target = target;
-    EXPECT_TRUE(RunPipeline(st, "insert_barriers").ok());
+    EXPECT_TRUE(RunPasses(st, "insert_barriers").ok());
     return CountSyncs(st.program.body);
   };
   EXPECT_GT(syncs(Target::cuda("sm_80")), syncs(Target::sm90a()));
@@ -333,7 +333,7 @@ TEST(DumpIr, WritesEveryPassOrSaysWhyNot) {
   LoweringState st{.program = testing::ReverseTile(4),
                    .target = Target::sm90a(),
                    .config = {.dump_ir = dir}};
-  ASSERT_TRUE(RunPipeline(st).ok());
+  ASSERT_TRUE(RunPasses(st).ok());
   size_t files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     (void)e;
@@ -346,7 +346,7 @@ TEST(DumpIr, WritesEveryPassOrSaysWhyNot) {
   LoweringState bad{.program = testing::ReverseTile(4),
                     .target = Target::sm90a(),
                     .config = {.dump_ir = file + "/sub"}};
-  absl::Status s = RunPipeline(bad);
+  absl::Status s = RunPasses(bad);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_THAT(s.message(),
               ::testing::HasSubstr("pass_config.dump_ir = \"" + file));

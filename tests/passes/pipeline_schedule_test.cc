@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/ir/printer.h"
 #include "src/passes/ir_util.h"
-#include "src/passes/pipeline.h"
+#include "src/passes/pass_list.h"
 #include "tessel/tessel.h"
 #include "tests/common/count.h"
 #include "tests/passes/run_passes.h"

@@ -1,6 +1,6 @@
 // The pass tests' one way to run the scheduler: the passes of
-// src/passes/pipeline.cc on a program, up to and including `stop` ("": all
-// of them); a failing pipeline fails the calling test. ExpectGolden compares
+// src/passes/pass_list.cc on a program, up to and including `stop` ("": all
+// of them); a failing pass fails the calling test. ExpectGolden compares
 // a dump with its golden file.
 #ifndef TESSEL_TESTS_PASSES_RUN_PASSES_H_
 #define TESSEL_TESTS_PASSES_RUN_PASSES_H_
@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "src/passes/pipeline.h"
+#include "src/passes/pass_list.h"
 #include "tessel/target.h"
 
 namespace tessel::passes {
@@ -25,7 +25,7 @@ inline LoweringState RunPasses(const ir::Program& p,
   st.program = p;
   st.target = target;
   st.config = config;
-  absl::Status s = RunPipeline(st, stop);
+  absl::Status s = RunPasses(st, stop);
   EXPECT_TRUE(s.ok()) << s;
   return st;
 }

@@ -11,7 +11,7 @@
 
 #include "src/ir/printer.h"
 #include "src/passes/ir_util.h"
-#include "src/passes/pipeline.h"
+#include "src/passes/pass_list.h"
 #include "src/passes/tma_copy.h"
 #include "src/runtime/tensor_maps.h"
 #include "tessel/tessel.h"

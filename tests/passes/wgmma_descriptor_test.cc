@@ -21,7 +21,7 @@
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/lower/thread_context.h"
-#include "src/passes/pipeline.h"
+#include "src/passes/pass_list.h"
 #include "tessel/tessel.h"
 #include "tests/codegen/test_programs.h"
 
@@ -150,7 +150,7 @@ LoweringState Lower(const ir::Program& p, const std::string& stop = "") {
   LoweringState st;
   st.program = p;
   st.target = Target::sm90a();
-  absl::Status s = RunPipeline(st, stop);
+  absl::Status s = RunPasses(st, stop);
   EXPECT_TRUE(s.ok()) << s;
   return st;
 }

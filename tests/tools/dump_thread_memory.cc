@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "src/passes/pipeline.h"
+#include "src/passes/pass_list.h"
 #include "src/passes/thread_memory.h"
 #include "tests/tools/listed_kernels.h"
 
@@ -29,7 +29,7 @@ Row Measure(const tessel::listing::ListedKernel& k, const std::string& arch) {
   state.program = *program;
   state.target = tessel::Target::cuda(arch);
   state.config = k.options.pass_config;
-  absl::Status s = tessel::passes::RunPipeline(state, "layout_inference");
+  absl::Status s = tessel::passes::RunPasses(state, "layout_inference");
   if (!s.ok()) {
     return {-1, absl::StrCat(k.name, " ", arch, ": ", s.ToString())};
   }

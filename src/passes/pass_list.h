@@ -2,15 +2,15 @@
 //
 //   passes::LoweringState state{.program = program, .target = target,
 //                               .config = config};
-//   RETURN_IF_ERROR(passes::RunPipeline(state));          // all passes
-//   RETURN_IF_ERROR(passes::RunPipeline(state, "inject_pipeline"));  // stop
-//   std::string text = passes::DumpState(state);           // IR + layouts
+//   RETURN_IF_ERROR(passes::RunPasses(state));          // all passes
+//   RETURN_IF_ERROR(passes::RunPasses(state, "plan_gemms"));  // stop there
+//   std::string text = passes::DumpState(state);         // IR + layouts
 //
 // With config.dump_ir (or $TESSEL_DUMP_IR) naming a folder, the IR before
 // the first pass and after each one is written there as
 // <program>.<NN>_<pass>.txt.
-#ifndef TESSEL_SRC_PASSES_PIPELINE_H_
-#define TESSEL_SRC_PASSES_PIPELINE_H_
+#ifndef TESSEL_SRC_PASSES_PASS_LIST_H_
+#define TESSEL_SRC_PASSES_PASS_LIST_H_
 
 #include <string>
 #include <string_view>
@@ -25,12 +25,11 @@ namespace tessel::passes {
 std::vector<std::string> PassNames();
 
 // Runs the passes in order; stops after `stop_after` when it names one.
-absl::Status RunPipeline(LoweringState& state,
-                         std::string_view stop_after = "");
+absl::Status RunPasses(LoweringState& state, std::string_view stop_after = "");
 
 // The program text followed by the layouts and shared memory plan, as dumped.
 std::string DumpState(const LoweringState& state);
 
 }  // namespace tessel::passes
 
-#endif  // TESSEL_SRC_PASSES_PIPELINE_H_
+#endif  // TESSEL_SRC_PASSES_PASS_LIST_H_

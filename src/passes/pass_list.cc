@@ -1,4 +1,4 @@
-#include "src/passes/pipeline.h"
+#include "src/passes/pass_list.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -27,15 +27,15 @@ struct Pass {
 };
 
 // The one list. Order matters: layouts decide swizzles and warp grids the
-// pipeline and lowering use; the pipeline multiplies shared tiles before the
-// plan sizes them; the barrier planner needs the plan's aliasing and still
-// sees tile ops; the gemm plan (instruction, warp grid, operand paths) is
-// made on the final operand regions, and the lowering then writes
-// per-thread code (wgmma included) from it.
-// The async-proxy fences follow it: they go before the barriers the planner
-// placed, in kernels whose lowered code reads shared memory through the
-// async proxy. The block rasterization comes last: it rebinds the block
-// indices, whose grid ranges the lowering's bound analysis relies on.
+// software pipeliner (inject_pipeline) and lowering use; the pipeliner
+// multiplies shared tiles before the plan sizes them; the barrier planner needs
+// the plan's aliasing and still sees tile ops; the gemm plan (instruction, warp
+// grid, operand paths) is made on the final operand regions, and the lowering
+// then writes per-thread code (wgmma included) from it. The async-proxy fences
+// follow it: they go before the barriers the planner placed, in kernels whose
+// lowered code reads shared memory through the async proxy. The block
+// rasterization comes last: it rebinds the block indices, whose grid ranges the
+// lowering's bound analysis relies on.
 constexpr Pass kPasses[] = {
     {"layout_inference", InferLayouts},
     {"warp_specialize", WarpSpecialize},
@@ -116,7 +116,7 @@ std::string DumpState(const LoweringState& state) {
   return out;
 }
 
-absl::Status RunPipeline(LoweringState& state, std::string_view stop_after) {
+absl::Status RunPasses(LoweringState& state, std::string_view stop_after) {
   if (absl::Status s = Check(state); !s.ok()) return s;
   std::string dir = state.config.dump_ir;
   const char* from = "pass_config.dump_ir";

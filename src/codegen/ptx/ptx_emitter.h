@@ -79,6 +79,12 @@ inline int64_t Wrap(DataType t, int64_t v) {
   }
 }
 
+// The prelude function whose asm packs two f32 into an f16 / bf16 pair:
+// cvt.rn.f16x2.f32 d, hi, lo (prelude/convert.cuh).
+inline const char* PackFunction(DataType t) {
+  return t == DataType::kBF16 ? "pack_bf16x2" : "pack_f16x2";
+}
+
 // log2 of a power of two, else -1.
 inline int Log2(int64_t v) {
   if (v <= 0 || (v & (v - 1)) != 0) return -1;

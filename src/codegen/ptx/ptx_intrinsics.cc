@@ -111,9 +111,7 @@ Value Emitter::CallExpr(const ir::CallNode& c) {
       if (!lo.is_const() && !hi.is_const() && lo_src != rounded_from_.end() &&
           hi_src != rounded_from_.end() && Current(lo_src->second) &&
           Current(hi_src->second)) {
-        return Emit(DataType::kU32,
-                    PreludeOpcode(lo.dtype == DataType::kBF16 ? "pack_bf16x2"
-                                                              : "pack_f16x2"),
+        return Emit(DataType::kU32, PreludeOpcode(PackFunction(lo.dtype)),
                     {hi_src->second, lo_src->second});
       }
       const std::string r = NewReg(DataType::kU32);

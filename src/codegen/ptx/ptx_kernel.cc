@@ -314,8 +314,8 @@ void Emitter::PackedPair(const ir::BufferNode* b, const std::string& hi) {
     return;
   }
   const std::string pair = NewReg(DataType::kU32);
-  Line(absl::StrCat("cvt.rn.", ValueType(b->dtype), "x2.f32 ", pair, ", ",
-                    InReg(hi_src->second), ", ", InReg(lo_src->second), ";"));
+  PreludeLines(PackFunction(b->dtype),
+               {pair, InReg(hi_src->second), InReg(lo_src->second)});
   Line(absl::StrCat("mov.b32 {", lo, ", ", hi, "}, ", pair, ";"));
   const Value lo_from = lo_src->second, hi_from = hi_src->second;
   rounded_from_[Reassigned(lo)] = lo_from;

@@ -79,8 +79,7 @@ void Emitter::VectorMove(const ir::CallNode& c, passes::Intrinsic id) {
         };
         const std::string lo = as_f32(1), hi = as_f32(2);
         const std::string r = NewReg(DataType::kU32);
-        PreludeLines(t == DataType::kF16 ? "pack_f16x2" : "pack_bf16x2",
-                     {r, hi, lo});
+        PreludeLines(PackFunction(t), {r, hi, lo});
         const std::string to = address(0, &shared);
         return Line(absl::StrCat("st.", shared ? "shared" : "global", ".b32 ",
                                  to, ", ", r, ";"));

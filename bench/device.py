@@ -38,6 +38,7 @@ import datetime
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -179,6 +180,7 @@ def run(args):
     gpu = step_runner.gpu_kind(device.get("name"))
     out_dir = os.path.join(os.path.abspath(args.out), gpu)
     log_dir = os.path.join("/tmp/tessel-device-logs", gpu)
+    shutil.rmtree(log_dir, ignore_errors=True)  # logs.tgz: this run's only
     for d in (out_dir, log_dir):
         os.makedirs(d, exist_ok=True)
     env = step_runner.environment(build)

@@ -115,6 +115,58 @@ class Charts(unittest.TestCase):
         self.assertEqual(len(lines), 2)
 
 
+class RunWithoutGpu(unittest.TestCase):
+    """run() over stand-in binaries: the JSON, verdicts, budget, logs."""
+
+    def test_run_records_every_step(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bench = os.path.join(tmp, "bench.sh")
+            with open(bench, "w") as f:
+                f.write('#!/bin/sh\necho \'{"records": [{"kernel": "gemm", '
+                        '"impl": "tessel", "size": "4096^3", "ms": 0.2, '
+                        '"tflops": 687}]}\' > "$1"\n')
+            gtest = os.path.join(tmp, "gtest.sh")
+            with open(gtest, "w") as f:
+                f.write("#!/bin/sh\necho '[  PASSED  ] 2 tests.'\n"
+                        "echo '[  FAILED  ] 1 test, listed below:'\n"
+                        "exit 1\n")
+            for script in (bench, gtest):
+                os.chmod(script, 0o755)
+            fake = [suites.Step("bench", "bench", [bench, "{json}"]),
+                    suites.Step("gtest", "gtest", [gtest]),
+                    suites.Step("quick_only", "gtest", [gtest], suites.SKIP)]
+            saved = suites.steps
+            suites.steps = lambda name, build: fake
+            try:
+                args = device.parse_args(["run", "gemm", "--build", tmp,
+                                          "--out", tmp, "--quick"])
+                self.assertEqual(device.run(args), 1)
+            finally:
+                suites.steps = saved
+            gpu_dir = os.path.join(tmp, steps.gpu_kind(
+                steps.query_device().get("name")))
+            with open(os.path.join(gpu_dir, "results.json")) as f:
+                results = json.load(f)
+            suite = results["suites"]["gemm"]
+            self.assertEqual(suite["status"], "FAIL")
+            self.assertEqual([s["passed"] for s in suite["steps"]],
+                             [True, False])
+            self.assertEqual(suite["steps"][1]["tests"]["failed"], 1)
+            self.assertEqual(suite["left_out"], ["quick_only"])
+            self.assertEqual(suite["records"][0]["source"], "bench")
+            self.assertTrue(os.path.exists(os.path.join(gpu_dir, "logs.tgz")))
+            self.assertTrue(os.path.exists(os.path.join(gpu_dir,
+                                                        "results.svg")))
+
+    def test_budget_skips_the_steps_that_would_start_late(self):
+        args = device.parse_args(["run", "gemm"])
+        for suite in device.run_suite("gemm", args, "/none", {}, "/tmp", 0):
+            pass
+        self.assertEqual(suite["status"], "incomplete")
+        self.assertTrue(all(s["rc"] == "skipped: budget"
+                            for s in suite["steps"]))
+
+
 class StageAndSave(unittest.TestCase):
     def test_wanted_reports_missing_binaries(self):
         with tempfile.TemporaryDirectory() as build:

@@ -154,6 +154,28 @@ absl::StatusOr<std::optional<std::string>> NextLiteral(std::string_view t,
   return s;
 }
 
+// The template of the asm statement whose `asm` keyword ends at *i: its
+// string literals, joined; *i past the last.
+absl::StatusOr<std::string> AsmTemplate(std::string_view t, size_t* i) {
+  size_t j = *i;
+  while (j < t.size() && absl::ascii_isspace(t[j])) ++j;
+  if (t.compare(j, 8, "volatile") == 0) j += 8;
+  while (j < t.size() && absl::ascii_isspace(t[j])) ++j;
+  if (j >= t.size() || t[j] != '(') {
+    return absl::InvalidArgumentError("an asm without its (");
+  }
+  ++j;
+  std::string text;
+  for (;;) {
+    absl::StatusOr<std::optional<std::string>> piece = NextLiteral(t, &j);
+    if (!piece.ok()) return piece.status();
+    if (!*piece) break;
+    text += **piece;
+  }
+  *i = j;
+  return text;
+}
+
 // How many operands a template names: its highest %n, plus one.
 int OperandsNamed(std::string_view text) {
   int count = 0;
@@ -207,20 +229,13 @@ absl::StatusOr<PreludeAsm> PreludeAsm::Parse(const std::vector<File>& files,
       if (word == "__forceinline__") in_signature = true;
       last_word = std::string(word);
       if (word != "asm") continue;
-      while (i < t.size() && absl::ascii_isspace(t[i])) ++i;
-      if (t.compare(i, 8, "volatile") == 0) i += 8;
-      while (i < t.size() && absl::ascii_isspace(t[i])) ++i;
-      if (i >= t.size() || t[i] != '(' || function.empty()) {
+      if (function.empty()) {
         return error(absl::InvalidArgumentError("an asm outside a function"));
       }
-      ++i;
       Asm a;
-      for (;;) {
-        absl::StatusOr<std::optional<std::string>> piece = NextLiteral(t, &i);
-        if (!piece.ok()) return error(piece.status());
-        if (!*piece) break;
-        a.text += **piece;
-      }
+      absl::StatusOr<std::string> asm_text = AsmTemplate(t, &i);
+      if (!asm_text.ok()) return error(asm_text.status());
+      a.text = *std::move(asm_text);
       a.operands = OperandsNamed(a.text);
       if (const Asm* same = result.Find(function, a.operands)) {
         if (same->text == a.text) continue;

@@ -11,7 +11,7 @@
 #include "src/passes/ir_util.h"
 #include "src/passes/lower/rasterize_blocks.h"
 #include "src/passes/pipeline_schedule.h"
-#include "src/passes/tma_copy.h"
+#include "src/passes/tma_boxes.h"
 #include "src/passes/warp_specialize_fits.h"
 #include "src/passes/warp_specialize_split.h"
 

@@ -64,7 +64,7 @@
 //
 // Applies to the kernel's one Pipelined loop (num_stages >= 2, 128, 256 or
 // 384 threads) whose global -> shared copies the TMA can all make
-// (tma_copy.h) and whose body reads their tiles only through gemms, after
+// (tma_boxes.h) and whose body reads their tiles only through gemms, after
 // the copy; the rest of the body (a softmax between two gemms, as flash
 // attention's) goes to the consumers in order. The copied tiles are used
 // nowhere else, no user mbarriers or barriers in the kernel. Off with

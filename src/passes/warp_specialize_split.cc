@@ -2,7 +2,7 @@
 
 #include <unordered_set>
 
-#include "src/passes/tma_copy.h"
+#include "src/passes/tma_boxes.h"
 
 namespace tessel::passes {
 namespace {

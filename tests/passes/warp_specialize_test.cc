@@ -12,7 +12,7 @@
 #include "src/ir/printer.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/pass_list.h"
-#include "src/passes/tma_copy.h"
+#include "src/passes/tma_boxes.h"
 #include "src/runtime/tensor_maps.h"
 #include "tessel/tessel.h"
 #include "tests/codegen/test_programs.h"

@@ -36,7 +36,7 @@
 #include "src/ir/visitor.h"
 #include "src/passes/lower/thread_context.h"
 #include "src/passes/operand_reuse.h"
-#include "src/passes/tma_copy.h"
+#include "src/passes/tma_boxes.h"
 #include "src/passes/wgmma.h"
 
 namespace tessel::passes::lower {

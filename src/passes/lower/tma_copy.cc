@@ -1,5 +1,5 @@
 // T.copy on the TMA (copies warp_specialize gave a barrier): the issuing
-// thread starts the boxes of the copy's tensor map (passes/tma_copy.h);
+// thread starts the boxes of the copy's tensor map (passes/tma_boxes.h);
 // they land in the tile asynchronously and complete on the barrier. In a
 // cluster pair (LoweringState::cluster_size 2) a copy both blocks make
 // (its source does not use cluster_var) is split by rows: each block
@@ -8,7 +8,7 @@
 
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
-#include "src/passes/tma_copy.h"
+#include "src/passes/tma_boxes.h"
 
 namespace tessel::passes::lower {
 

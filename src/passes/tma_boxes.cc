@@ -1,4 +1,4 @@
-#include "src/passes/tma_copy.h"
+#include "src/passes/tma_boxes.h"
 
 #include "absl/strings/str_cat.h"
 #include "src/ir/visitor.h"

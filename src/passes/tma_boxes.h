@@ -12,8 +12,8 @@
 // tile's rows are 32, 64 or 128 bytes under the matching swizzle, 128-byte
 // column atoms, or unswizzled rows of whole 16-byte chunks. Boxes past the
 // tensor's edges load zeros: the boundary rule of T.copy.
-#ifndef TESSEL_SRC_PASSES_TMA_COPY_H_
-#define TESSEL_SRC_PASSES_TMA_COPY_H_
+#ifndef TESSEL_SRC_PASSES_TMA_BOXES_H_
+#define TESSEL_SRC_PASSES_TMA_BOXES_H_
 
 #include <cstdint>
 #include <optional>
@@ -50,4 +50,4 @@ std::optional<TmaCopyPlan> HalfRowsPlan(const TmaCopyPlan& plan);
 
 }  // namespace tessel::passes
 
-#endif  // TESSEL_SRC_PASSES_TMA_COPY_H_
+#endif  // TESSEL_SRC_PASSES_TMA_BOXES_H_

@@ -25,11 +25,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "jit/nvrtc.h"
-#include "jit/ptx_translation.h"
-#include "src/runtime/lower.h"
-#include "tessel/compile.h"
+#include "tests/tools/generated_code.h"
 #include "tests/tools/listed_kernels.h"
 
 namespace {
@@ -37,41 +34,20 @@ namespace {
 namespace fs = std::filesystem;
 using tessel::listing::ListedKernel;
 
-// The CUDA text; `ptx` gets the PTX translation where there is one.
+// The CUDA text; `ptx` gets the PTX translation where there is one; the
+// kernel's headers go into `headers`.
 std::string Dump(const ListedKernel& k, const std::string& arch,
                  std::map<std::string, std::string>& headers,
                  std::string& ptx) {
-  absl::StatusOr<tessel::ir::Program> program = k.program(arch);
-  if (!program.ok()) {
-    return absl::StrCat("build failed: ", program.status().ToString(), "\n");
-  }
-  tessel::CompileOptions options = k.options;
-  options.target = tessel::Target::cuda(arch);
-  absl::StatusOr<tessel::runtime::Lowered> lowered =
-      tessel::runtime::Lower(*program, options);
-  if (!lowered.ok()) {
-    return absl::StrCat("lowering failed: ", lowered.status().ToString(), "\n");
-  }
-  const tessel::jit::CudaSource& source = lowered->generated.source;
-  if (absl::StatusOr<tessel::jit::CompileInput> input =
-          tessel::jit::ChooseCompileInput(source, lowered->jit_options);
-      input.ok() &&
-      input->source.language == tessel::jit::SourceLanguage::kPtx) {
-    ptx = input->source.text;
-  }
-  std::vector<std::string> header_names;
-  for (const tessel::jit::CudaHeader& h : source.headers) {
-    header_names.push_back(h.name);
+  tessel::listing::GeneratedCode g = tessel::listing::GenerateCode(k, arch);
+  ptx = g.ptx;
+  for (const tessel::jit::CudaHeader& h : g.headers) {
     auto [it, inserted] = headers.emplace(h.name, h.content);
     if (!inserted && it->second != h.content) {
       headers.emplace(absl::StrCat(h.name, ".", k.name, ".", arch), h.content);
     }
   }
-  return absl::StrCat(
-      "// entry: ", source.entry, "\n// options: ",
-      absl::StrJoin(tessel::jit::NormalizedOptions(lowered->jit_options, arch),
-                    " "),
-      "\n// headers: ", absl::StrJoin(header_names, " "), "\n", source.text);
+  return g.cuda;
 }
 
 }  // namespace

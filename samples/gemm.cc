@@ -8,7 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
-#include "samples/gemm_split_k.h"
+#include "samples/gemm_k_slices.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"

@@ -16,7 +16,7 @@
 // Registered for tessel-warmup as "gemm" with params M, N, K and optional
 // in_dtype, out_dtype, layout ("NN"...), block_m, block_n, block_k,
 // num_stages, threads, panel, split_k (its partial-sums kernel; the reduce
-// is "gemm_split_k_reduce", gemm_split_k.h), bias_relu.
+// is "gemm_split_k_reduce", gemm_k_slices.h), bias_relu.
 #ifndef TESSEL_SAMPLES_GEMM_H_
 #define TESSEL_SAMPLES_GEMM_H_
 
@@ -54,7 +54,7 @@ struct GemmTile {
   int num_stages = 3;
   int threads = 256;
   int panel = 8;  // T::use_swizzle panel size; 0: plain raster order
-  // K slices (gemm_split_k.h): > 1 runs a block per (output tile, slice)
+  // K slices (gemm_k_slices.h): > 1 runs a block per (output tile, slice)
   // into f32 partial sums, then a kernel that adds them.
   int split_k = 1;
   // sm_90a: PassConfig::pingpong_consumers, two consumer warpgroups taking

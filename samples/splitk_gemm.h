@@ -1,6 +1,7 @@
 // Split-K GEMM: the K loop is cut into split_k slices, one per grid z; each
 // block adds its partial C tile into C (f32) with atomic_add. The host wrapper
-// (SplitKGemmWorkload) zeroes C first.
+// (SplitKGemmWorkload) zeroes C first. The GEMM sample's own split-K, with
+// no atomics (partial sums, then a reduce kernel), is gemm_k_slices.h.
 //
 //   tessel::samples::SplitKConfig c{.M = 1024, .N = 1024, .K = 16384,
 //                                   .split_k = 8};

@@ -108,7 +108,7 @@ std::vector<SampleCase> SmallCases() {
                                 .block_k = 32,
                                 .num_stages = 2,
                                 .threads = 128}});
-  // K in slices (gemm_split_k.h): partial sums, then the reduce kernel.
+  // K in slices (gemm_k_slices.h): partial sums, then the reduce kernel.
   // Ragged sizes and a ragged last slice (10 steps: 4 + 4 + 2), the bias in
   // the reduce; NT with f32 out, 3 steps in 3 slices of 1. 3 stages: the
   // tile fits sm_80 too.

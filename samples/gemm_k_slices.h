@@ -4,6 +4,7 @@
 // slice's f32 partial sums into a workspace `partials` [slices, M, N] (no
 // atomics: the sum is the same on every run); a second kernel adds the
 // slices (and the bias + ReLU epilogue) and rounds to the output dtype.
+// (splitk_gemm.h is another sample: its slices add into C with atomics.)
 //
 //   GemmConfig c{.M = 1000, .N = 1000, .K = 1000,
 //                .tile = {.block_m = 128, .block_n = 128, .num_stages = 6,
@@ -14,8 +15,8 @@
 // GemmWorkload runs both. Registered for tessel-warmup as
 // "gemm_split_k_reduce" with params M, N, K, split_k, block_k and optional
 // in_dtype, out_dtype, bias_relu.
-#ifndef TESSEL_SAMPLES_GEMM_SPLIT_K_H_
-#define TESSEL_SAMPLES_GEMM_SPLIT_K_H_
+#ifndef TESSEL_SAMPLES_GEMM_K_SLICES_H_
+#define TESSEL_SAMPLES_GEMM_K_SLICES_H_
 
 #include "absl/status/statusor.h"
 #include "samples/gemm.h"
@@ -38,4 +39,4 @@ absl::StatusOr<Program> GemmSplitKReduceProgram(const GemmConfig& config);
 
 }  // namespace tessel::samples
 
-#endif  // TESSEL_SAMPLES_GEMM_SPLIT_K_H_
+#endif  // TESSEL_SAMPLES_GEMM_K_SLICES_H_

@@ -1,4 +1,4 @@
-// The GEMM sample's K slices (gemm_split_k.h) and its tile table
+// The GEMM sample's K slices (gemm_k_slices.h) and its tile table
 // (DefaultGemmTile, gemm_tile.cc), without a GPU. The split workloads' values
 // are checked against float64 by the InterpreterTest cases (sample_cases.cc).
 #include <gmock/gmock.h>
@@ -7,7 +7,7 @@
 #include "nlohmann/json.hpp"
 #include "samples/execute.h"
 #include "samples/gemm.h"
-#include "samples/gemm_split_k.h"
+#include "samples/gemm_k_slices.h"
 #include "tessel/registry.h"
 
 namespace tessel::samples {

@@ -1,4 +1,4 @@
-#include "samples/gemm_split_k.h"
+#include "samples/gemm_k_slices.h"
 
 #include <algorithm>
 #include <limits>

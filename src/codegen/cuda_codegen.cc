@@ -57,33 +57,12 @@ const char* CudaType(DataType t) {
 
 namespace {
 
-// $TESSEL_WGMMA_ASM_EACH=1: one asm statement per wgmma, as before runs of
-// them were one (Printer::Wgmmas); for A/B timings of the generated code
-// (tools/dev/s9_compile_device.sh).
-bool WgmmaAsmEach() {
-  static const bool each = [] {
-    const char* v = std::getenv("TESSEL_WGMMA_ASM_EACH");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  return each;
-}
-
 // The intrinsic an Evaluate statement calls, if any.
 std::optional<passes::Intrinsic> EvaluatedIntrinsic(const ir::Stmt& s) {
   const auto* e = s.As<ir::EvaluateNode>();
   const auto* c = e ? e->value.As<ir::CallNode>() : nullptr;
   if (c == nullptr) return std::nullopt;
   return passes::IntrinsicOf(*c);
-}
-
-// $TESSEL_UNROLL_FRAGMENT_LOOPS=0: fragment loops printed as loops, as
-// before (UnrollsFragmentNests); for A/B timings of the generated code.
-bool FragmentLoopsKept() {
-  static const bool kept = [] {
-    const char* v = std::getenv("TESSEL_UNROLL_FRAGMENT_LOOPS");
-    return v != nullptr && std::string(v) == "0";
-  }();
-  return kept;
 }
 
 // The mma.sync and ldmatrix fragments a statement runs, its unrolled
@@ -174,7 +153,6 @@ void FragmentNests(const ir::Stmt& s, std::vector<int64_t>* nests) {
 // kernel with a bigger nest (a gemm's 4 x 8 mma) keeps its loops.
 // docs/benchmarks.md, "Compile latency".
 bool UnrollsFragmentNests(const ir::Stmt& body) {
-  if (FragmentLoopsKept()) return false;
   std::vector<int64_t> nests;
   FragmentNests(body, &nests);
   if (nests.size() < 32) return false;
@@ -376,8 +354,7 @@ void Printer::Stmt(const ir::Stmt& s) {
       const std::vector<ir::Stmt>& stmts = s.As<ir::SeqNode>()->stmts;
       for (size_t i = 0; i < stmts.size();) {
         std::vector<const ir::CallNode*> wgmmas;
-        while (i + wgmmas.size() < stmts.size() &&
-               (wgmmas.empty() || !WgmmaAsmEach())) {
+        while (i + wgmmas.size() < stmts.size()) {
           const ir::CallNode* c = WgmmaCall(stmts[i + wgmmas.size()]);
           if (c == nullptr) break;
           wgmmas.push_back(c);

@@ -14,16 +14,6 @@
 namespace tessel::runtime {
 namespace {
 
-// $TESSEL_NVRTC_MINIMAL=0: without -minimal, as before; for A/B timings
-// (tools/dev/s10_compile_device.sh).
-bool NvrtcMinimal() {
-  static const bool on = [] {
-    const char* v = std::getenv("TESSEL_NVRTC_MINIMAL");
-    return v == nullptr || std::string(v) != "0";
-  }();
-  return on;
-}
-
 // Whether the PTX translation is offered: CompileOptions::direct_ptx, or
 // $TESSEL_PTX=1 / 0 for the whole process (A/B timings, warmups), never
 // with fast_math (the emitter spells IEEE arithmetic only), and only where
@@ -120,7 +110,7 @@ absl::StatusOr<Lowered> Lower(const ir::Program& program,
   // Generated kernels use no textures, device-side launches or runtime API
   // types: NVRTC's -minimal leaves those declarations out of its builtin
   // header (about 5 ms less front end per kernel, the same SASS).
-  if (NvrtcMinimal()) lowered.jit_options.extra.push_back("-minimal");
+  lowered.jit_options.extra.push_back("-minimal");
   return lowered;
 }
 

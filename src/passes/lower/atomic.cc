@@ -4,9 +4,6 @@
 // reductions).
 #include "src/passes/lower/lowerer.h"
 
-#include <cstdlib>
-#include <string>
-
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 
@@ -85,17 +82,6 @@ Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
 // nothing).
 namespace {
 
-// $TESSEL_BULK_WAIT_AT_ISSUE=1 (A/B timings): the issuing threads wait for
-// the TMA to have read the tile right after issuing, instead of before their
-// next barrier or access to it (fence_proxy_async.cc, WaitsForBulkReads).
-bool WaitAtIssue() {
-  static const bool at_issue = [] {
-    const char* v = std::getenv("TESSEL_BULK_WAIT_AT_ISSUE");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  return at_issue;
-}
-
 // Whether the TMA writes shared tile b (a pipeline's stage).
 bool TmaWritten(const Stmt& body, const ir::BufferNode* b) {
   bool found = false;
@@ -142,10 +128,6 @@ Stmt Lowerer::BulkReduceRows(const ir::AtomicNode& a, const ir::Region& dst,
                     ir::Load(dst.buffer, {GlobalIndex(dst.buffer, di)}),
                     ir::Load(src.buffer, {FlatOffset(src.buffer, si)})}));
       });
-  if (WaitAtIssue()) {
-    return ir::Seq({rows, Intrin(Intrinsic::kBulkCommit, {}),
-                    Intrin(Intrinsic::kBulkWaitRead, {Expr(0)})});
-  }
   return ir::Seq({rows, Intrin(Intrinsic::kBulkCommit, {})});
 }
 

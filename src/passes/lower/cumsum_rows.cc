@@ -5,9 +5,6 @@
 // chunk's sum (tl::warp_group_last). No shared memory, no barriers; the
 // unrolled body is one step per local element. Rows over several warps go
 // to cumsum.cc.
-#include <cstdlib>
-#include <string>
-
 #include "absl/strings/str_cat.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
@@ -15,20 +12,6 @@
 #include "src/passes/plan_shared_memory.h"
 
 namespace tessel::passes::lower {
-namespace {
-
-// $TESSEL_CUMSUM_CARRY_REDUCE=1: the carry is a warp reduction of the
-// chunk's totals, as before the one-shuffle carry; for A/B timings
-// (tools/dev/s10_compile_device.sh).
-bool CarryByReduction() {
-  static const bool on = [] {
-    const char* v = std::getenv("TESSEL_CUMSUM_CARRY_REDUCE");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  return on;
-}
-
-}  // namespace
 
 Stmt Lowerer::CumsumRows(const ir::CumsumNode& c) {
   const FragmentLayout& l = Layout(c.src);
@@ -80,10 +63,7 @@ Stmt Lowerer::CumsumRows(const ir::CumsumNode& c) {
       // reduction (NVRTC CPU of seed_row_softmax_cumsum 2744 -> 1895 ms on
       // sm_80); the float sum adds in scan order, not the butterfly's.
       Expr chunk = Expr(total);
-      if (group > 1 && CarryByReduction()) {
-        chunk = IntrinExpr(t, Intrinsic::kWarpReduceSum,
-                           {Expr(group), Expr(total)});
-      } else if (group > 1) {
+      if (group > 1) {
         chunk = IntrinExpr(
             t, Intrinsic::kWarpGroupLast,
             {Expr(group), Expr(c.reverse ? 1 : 0), Expr(before) + Expr(total)});

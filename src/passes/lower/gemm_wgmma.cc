@@ -1,7 +1,6 @@
 // T.gemm on sm_90a through wgmma.mma_async: B (and A when it fits) read by
 // the tensor cores from shared memory through SWIZZLE_128B descriptors.
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -33,16 +32,6 @@ std::pair<ir::Buffer, Expr> Lowerer::WgmmaStart(const ir::Region& region,
 
 namespace {
 
-// $TESSEL_WGMMA_DESC_WHOLE=1: every wgmma descriptor built whole from
-// tx / 128, as before session 15; for A/B timings of the generated code.
-bool DescriptorsWhole() {
-  static const bool whole = [] {
-    const char* v = std::getenv("TESSEL_WGMMA_DESC_WHOLE");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  return whole;
-}
-
 Expr BuildDescriptor(const ir::Buffer& buffer, const Expr& offset,
                      const WgmmaOperand& o) {
   std::vector<Expr> args{SharedAddr(buffer, offset)};
@@ -62,7 +51,7 @@ WgmmaDescriptors Lowerer::WgmmaBase(const ir::Region& region,
                                     bool shared, std::vector<Stmt>& lets) {
   WgmmaDescriptors d{.region = &region, .operand = &o};
   std::tie(d.buffer, d.offset) = WgmmaStart(region, o, 0, mn0);
-  if (shared && !DescriptorsWhole()) {
+  if (shared) {
     d.base = ir::Var(absl::StrCat(d.buffer->name, "_desc"), DataType::kI64);
     lets.push_back(Let(d.base, BuildDescriptor(d.buffer, d.offset, o)));
   }
@@ -108,13 +97,9 @@ std::string WgmmaTypes(const ir::GemmNode& g) {
 // index, as a warp-uniform value: the descriptors built from it stay in
 // uniform registers (the flash backward step: 51 R2UR -> 3).
 Expr Lowerer::WgmmaRowsA(const MmaGemm& m, int mi) {
-  Expr w = Expr(tx_) / 128;
-  if (!DescriptorsWhole()) {
-    ir::Var& v = warpgroups_[tx_.get()];
-    if (!v.defined()) v = ir::Var("warpgroup");
-    w = v;
-  }
-  Expr rows = w * (64 * m.MI);
+  ir::Var& w = warpgroups_[tx_.get()];
+  if (!w.defined()) w = ir::Var("warpgroup");
+  Expr rows = Expr(w) * (64 * m.MI);
   return mi > 0 ? rows + 64 * mi : rows;
 }
 
@@ -153,21 +138,6 @@ Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g,
   return Intrin(Intrinsic::kWgmma, args);
 }
 
-namespace {
-
-// $TESSEL_WGMMA_CLEAR_BY_MOVS=1: a clear_accum gemm zeroes its accumulator
-// registers and adds, as before its first k step overwrote them (scale-d
-// 0); for A/B timings of the generated code.
-bool ClearByMovs() {
-  static const bool movs = [] {
-    const char* v = std::getenv("TESSEL_WGMMA_CLEAR_BY_MOVS");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  return movs;
-}
-
-}  // namespace
-
 // Waits until at most `pending` committed wgmma groups run, then tells the
 // compiler their accumulators changed here (it must not read them before the
 // wait).
@@ -197,8 +167,6 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
   // before the run, keeps fewer live across it and does not serialize the
   // wgmmas (the flash backward's five gemms did: "insufficient register
   // resources", a wait after every k step).
-  const bool overwrite_first = g.clear_accum && !ClearByMovs();
-  if (g.clear_accum && !overwrite_first) body.push_back(ClearAccumulator(g, m));
   if (!m.wgmma_a) {
     for (int kk = 0; kk < m.KK; ++kk)
       body.push_back(LoadFragments(m, g, Expr(kk), kk));
@@ -220,7 +188,7 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
       for (int n0 = 0; n0 < n_total; n0 += m.wgmma_n) {
         body.push_back(WgmmaStep(m, g, da, db, kk, mi, n0,
                                  std::min(m.wgmma_n, n_total - n0),
-                                 /*accumulate=*/kk > 0 || !overwrite_first));
+                                 /*accumulate=*/kk > 0 || !g.clear_accum));
       }
     }
   }

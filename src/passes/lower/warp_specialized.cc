@@ -6,9 +6,6 @@
 // thread index and barrier.
 #include "src/passes/lower/lowerer.h"
 
-#include <cstdlib>
-#include <string>
-
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 
@@ -23,13 +20,7 @@ struct RegisterSplit {
 };
 RegisterSplit RegistersFor(int consumers) {
   if (consumers == 384) return {24, 160};
-  // $TESSEL_WS_REGISTERS_24_240=1: FlashAttention 3's split for two
-  // consumer warpgroups (128 x 24 + 256 x 240), for A/B timings.
-  static const bool fa3 = [] {
-    const char* v = std::getenv("TESSEL_WS_REGISTERS_24_240");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  return fa3 ? RegisterSplit{24, 240} : RegisterSplit{40, 232};
+  return {40, 232};
 }
 
 // Named barrier 1 (+ the group of a ping-pong consumer): 0 is

@@ -99,6 +99,7 @@ PassConfigSwitches() {
           {"consumer_gemm_turns", &PassConfig::consumer_gemm_turns},
           {"bulk_reduce_atomics", &PassConfig::bulk_reduce_atomics},
           {"wgmma_across_barriers", &PassConfig::wgmma_across_barriers},
+          {"rebase_unrolled_nests", &PassConfig::rebase_unrolled_nests},
       };
   return *switches;
 }

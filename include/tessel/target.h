@@ -98,6 +98,14 @@ struct PassConfig {
   // it into both, so the pair reads it from L2 once. Ignored where it does
   // not apply (src/passes/warp_specialize.h says where).
   int cluster_size = 1;
+  // The CUDA printer (src/codegen/cuda_rebase.cc): in an unrolled loop nest,
+  // the global accesses copied 32 times or more index one base pointer
+  // declared before the nest, so NVVM does not fold their whole index again
+  // in every copy (NVRTC CPU time of the sm_90a gemm -11 %, its SASS the
+  // same). Off by default: it changes other kernels' SASS (flash attention)
+  // and has no GPU timing that settles it. Kernels the PTX emitter spells
+  // (CompileOptions::direct_ptx) do not use it.
+  bool rebase_unrolled_nests = false;
   // A folder: the IR after every pass is written there (also
   // $TESSEL_DUMP_IR).
   std::string dump_ir;

@@ -10,9 +10,8 @@
 // the part that does not change in the nest is computed once and each copy
 // adds a constant. Same addresses; NVVM's time on the sm_90a gemm -20 %, the
 // same SASS; other kernels get other SASS (docs/benchmarks.md, "Compile
-// latency").
+// latency"). Only with PassConfig::rebase_unrolled_nests.
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -26,14 +25,6 @@
 
 namespace tessel::codegen {
 namespace {
-
-// $TESSEL_REBASE_UNROLLED=1 turns base pointers on: off by default until the
-// H200 says the kernels whose SASS they change are not slower
-// (tools/dev/s10_compile_device.sh). Read at each nest, so a test can set it.
-bool RebasesUnrolled() {
-  const char* v = std::getenv("TESSEL_REBASE_UNROLLED");
-  return v != nullptr && std::string(v) == "1";
-}
 
 // The accesses of a buffer from one base: at least this many copies in the
 // unrolled nest (a wgmma gemm's epilogue stores 64; linear attention's and
@@ -97,7 +88,7 @@ bool UsesAny(const ir::Expr& e, const std::vector<const ir::VarNode*>& vars) {
 }  // namespace
 
 void Printer::DeclareRebases(const ir::ForNode& nest) {
-  if (!RebasesUnrolled() || !ConstExtent(nest)) return;
+  if (!st_.config.rebase_unrolled_nests || !ConstExtent(nest)) return;
   NestVars vars;
   vars.unrolled.push_back(nest.var.get());
   vars.copies = *ir::AsConstInt(nest.extent);

@@ -148,7 +148,8 @@ std::string PassConfig::ToString() const {
       consumer_gemm_turns ? " consumer_gemm_turns=1" : "",
       bulk_reduce_atomics ? " bulk_reduce_atomics=1" : "",
       wgmma_across_barriers ? " wgmma_across_barriers=1" : "",
-      cluster_size != 1 ? absl::StrCat(" cluster_size=", cluster_size) : "");
+      cluster_size != 1 ? absl::StrCat(" cluster_size=", cluster_size) : "",
+      rebase_unrolled_nests ? " rebase_unrolled_nests=1" : "");
 }
 
 }  // namespace tessel

@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -155,22 +154,22 @@ TEST(Codegen, GemmHasTheProbeShape) {
 
 // The unrolled epilogue's stores index one base pointer, declared before
 // the nest, with constants (cuda_rebase.cc): NVVM folds no index per copy.
-// Off by default ($TESSEL_REBASE_UNROLLED=1 turns it on): a program no other
-// test compiles, so the program memo holds no kernel printed without it.
+// Only with PassConfig::rebase_unrolled_nests, which is part of the program
+// memo's key: the same program compiled without it first keeps its indices.
 TEST(Codegen, UnrolledStoresIndexABasePointer) {
   const ir::Program gemm =
       testing::Gemm({.m = 4096, .n = 2048, .k = 512, .stages = 2});
-  absl::StatusOr<CompiledKernel> plain =
-      compile(gemm, {.target = Target::sm80()});
-  ASSERT_TRUE(plain.ok()) << plain.status();
-  EXPECT_THAT(plain->source(), Not(HasSubstr("C_at")));
-  setenv("TESSEL_REBASE_UNROLLED", "1", 1);
   for (Target t : {Target::sm90a(), Target::sm80()}) {
-    // The plain epilogue stores (sm_90a's default stores through the TMA).
+    // The plain epilogue stores (sm_90a's default stores through the TMA);
+    // fast_math keeps the kernel on the CUDA printer.
+    PassConfig config{.disable_tma_store_epilogue = true};
+    absl::StatusOr<CompiledKernel> plain =
+        compile(gemm, {.target = t, .pass_config = config, .fast_math = true});
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    EXPECT_THAT(plain->source(), Not(HasSubstr("C_at")));
+    config.rebase_unrolled_nests = true;
     absl::StatusOr<CompiledKernel> k =
-        compile(gemm, {.target = t,
-                       .pass_config = {.disable_tma_store_epilogue = true},
-                       .fast_math = true});
+        compile(gemm, {.target = t, .pass_config = config, .fast_math = true});
     ASSERT_TRUE(k.ok()) << k.status();
     const std::string& s = k->source();
     const size_t base = s.find("auto* const C_at = &C[");
@@ -184,7 +183,6 @@ TEST(Codegen, UnrolledStoresIndexABasePointer) {
     EXPECT_EQ(index.find("tx"), std::string::npos) << index;
     EXPECT_EQ(index.find("by"), std::string::npos) << index;
   }
-  unsetenv("TESSEL_REBASE_UNROLLED");
 }
 
 // f32 operands take the FMA loops: one k loop around the accumulator's

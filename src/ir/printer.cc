@@ -148,14 +148,6 @@ class Printer {
                               Print(b->b), ")");
         }
         *prec = p;
-        // x + -3 reads better as x - 3.
-        if (b->op == BinaryOp::kAdd) {
-          if (std::optional<int64_t> c = AsConstInt(b->b);
-              c && *c < 0 && *c != INT64_MIN) {
-            return absl::StrCat(PrintPrec(b->a, p), " - ",
-                                PrintPrec(IntImm(b->b.dtype(), -*c), p + 1));
-          }
-        }
         return absl::StrCat(PrintPrec(b->a, p), " ", BinaryOpName(b->op), " ",
                             PrintPrec(b->b, p + 1));
       }
@@ -288,6 +280,13 @@ class Printer {
           if (!f->stage.empty())
             absl::StrAppend(&extra, ", stage=[", absl::StrJoin(f->stage, ", "),
                             "]");
+        }
+        // A variable named before (a copied loop) whose name an enclosing
+        // loop holds now gets a new name: the body must not read as if it
+        // used the outer loop's.
+        if (auto it = names_.find(f->var.get());
+            it != names_.end() && used_.count(it->second)) {
+          names_.erase(it);
         }
         std::string var = VarName(f->var);
         Line(absl::StrCat("for ", var, " in T.", ForKindName(f->for_kind), "(",

@@ -232,6 +232,26 @@ bool FragmentLayout::operator==(const FragmentLayout& o) const {
          warpgroup_rows_ == o.warpgroup_rows_ && group_ == o.group_;
 }
 
+FragmentLayout::Fields FragmentLayout::fields() const {
+  return {kind_, shape_, threads_, warps_m_,        warps_n_,
+          mi_,   ni_,    vec_,     warpgroup_rows_, group_};
+}
+
+FragmentLayout FragmentLayout::FromFields(const Fields& f) {
+  FragmentLayout l;
+  l.kind_ = f.kind;
+  l.shape_ = f.shape;
+  l.threads_ = f.threads;
+  l.warps_m_ = f.warps_m;
+  l.warps_n_ = f.warps_n;
+  l.mi_ = f.mi;
+  l.ni_ = f.ni;
+  l.vec_ = f.vec;
+  l.warpgroup_rows_ = f.warpgroup_rows;
+  l.group_ = f.group;
+  return l;
+}
+
 std::string FragmentLayout::ToString() const {
   std::string shape = absl::StrJoin(shape_, ", ");
   switch (kind_) {

@@ -123,6 +123,18 @@ class FragmentLayout {
   bool operator==(const FragmentLayout& o) const;
   std::string ToString() const;
 
+  // Every field, for the pass state's text (state_text.h), which must read
+  // back the same layout.
+  struct Fields {
+    Kind kind = Kind::kBlocked;
+    std::vector<int64_t> shape;
+    int threads = 0, warps_m = 1, warps_n = 1, mi = 0, ni = 0, vec = 1;
+    bool warpgroup_rows = false;
+    int group = 1;
+  };
+  Fields fields() const;
+  static FragmentLayout FromFields(const Fields& f);
+
  private:
   Kind kind_ = Kind::kBlocked;
   std::vector<int64_t> shape_;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "src/ir/printer.h"
 #include "src/passes/inject_pipeline.h"
 #include "src/passes/insert_barriers.h"
@@ -16,6 +17,7 @@
 #include "src/passes/lower/rasterize_blocks.h"
 #include "src/passes/plan_gemms.h"
 #include "src/passes/plan_shared_memory.h"
+#include "src/passes/state_text.h"
 #include "src/passes/warp_specialize.h"
 
 namespace tessel::passes {
@@ -113,7 +115,16 @@ std::string DumpState(const LoweringState& state) {
     for (const auto& [n, t] : sorted)
       absl::StrAppend(&out, "#   ", n, ": ", t, "\n");
   }
-  return out;
+  return out + StateText(state);
+}
+
+absl::Status RunPass(LoweringState& state, std::string_view name) {
+  if (absl::Status s = Check(state); !s.ok()) return s;
+  for (const Pass& p : kPasses)
+    if (name == p.name) return p.run(state);
+  return absl::InvalidArgumentError(
+      absl::StrCat("no pass named \"", std::string(name),
+                   "\" (passes: ", absl::StrJoin(PassNames(), ", "), ")"));
 }
 
 absl::Status RunPasses(LoweringState& state, std::string_view stop_after) {

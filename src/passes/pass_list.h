@@ -4,7 +4,8 @@
 //                               .config = config};
 //   RETURN_IF_ERROR(passes::RunPasses(state));          // all passes
 //   RETURN_IF_ERROR(passes::RunPasses(state, "plan_gemms"));  // stop there
-//   std::string text = passes::DumpState(state);         // IR + layouts
+//   RETURN_IF_ERROR(passes::RunPass(state, "lower_tile_ops"));  // one pass
+//   std::string text = passes::DumpState(state);         // IR + state
 //
 // With config.dump_ir (or $TESSEL_DUMP_IR) naming a folder, the IR before
 // the first pass and after each one is written there as
@@ -27,7 +28,13 @@ std::vector<std::string> PassNames();
 // Runs the passes in order; stops after `stop_after` when it names one.
 absl::Status RunPasses(LoweringState& state, std::string_view stop_after = "");
 
-// The program text followed by the layouts and shared memory plan, as dumped.
+// Runs the one pass named `name` (a pass test's input is a dump read back
+// by ParseStateDump, state_text.h); an unknown name is an error.
+absl::Status RunPass(LoweringState& state, std::string_view name);
+
+// The program text followed by the layouts, gemm plans and shared memory
+// plan (for people), then the "# state" section (StateText, for the
+// parser), as dumped.
 std::string DumpState(const LoweringState& state);
 
 }  // namespace tessel::passes

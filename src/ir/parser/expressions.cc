@@ -154,14 +154,8 @@ absl::StatusOr<Expr> Parser::ParseExpr(int min_prec) {
     Next();
     absl::StatusOr<Expr> rhs = ParseExpr(found->prec + 1);
     if (!rhs.ok()) return rhs;
-    // The printer writes x + -3 as x - 3.
-    if (found->op == BinaryOp::kSub && rhs->As<IntImmNode>() &&
-        rhs->As<IntImmNode>()->value > 0) {
-      a = MakeBinary(BinaryOp::kAdd, a,
-                     IntImm(rhs->dtype(), -rhs->As<IntImmNode>()->value));
-    } else {
-      a = MakeBinary(found->op, a, *rhs);
-    }
+    // x - 3 reads back as a subtraction (the printer writes x + -3 so too).
+    a = MakeBinary(found->op, a, *rhs);
   }
 }
 
@@ -326,7 +320,9 @@ absl::StatusOr<Expr> Parser::ParseCallIntrin(const Token& at) {
     if (args.size() != 2) return Error(at, "a let takes a variable and value");
     auto it = vars_.find(let_var->text);
     if (it == vars_.end())
-      it = vars_.emplace(let_var->text, Var(let_var->text, args[1].dtype()))
+      it = vars_
+               .emplace(let_var->text,
+                        Var(NodeName(let_var->text), args[1].dtype()))
                .first;
     args[0] = it->second;
   }

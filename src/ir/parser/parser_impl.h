@@ -23,7 +23,13 @@ class Parser {
  public:
   explicit Parser(std::vector<Line> lines) : lines_(std::move(lines)) {}
   // Buffers the text uses without allocating them.
-  void Declare(const Buffer& b) { buffers_[b->name] = b; }
+  // Two of one name are known as the printer would write them: x, x_1.
+  void Declare(const Buffer& b) {
+    std::string name = b->name;
+    for (int i = 1; buffers_.count(name); ++i)
+      name = b->name + "_" + std::to_string(i);
+    buffers_[name] = b;
+  }
   absl::StatusOr<Program> ParseProgram();
   // One line "name = T.alloc_...(...)".
   absl::StatusOr<Buffer> ParseDeclaration();
@@ -66,13 +72,15 @@ class Parser {
   absl::StatusOr<Stmt> ParseOpLine();
   absl::StatusOr<Stmt> ParseKernel(int indent);
   absl::StatusOr<Stmt> ParseFor(int indent);
-  Var LoopVar(const std::string& name, DataType dtype);
   absl::StatusOr<Stmt> ParseIf(int indent);
   absl::StatusOr<Stmt> ParseWarpSpecialize(int indent);
   absl::StatusOr<Buffer> ParseAlloc(const std::string& name);
   absl::StatusOr<Stmt> ParseBody(int parent_indent);  // after "...:"
   absl::Status ParseSignature(Program* program);
   void StartLine(size_t index);
+  // The name of the node the printer wrote as `printed`: "k_1" while a "k"
+  // is in scope was a second "k" (the printer's clash suffix).
+  std::string NodeName(const std::string& printed) const;
   bool AtLine() const { return line_ < lines_.size(); }
 
   std::vector<Line> lines_;
@@ -80,11 +88,6 @@ class Parser {
   size_t pos_ = 0;
   std::map<std::string, Buffer, std::less<>> buffers_;
   std::map<std::string, Var, std::less<>> vars_;
-  // Loop variables by name, every one made so far, and those of the loops
-  // being read: the printer writes an inner loop with an enclosing loop's
-  // name only for a variable it named before (a copied loop).
-  std::map<std::string, std::vector<Var>, std::less<>> loop_vars_;
-  std::vector<const VarNode*> enclosing_loops_;
 };
 
 }  // namespace tessel::ir::parser

@@ -1,6 +1,6 @@
 // The parser's statements: one per line, nested by indentation as the
 // printer writes them; an allocation's body is the rest of its block.
-#include <algorithm>
+#include <cctype>
 
 #include "absl/strings/str_cat.h"
 #include "src/ir/op.h"
@@ -16,6 +16,16 @@ constexpr ForKind kForKinds[] = {ForKind::kSerial, ForKind::kUnrolled,
                                  ForKind::kParallel, ForKind::kPipelined};
 
 }  // namespace
+
+std::string Parser::NodeName(const std::string& printed) const {
+  size_t cut = printed.find_last_of('_');
+  if (cut == std::string::npos || cut == 0 || cut + 1 == printed.size())
+    return printed;
+  for (size_t i = cut + 1; i < printed.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(printed[i]))) return printed;
+  std::string base = printed.substr(0, cut);
+  return vars_.count(base) || buffers_.count(base) ? base : printed;
+}
 
 void Parser::StartLine(size_t index) {
   line_ = index;
@@ -101,12 +111,12 @@ absl::StatusOr<Buffer> Parser::ParseAlloc(const std::string& name) {
     TESSEL_RETURN_IF_ERROR(Expect("("));
     TESSEL_ASSIGN_OR_RETURN(auto d, Dtype());
     TESSEL_RETURN_IF_ERROR(Expect(")"));
-    b = MakeBuffer(name, d, {IntImm(DataType::kI32, 1)}, Scope::kVar);
+    b = MakeBuffer(NodeName(name), d, {IntImm(DataType::kI32, 1)}, Scope::kVar);
   } else if (AcceptTDot("alloc_barrier")) {
     TESSEL_RETURN_IF_ERROR(Expect("("));
     TESSEL_ASSIGN_OR_RETURN(auto n, ParseExpr());
     TESSEL_RETURN_IF_ERROR(Expect(")"));
-    b = MakeBuffer(name, DataType::kI64, {n}, Scope::kBarrier);
+    b = MakeBuffer(NodeName(name), DataType::kI64, {n}, Scope::kBarrier);
   } else {
     std::optional<Scope> scope;
     for (Scope s : kScopes)
@@ -132,7 +142,7 @@ absl::StatusOr<Buffer> Parser::ParseAlloc(const std::string& name) {
       TESSEL_RETURN_IF_ERROR(Expect(")"));
     }
     TESSEL_RETURN_IF_ERROR(Expect(")"));
-    b = MakeBuffer(name, d, shape, *scope, layout);
+    b = MakeBuffer(NodeName(name), d, shape, *scope, layout);
   }
   auto [it, fresh] = buffers_.emplace(name, b);
   return it->second;
@@ -156,7 +166,7 @@ absl::StatusOr<Stmt> Parser::ParseKernel(int indent) {
   bool paren = Accept("(");
   do {
     TESSEL_ASSIGN_OR_RETURN(auto name, Ident());
-    vars.emplace_back(name, DataType::kI32);
+    vars.emplace_back(NodeName(name), DataType::kI32);
     vars_[name] = vars.back();
   } while (paren && Accept(","));
   if (paren) TESSEL_RETURN_IF_ERROR(Expect(")"));
@@ -183,7 +193,7 @@ absl::StatusOr<Stmt> Parser::ParseWarpSpecialize(int indent) {
   if (groups > 1) {
     TESSEL_RETURN_IF_ERROR(ExpectIdent("as"));
     TESSEL_ASSIGN_OR_RETURN(auto name, Ident());
-    group = Var(name, DataType::kI32);
+    group = Var(NodeName(name), DataType::kI32);
     vars_[name] = group;
   }
   TESSEL_RETURN_IF_ERROR(Expect(":"));
@@ -203,24 +213,6 @@ absl::StatusOr<Stmt> Parser::ParseWarpSpecialize(int indent) {
   return MakeStmt<WarpSpecializeNode>(static_cast<int>(producer_threads),
                                       parts[0], parts[1], SourceLoc(),
                                       static_cast<int>(groups), group);
-}
-
-// A fresh variable, unless an enclosing loop has the name: then the last
-// one of that name made before (the printer named it so).
-Var Parser::LoopVar(const std::string& name, DataType dtype) {
-  std::vector<Var>& made = loop_vars_[name];
-  auto enclosing = [&](const Var& v) {
-    return std::find(enclosing_loops_.begin(), enclosing_loops_.end(),
-                     v.get()) != enclosing_loops_.end();
-  };
-  bool shadows = false;
-  for (const Var& v : made) shadows |= enclosing(v);
-  if (shadows) {
-    for (auto it = made.rbegin(); it != made.rend(); ++it)
-      if (!enclosing(*it)) return *it;
-  }
-  made.emplace_back(name, dtype);
-  return made.back();
 }
 
 absl::StatusOr<Stmt> Parser::ParseFor(int indent) {
@@ -261,14 +253,11 @@ absl::StatusOr<Stmt> Parser::ParseFor(int indent) {
     }
   }
   TESSEL_RETURN_IF_ERROR(Expect(")"));
-  Var var = LoopVar(name, extent.dtype());
+  Var var(NodeName(name), extent.dtype());
   std::optional<Var> outer;
   if (auto it = vars_.find(name); it != vars_.end()) outer = it->second;
   vars_[name] = var;
-  enclosing_loops_.push_back(var.get());
-  absl::StatusOr<Stmt> body_or = ParseBody(indent);
-  enclosing_loops_.pop_back();
-  TESSEL_ASSIGN_OR_RETURN(Stmt body, std::move(body_or));
+  TESSEL_ASSIGN_OR_RETURN(Stmt body, ParseBody(indent));
   if (outer) {
     vars_[name] = *outer;
   } else {

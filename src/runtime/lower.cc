@@ -15,9 +15,9 @@ namespace tessel::runtime {
 namespace {
 
 // Whether the PTX translation is offered: CompileOptions::direct_ptx, or
-// $TESSEL_PTX=1 / 0 for the whole process (A/B timings, warmups), never
-// with fast_math (the emitter spells IEEE arithmetic only), and only where
-// a ptxas is found.
+// $TESSEL_PTX=1 / 0 for the whole process (a warmup, a test run; README,
+// docs/ptx_backend.md), never with fast_math (the emitter spells IEEE
+// arithmetic only), and only where a ptxas is found.
 bool PtxBackend(const CompileOptions& options) {
   static const int env = [] {
     const char* v = std::getenv("TESSEL_PTX");

@@ -1,5 +1,7 @@
 // The compile-with-cache entry point: CUDA source in, cubin or loaded kernel
-// out, from memory, from disk, or compiled (once) by NVRTC.
+// out, from memory, from disk, or compiled (once): by ptxas from the
+// source's PTX translation where it offers one (ptx_translation.h), else by
+// NVRTC.
 //
 //   tessel::jit::KernelCache& cache = tessel::jit::KernelCache::Default();
 //   ASSIGN_OR_RETURN(LoadedKernel kernel,
@@ -7,18 +9,17 @@
 //   RETURN_IF_ERROR(kernel.Launch(config, args));
 //
 //   // Without a GPU (warmup, CI): the cubin only.
-//   ASSIGN_OR_RETURN(CachedCubin c, cache.GetCubin(source, {.arch =
-//   "sm_90a"}));
+//   ASSIGN_OR_RETURN(CachedCubin c,
+//                    cache.GetCubin(source, {.arch = "sm_90a"}));
 //
 // In process: a memory cache (bounded, cubin_memory.h) in front of the disk,
-// with single-flight per
-// key (threads asking for one kernel share one compile), and loaded modules
-// kept per (key, context): a kernel launched in two contexts (two GPUs, or
-// the host application's own context) is loaded once into each. Contexts
-// are told apart by ContextId, so a destroyed context's modules are never
-// used for a new context that reuses its handle; they are dropped at the
-// next load. Across processes: the DiskCache, whose per-key
-// lock makes N processes missing one key compile it once.
+// with single-flight per key (threads asking for one kernel share one
+// compile), and loaded modules kept per (key, context): a kernel launched in
+// two contexts (two GPUs, or the host application's own context) is loaded
+// once into each. Contexts are told apart by ContextId, so a destroyed
+// context's modules are never used for a new context that reuses its handle;
+// they are dropped at the next load. Across processes: the DiskCache, whose
+// per-key lock makes N processes missing one key compile it once.
 #ifndef TESSEL_JIT_KERNEL_CACHE_H_
 #define TESSEL_JIT_KERNEL_CACHE_H_
 
@@ -73,8 +74,16 @@ class KernelCache {
   // The process-wide cache, configured from the environment; never destroyed.
   static KernelCache& Default();
 
-  // The cubin for (source, options). Errors are not cached: the next call
-  // tries again.
+  // The cubin for (source, options) under ComputeCacheKey's key: from
+  // memory, else from disk, else compiled and stored. On a miss the PTX
+  // translation, if the source offers one, runs only then; ptxas compiles
+  // it (maybe twice, for registers: occupancy_fit.h), and NVRTC compiles the
+  // CUDA text where the translation is Unimplemented or ptxas refuses it.
+  // Threads missing one key share one compile; processes, through the disk
+  // cache's key lock. Errors are not cached: the next call tries again.
+  absl::StatusOr<CachedCubin> GetCubin(const CudaSource& source,
+                                       const CompileOptions& options);
+
   // The cubin stored under `key` (ComputeCacheKey's) for `arch` (resolved:
   // "sm_90a") and `entry`, from memory or disk; nullopt when neither holds
   // it. Never compiles: for a caller that knows the key without the source
@@ -82,8 +91,6 @@ class KernelCache {
   std::optional<CachedCubin> FindCubin(const std::string& key,
                                        const std::string& arch,
                                        const std::string& entry);
-  absl::StatusOr<CachedCubin> GetCubin(const CudaSource& source,
-                                       const CompileOptions& options);
 
   // GetCubin, then Load. An empty options.arch is the context's device's.
   absl::StatusOr<LoadedKernel> GetKernel(const CudaSource& source,

@@ -1,6 +1,8 @@
-// Registers the seed kernels (tests/dsl/seed_programs.h) for tessel-warmup,
-// until samples/ registers the samples. Built as an OBJECT library so that
-// the registrations survive linking (see include/tessel/registry.h).
+// Registers the seed programs (tests/dsl/seed_programs.h) for tessel-warmup
+// as "seed_gemm", "seed_split_k_gemm", ... beside the samples, which
+// register themselves (samples/): samples/kernels.json warms both, and the
+// tools tests compile them. An OBJECT library (tessel_seed_kernels), so
+// that the registrations survive linking (include/tessel/registry.h).
 #include <cstdint>
 #include <limits>
 

@@ -5,8 +5,10 @@
 //   absl::StatusOr<ir::Program> p = ir::ParseProgram(text);
 //   // ir::ToString(*p) == text for any text the printer wrote
 //
-// Names resolve as the printer wrote them: a buffer or variable is one node
-// per name (loop variables are scoped to their loop); a let's variable
+// Nodes are built as printed (no folding: "x - 3" is a subtraction). Names
+// resolve as the printer wrote them: one node per name in scope (loop
+// variables scoped to their loop); "k_1" while a "k" is in scope is a node
+// named k (the printer's clash suffix); a let's variable
 // (T.call_intrin(i32, "let", v, value)) takes its value's dtype. Comment
 // lines (# ...) and trailing "# file.cc:42" locations are skipped. Errors
 // name the line and column: "3:17: unknown name 'A_shard'".

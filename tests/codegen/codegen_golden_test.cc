@@ -1,8 +1,9 @@
 // The generated CUDA and PTX of a few kernels, byte for byte: an mma.sync
 // gemm for sm_80, a wgmma gemm for sm_90a, a row softmax + cumsum for
 // sm_90a. Any change to the codegen's text shows here as a diff to review.
-// The files are tests/codegen/golden/<kernel>.<arch>.{cu,ptx}, in the
-// format of tools/dump_generated_cuda.sh (the same bytes as its files).
+// The files are tests/codegen/golden/<kernel>.<arch>.{cu,ptx}.txt, the
+// same bytes as tools/dump_generated_cuda.sh's <kernel>.<arch>.{cu,ptx}
+// (.txt: they are not sources to format or compile).
 //
 // After an intended change, rewrite them and review the diff:
 //   TESSEL_UPDATE_GOLDEN=1
@@ -70,8 +71,8 @@ TEST_P(CodegenGolden, CudaAndPtxMatchTheirFiles) {
   ASSERT_FALSE(code.ptx.empty()) << g.name << ": the PTX emitter declined it";
   std::string base =
       absl::StrCat(SourceDir(), "/tests/codegen/golden/", g.name, ".", g.arch);
-  ExpectFile(base + ".cu", code.cuda);
-  ExpectFile(base + ".ptx", code.ptx);
+  ExpectFile(base + ".cu.txt", code.cuda);
+  ExpectFile(base + ".ptx.txt", code.ptx);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, CodegenGolden, ::testing::ValuesIn(kGoldens),

@@ -74,11 +74,17 @@ TEST_P(PassTextRoundTrip, EveryPassRunsTheSameFromItsDump) {
         << pass << " from the dump of\n"
         << before;
   }
+  const std::string after = passes::DumpState(state);
+  back = passes::ParseStateDump(after, state.target, state.config);
+  ASSERT_TRUE(back.ok()) << "after the last pass: " << back.status();
+  ASSERT_EQ(passes::DumpState(back->state), after) << "after the last pass";
   absl::StatusOr<codegen::GeneratedKernel> cuda = codegen::EmitCuda(state);
   absl::StatusOr<codegen::GeneratedKernel> cuda_back =
       codegen::EmitCuda(back->state);
   ASSERT_EQ(cuda_back.status(), cuda.status());
-  if (cuda.ok()) EXPECT_EQ(cuda_back->source.text, cuda->source.text);
+  if (cuda.ok()) {
+    EXPECT_EQ(cuda_back->source.text, cuda->source.text);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Listed, PassTextRoundTrip,

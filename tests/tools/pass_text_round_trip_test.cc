@@ -3,8 +3,9 @@
 // after each of the 9 passes: its dump (DumpState: IR + "# state") reads
 // back (ParseStateDump) and prints the same text; the pass run on the
 // read-back state gives the same dump as on the original; and the codegen
-// gives the same CUDA from the final read-back state. This is what makes a
-// dump a valid input of a one-pass lit test (tests/passes/lit/).
+// gives the same CUDA from the final read-back state. The IR test programs
+// also run under the sm_90a schedules the listing does not use. This is what
+// makes a dump a valid input of a one-pass lit test (tests/passes/lit/).
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -26,10 +27,27 @@ using listing::ListedKernel;
 struct Case {
   ListedKernel kernel;
   std::string arch;
+  std::string variant;  // "": the kernel's own pass config
 };
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.kernel.name << " " << c.arch;
+  *os << c.kernel.name << " " << c.arch << " " << c.variant;
 }
+
+// sm_90a schedules the listing's own configs do not take, on the IR test
+// programs: they put the facts of ping-pong consumers, clusters, gemm turns
+// and the other switches into the state.
+struct Variant {
+  const char* name;
+  PassConfig config;
+};
+const Variant kVariants[] = {
+    {"pingpong", {.pingpong_consumers = true}},
+    {"cluster2", {.cluster_size = 2}},
+    {"gemm_turns", {.consumer_gemm_turns = true}},
+    {"across_barriers", {.wgmma_across_barriers = true}},
+    {"bulk_atomics", {.bulk_reduce_atomics = true}},
+    {"no_wgmma", {.disable_wgmma = true}},
+};
 
 std::vector<Case> Cases() {
   absl::StatusOr<tools::Manifest> manifest = tools::LoadManifest(
@@ -43,7 +61,13 @@ std::vector<Case> Cases() {
     for (const char* arch : {"sm_80", "sm_90a"}) {
       bool for_arch = k.archs.empty();
       for (const std::string& a : k.archs) for_arch |= a == arch;
-      if (for_arch) out.push_back({k, arch});
+      if (for_arch) out.push_back({k, arch, ""});
+    }
+    if (!k.name.starts_with("prog_")) continue;
+    for (const Variant& v : kVariants) {
+      ListedKernel variant = k;
+      variant.options.pass_config = v.config;
+      out.push_back({variant, "sm_90a", v.name});
     }
   }
   return out;
@@ -90,7 +114,9 @@ TEST_P(PassTextRoundTrip, EveryPassRunsTheSameFromItsDump) {
 INSTANTIATE_TEST_SUITE_P(Listed, PassTextRoundTrip,
                          ::testing::ValuesIn(Cases()), [](const auto& info) {
                            std::string name = absl::StrCat(
-                               info.param.kernel.name, "_", info.param.arch);
+                               info.param.kernel.name, "_", info.param.arch,
+                               info.param.variant.empty() ? "" : "_",
+                               info.param.variant);
                            for (char& ch : name) {
                              if (!std::isalnum(static_cast<unsigned char>(ch)))
                                ch = '_';

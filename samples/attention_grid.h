@@ -11,7 +11,7 @@
 // heads at once was slower: the forward took 1.312 ms instead of 1.007 at
 // B8 S4096 H16 D128, every head's K / V read apart). The causal backward
 // at B8 S4096 H16 D128 took 3.535 ms instead of 3.785 (H32 D64: 4.228
-// against 4.232; bench/results/h200_s14/). The forward gained nothing
+// against 4.232; 8d2b18f:bench/results/h200_s14/). The forward gained nothing
 // measurable (1.107 against 1.114 ms at D128, 1.402 against 1.393 at D64)
 // and keeps its grid: the longest first within each head.
 //

@@ -42,8 +42,8 @@ struct FlashAttentionConfig {
   // the backward needs.
   bool lse = false;
   // The defaults are the fastest D=128 tiles the cp.async path gave on the
-  // H200 (tools/dev/results/flash_attention_sweep_h200.txt): 4 warps of 32
-  // query rows each, 255 registers without spills. On sm_90 the sample's GPU
+  // H200 (8d2b18f:tools/dev/results/flash_attention_sweep_h200.txt): 4 warps of
+  // 32 query rows each, 255 registers without spills. On sm_90 the sample's GPU
   // backend takes WithDeviceTile (below) instead.
   int block_m = 128;  // query rows of one block
   int block_n = 32;   // key rows per loop step
@@ -84,9 +84,9 @@ struct FlashAttentionConfig {
 // consumer warpgroups (256 threads), at D <= 64 192 x 128 over three (384),
 // which the scheduler warp-specializes: a TMA producer fills K and V
 // (B8 S4096 H16 D128: 2.08 ms against 4.82 with the default tile; H32 D64:
-// 2.37 ms against 2.80 with 128 x 128; bench/results/h200_s7/); elsewhere
-// the defaults above. With overlap, three K / V stages: P V holds its stage
-// one iteration longer.
+// 2.37 ms against 2.80 with 128 x 128; 8d2b18f:bench/results/h200_s7/);
+// elsewhere the defaults above. With overlap, three K / V stages: P V holds its
+// stage one iteration longer.
 FlashAttentionConfig WithDeviceTile(FlashAttentionConfig c, int sm);
 
 // Whether the device tile overlaps when the user does not say: on sm_90 at
@@ -101,7 +101,7 @@ bool DeviceOverlap(const FlashAttentionConfig& c, int sm);
 // mask_after when the user does not say: on sm_90 at D <= 64 (the 192-row
 // tile, no overlap). On the H200 (B8 S4096 H32 D64 causal) the pair took
 // 1.520 -> 1.362 ms (1.455 align_end alone, 1.441 mask_after alone;
-// bench/results/h200_s10/call3_flash_compile/). The variable-length
+// 8d2b18f:bench/results/h200_s10/call3_flash_compile/). The variable-length
 // forward keeps its order (it has neither).
 bool DeviceEndAlignedMask(const FlashAttentionConfig& c, int sm);
 

@@ -141,9 +141,9 @@ FlashAttentionBackwardConfig WithDeviceTile(FlashAttentionBackwardConfig c,
     c.threads = 256;
     // H200, B8 S4096 H16 D128, backward alone: full 7.277 ms -> 6.659
     // with the padding (6.691 with the overlap too), causal 4.114 -> 3.807
-    // with all three (bench/results/h200_s9/). H32 D64, the same schedule
-    // (dQ rows padded by 8): full 7.979 -> 7.155, causal 4.557 -> 4.231
-    // (bench/results/h200_s10/call3_flash_compile/).
+    // with all three (8d2b18f:bench/results/h200_s9/). H32 D64, the same
+    // schedule (dQ rows padded by 8): full 7.979 -> 7.155, causal 4.557
+    // -> 4.231 (8d2b18f:bench/results/h200_s10/call3_flash_compile/).
     c.dq_pad = c.D > 64 ? 4 : 8;
     c.overlap = !c.dq_first;
     c.mask_diagonal_only = true;
@@ -153,7 +153,7 @@ FlashAttentionBackwardConfig WithDeviceTile(FlashAttentionBackwardConfig c,
     // Causal D128: dV's gemm before dS^T's math and the groups across the
     // barriers, 3.538 -> 3.433 ms (full: 6.319 -> 6.404, kept as it is;
     // D64 causal with dv_early alone 4.228 -> 4.160, full 6.960 -> 8.069;
-    // bench/results/h200_s14/).
+    // 8d2b18f:bench/results/h200_s14/).
     if (c.causal && c.D > 64 && c.overlap)
       c.dv_early = c.across_barriers = true;
   }

@@ -71,13 +71,13 @@ struct GemmTile {
 // The default tile for sm_<sm> (samples/gemm_tile.cc): on sm_90 and later
 // 128x256x64 in 4 stages (192 KB of shared memory): each consumer
 // warpgroup of the warp-specialized kernel runs one m64n256k16 wgmma per
-// k16 step (bench/results/h200_s6_*); elsewhere GemmTile{}, or 128x128x32
-// in 4 stages where its 144 KB do not fit (sm_86, sm_89, sm_120). fp8 inputs
-// take twice the block_k, the same 128-byte rows (128x256x128, m64n256k32;
-// 256x128x128 in 3 stages, 144 KB, elsewhere). Given the problem's M x N
-// (and K), a table picks by how many waves of `sms` SMs the blocks fill:
+// k16 step (8d2b18f:bench/results/h200_s6_*); elsewhere GemmTile{}, or
+// 128x128x32 in 4 stages where its 144 KB do not fit (sm_86, sm_89, sm_120).
+// fp8 inputs take twice the block_k, the same 128-byte rows (128x256x128,
+// m64n256k32; 256x128x128 in 3 stages, 144 KB, elsewhere). Given the problem's
+// M x N (and K), a table picks by how many waves of `sms` SMs the blocks fill:
 // 128x128 tiles in 6 stages when 128x256 tiles fill less than one wave (at
-// 512x4096x4096 0.031 ms against 0.048, bench/results/h200_s7/), and
+// 512x4096x4096 0.031 ms against 0.048, 8d2b18f:bench/results/h200_s7/), and
 // 256x128 tiles for shapes ragged in both M and N (3000x5000x4000). K is
 // split only when asked (split_k): by default it lost (1000^3).
 GemmTile DefaultGemmTile(int sm, DataType in_dtype = f16, int64_t M = 0,

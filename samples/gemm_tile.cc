@@ -1,8 +1,9 @@
 // DefaultGemmTile (gemm.h): the GEMM sample's tile for a device and a
 // problem shape. On sm_90 one table decides; the numbers in it come from the
-// H200 (bench/results/h200_s7/ and h200_s8/) and are the place to adjust
-// (tools/dev/session8_gemm_sweep.sh sweeps the tiles of the weak shapes).
-// Archs with less shared memory than GemmTile{} needs take a smaller tile.
+// H200 (8d2b18f:bench/results/h200_s7/ and h200_s8/) and are the place to
+// adjust (8d2b18f:tools/dev/session8_gemm_sweep.sh swept the tiles of the weak
+// shapes). Archs with less shared memory than GemmTile{} needs take a smaller
+// tile.
 #include <algorithm>
 #include <cstdint>
 
@@ -23,14 +24,15 @@ struct HopperTileRule {
 };
 
 // 128x256x64 in 4 stages (192 KB of shared memory): each consumer
-// warpgroup runs one m64n256k16 wgmma per k16 step (bench/results/h200_s6_*).
+// warpgroup runs one m64n256k16 wgmma per k16 step
+// (8d2b18f:bench/results/h200_s6_*).
 constexpr GemmTile kLargeTile{.block_m = 128, .block_n = 256, .num_stages = 4};
 // 128x128x64 in 6 stages: twice the blocks; at 512x4096x4096 0.031 ms
-// against 0.048 with 128x256 tiles (bench/results/h200_s7/).
+// against 0.048 with 128x256 tiles (8d2b18f:bench/results/h200_s7/).
 constexpr GemmTile kSmallTile{.block_m = 128, .block_n = 128, .num_stages = 6};
 
 // 256x128x64 in 4 stages: at 3000x5000x4000 0.231 ms against 0.266 with
-// 128x256 tiles, the same 480 tiles (bench/results/h200_s8/explore/).
+// 128x256 tiles, the same 480 tiles (8d2b18f:bench/results/h200_s8/explore/).
 constexpr GemmTile kTallTile{.block_m = 256, .block_n = 128, .num_stages = 4};
 
 constexpr HopperTileRule kHopperTileRules[] = {
@@ -39,7 +41,7 @@ constexpr HopperTileRule kHopperTileRules[] = {
     {.tile = kSmallTile, .min_waves = 0.9},
     // Fewer tiles still: 128x128 all the same. Splitting K lost on the
     // H200: 1000^3 took 0.021 ms in two slices against 0.015 unsplit
-    // (bench/results/h200_s8/): the reduce kernel and the f32 workspace
+    // (8d2b18f:bench/results/h200_s8/): the reduce kernel and the f32 workspace
     // cost more than the idle SMs gain. --split-k still asks for it.
     {.tile = kSmallTile},
 };

@@ -418,7 +418,7 @@ double BackwardFlops(const LinearAttentionConfig& c) {
   return 2.0 * blocks * chunks * per;
 }
 
-// The label bench/run_all.py pairs with fla's records; FLOPs as the peers
+// The label bench/device.py pairs with fla's records; FLOPs as the peers
 // count them: fwd 4 B H S D (64 + D), bwd twice that.
 BenchLabel Label(const LinearAttentionConfig& c, std::string pass,
                  std::string impl) {

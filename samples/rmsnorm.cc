@@ -42,7 +42,7 @@ absl::StatusOr<Program> RmsNormProgram(const RmsNormConfig& c) {
   // A row that fits one chunk is loaded once and kept. Rows of 4096 and
   // more take 512 threads (16 elements each): H200, 4096x8192 0.03551 ->
   // 0.03454 ms, 16384x4096 0.06778 -> 0.06668 (CUDA graphs;
-  // bench/results/h200_s10/call2_gemm/rows/).
+  // 8d2b18f:bench/results/h200_s10/call2_gemm/rows/).
   const int threads = c.threads > 0 ? c.threads : c.N >= 4096 ? 512 : 0;
   const RowTile tile = PickRowTile(c.N, c.block_m, c.block_n, threads);
   const int bm = tile.block_m, bn = tile.block_n, chunks = tile.chunks;

@@ -140,7 +140,7 @@ ResultRow MakeRow(const Workload& w, const RunResult& run,
 
 // "kernel  shape  backend  time  TFLOP/s|GB/s  cache  check" as a table.
 std::string FormatTable(const std::vector<ResultRow>& rows);
-// The report bench/run_all.py reads (docs/benchmarks.md, written by
+// The report bench/device.py reads (docs/benchmarks.md, written by
 // tessel/bench_report.h): one record per row, do_bench's statistics when the
 // row was benched on the GPU; otherwise the one wall-clock run, with the impl
 // marked ":interpreter" / ":wallclock" so that it is never compared with a

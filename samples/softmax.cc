@@ -34,7 +34,8 @@ absl::StatusOr<Program> SoftmaxProgram(const SoftmaxConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckRowConfig("softmax", c.M, c.N, c.dtype,
                                          c.block_m, c.block_n, c.threads));
   // Narrow rows: 16 elements a thread (exp and two reductions an element;
-  // 8192x1024 0.0144 ms at 8, 0.0137 at 16, bench/results/h200_s13/rows/).
+  // 8192x1024 0.0144 ms at 8, 0.0137 at 16,
+  // 8d2b18f:bench/results/h200_s13/rows/).
   const RowTile tile = PickRowTile(c.N, c.block_m, c.block_n, c.threads,
                                    /*narrow_per_thread=*/16);
   const int bm = tile.block_m, bn = tile.block_n, chunks = tile.chunks;

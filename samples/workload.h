@@ -63,7 +63,7 @@ struct Expected {
 // max(1, max |reference|). Defined in sample_util.cc.
 Expected ExpectedNear(std::string tensor, HostTensor reference);
 
-// How bench/run_all.py files a measurement (docs/benchmarks.md): records
+// How bench/device.py files a measurement (docs/benchmarks.md): records
 // with equal kernel, pass, variant, dtype and size are compared across
 // impls.
 struct BenchLabel {

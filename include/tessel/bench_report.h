@@ -1,4 +1,4 @@
-// The JSON every tessel benchmark binary writes, so that bench/run_all.py can
+// The JSON every tessel benchmark binary writes, so that bench/device.py can
 // merge them and chart tessel against its peers (schema: docs/benchmarks.md).
 //
 // clang-format off

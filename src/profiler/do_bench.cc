@@ -172,7 +172,7 @@ absl::StatusOr<BenchResult> do_bench(
   // Zeros, as triton.testing.do_bench's cache.zero_(): the peers are timed
   // that way, and the value left in L2 changes what the next kernel pays
   // (H200: torch.compile's rms_norm 4096x8192 took 0.0366 ms after a zero
-  // flush, 0.0552 after fill_(1); tools/dev/s10_flush_probe.py).
+  // flush, 0.0552 after fill_(1); 8d2b18f:tools/dev/s10_flush_probe.py).
   auto flush = [&]() -> absl::Status {
     if (!options.flush_l2) return absl::OkStatus();
     return jit::CuResultToStatus(

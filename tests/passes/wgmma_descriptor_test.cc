@@ -6,9 +6,9 @@
 // the address ThreadContext::SharedOffset (the layout every cp.async and
 // ldmatrix uses) gives that logical element.
 //
-// Ground truth for the model: tools/dev/hopper_gemm_probe.cu ran correct on
-// the H200 with K-major tiles (SBO 1024, +32 B per k16) and N-major B as
-// 64-column atoms of [64][128 B] written by TMA SWIZZLE_128B (LBO 8192,
+// Ground truth for the model: 8d2b18f:tools/dev/hopper_gemm_probe.cu ran
+// correct on the H200 with K-major tiles (SBO 1024, +32 B per k16) and N-major
+// B as 64-column atoms of [64][128 B] written by TMA SWIZZLE_128B (LBO 8192,
 // SBO 1024, +2048 B per k16); TmaSwizzle128Layout below is that TMA layout.
 #include <gtest/gtest.h>
 

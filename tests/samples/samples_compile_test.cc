@@ -147,7 +147,7 @@ TEST(BenchShapes, CompileForSm90a) {
   programs.push_back(LayerNormProgram({.M = 4096, .N = 8192}));
   programs.push_back(
       LayerNormProgram({.M = 16384, .N = 4096, .residual = true}));
-  // The variants tools/dev/s9_rows_device.sh times.
+  // The variants the rows suite of bench/device.py times.
   programs.push_back(RmsNormProgram(
       {.M = 4096, .N = 8192, .grid = 264, .prefetch = true, .w_shared = true}));
   programs.push_back(SoftmaxProgram({.M = 4096, .N = 8192, .grid = 528}));

@@ -1,5 +1,7 @@
 // The parser's one-line operations: tile ops (T.copy, T.gemm, ...), barriers,
 // T.print and T.evaluate, as printer.cc writes them.
+#include <tuple>
+
 #include "absl/strings/str_cat.h"
 #include "src/ir/op.h"
 #include "src/ir/parser/parser_impl.h"
@@ -43,6 +45,21 @@ absl::StatusOr<Stmt> Parser::ParseOpLine() {
       return false;
     pos_ += 4;
     return true;
+  };
+  // ", key =" before a keyword argument's value.
+  auto keyword = [&](const char* key) -> absl::Status {
+    TESSEL_RETURN_IF_ERROR(Expect(","));
+    TESSEL_RETURN_IF_ERROR(ExpectIdent(key));
+    return Expect("=");
+  };
+  // "src, dst, dim = D" of T.reduce_* and T.cumsum.
+  auto rows_op = [&]() -> absl::StatusOr<std::tuple<Buffer, Buffer, int64_t>> {
+    TESSEL_ASSIGN_OR_RETURN(auto src, buffer());
+    TESSEL_RETURN_IF_ERROR(Expect(","));
+    TESSEL_ASSIGN_OR_RETURN(auto dst, buffer());
+    TESSEL_RETURN_IF_ERROR(keyword("dim"));
+    TESSEL_ASSIGN_OR_RETURN(auto dim, Integer());
+    return std::make_tuple(src, dst, dim);
   };
   Stmt s;
   if (op == "copy") {
@@ -89,29 +106,17 @@ absl::StatusOr<Stmt> Parser::ParseOpLine() {
     for (ReduceKind k : kReduceKinds)
       if (op == absl::StrCat("reduce_", ReduceKindName(k))) kind = k;
     if (!kind) return Error(at, absl::StrCat("unknown T.", op));
-    TESSEL_ASSIGN_OR_RETURN(auto src, buffer());
-    TESSEL_RETURN_IF_ERROR(Expect(","));
-    TESSEL_ASSIGN_OR_RETURN(auto dst, buffer());
-    TESSEL_RETURN_IF_ERROR(Expect(","));
-    TESSEL_RETURN_IF_ERROR(ExpectIdent("dim"));
-    TESSEL_RETURN_IF_ERROR(Expect("="));
-    TESSEL_ASSIGN_OR_RETURN(auto dim, Integer());
-    TESSEL_RETURN_IF_ERROR(Expect(","));
-    TESSEL_RETURN_IF_ERROR(ExpectIdent("clear"));
-    TESSEL_RETURN_IF_ERROR(Expect("="));
+    TESSEL_ASSIGN_OR_RETURN(auto operands, rows_op());
+    auto [src, dst, dim] = operands;
+    TESSEL_RETURN_IF_ERROR(keyword("clear"));
     bool clear = IsIdent("True");
     if (!clear && !IsIdent("False")) return Error(Peek(), "expected a bool");
     Next();
     s = MakeStmt<ReduceNode>(src, dst, *kind, static_cast<int>(dim), clear,
                              loc);
   } else if (op == "cumsum") {
-    TESSEL_ASSIGN_OR_RETURN(auto src, buffer());
-    TESSEL_RETURN_IF_ERROR(Expect(","));
-    TESSEL_ASSIGN_OR_RETURN(auto dst, buffer());
-    TESSEL_RETURN_IF_ERROR(Expect(","));
-    TESSEL_RETURN_IF_ERROR(ExpectIdent("dim"));
-    TESSEL_RETURN_IF_ERROR(Expect("="));
-    TESSEL_ASSIGN_OR_RETURN(auto dim, Integer());
+    TESSEL_ASSIGN_OR_RETURN(auto operands, rows_op());
+    auto [src, dst, dim] = operands;
     bool reverse = flag("reverse");
     s = MakeStmt<CumsumNode>(src, dst, static_cast<int>(dim), reverse, loc);
   } else if (op.starts_with("atomic_")) {

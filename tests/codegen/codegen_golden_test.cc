@@ -7,7 +7,7 @@
 //
 // After an intended change, rewrite them and review the diff:
 //   TESSEL_UPDATE_GOLDEN=1
-//   build/release/tests/codegen/tessel_codegen_golden_test
+//   build/release/tests/tools/tessel_codegen_golden_test
 #include <gtest/gtest.h>
 
 #include <cstdlib>

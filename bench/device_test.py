@@ -82,6 +82,11 @@ class Verdicts(unittest.TestCase):
         self.assertFalse(steps.verdict(san, 99, "ERROR SUMMARY: 2 errors",
                                        None)[0])
         self.assertFalse(steps.verdict(san, 0, "crashed", None)[0])
+        # racecheck words its summary otherwise (the H100 run of 2026-12-07
+        # called four clean racechecks failures).
+        race = "========= RACECHECK SUMMARY: {} hazards displayed ({} errors, 0 warnings)"
+        self.assertTrue(steps.verdict(san, 0, race.format(0, 0), None)[0])
+        self.assertFalse(steps.verdict(san, 0, race.format(3, 2), None)[0])
 
     def test_bench_verdict_needs_its_json(self):
         bench = suites.Step("b", "bench", [])

@@ -97,9 +97,12 @@ def gtest_counts(text):
 
 
 def sanitizer_errors(text):
-    """compute-sanitizer's ERROR SUMMARY count, None where it printed none."""
-    m = re.findall(r"ERROR SUMMARY: (\d+) error", text)
-    return int(m[-1]) if m else None
+    """compute-sanitizer's error count, None where it printed none: memcheck
+    and synccheck end in "ERROR SUMMARY: N errors", racecheck in
+    "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"."""
+    m = re.findall(r"ERROR SUMMARY: (\d+) error|RACECHECK SUMMARY: .*?\((\d+) "
+                   r"error", text)
+    return int(next(g for g in m[-1] if g)) if m else None
 
 
 def verdict(step, rc, text, report):

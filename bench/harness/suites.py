@@ -155,7 +155,15 @@ def _sanitizers():
     plan += [("racecheck", s) for s in ("gemm", "flash_attention",
                                         "linear_attention", "rmsnorm")]
     plan += [("synccheck", s) for s in ("gemm", "flash_attention")]
-    steps = [check(tool, s, (tool, s) in quick) for tool, s in plan]
+    # Each sample runs once without a sanitizer first, so the kernels are in
+    # the disk cache: on a fresh machine compute-sanitizer over the cold
+    # compiles (ptxas children) crashed memcheck_gemm with SIGSEGV (H100,
+    # 2026-12-07) before any kernel ran.
+    samples = sorted({s for _, s in plan})
+    steps = [Step("warm_" + s, "warm",
+                  ["{build}/samples/" + s, "--check", "--size=small"],
+                  timeout=240) for s in samples]
+    steps += [check(tool, s, (tool, s) in quick) for tool, s in plan]
     steps.append(Step("memcheck_staged_programs", "sanitizer",
                       SANITIZER + ["memcheck",
                                    "{build}/tests/fuzz/tessel_random_gpu_test",

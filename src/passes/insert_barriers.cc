@@ -1,9 +1,12 @@
 #include "src/passes/insert_barriers.h"
 
+#include <optional>
 #include <unordered_set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "src/ir/arith/interval.h"
+#include "src/ir/arith/linear.h"
 #include "src/ir/visitor.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
@@ -21,6 +24,9 @@ struct Access {
   // cp_async_wait: the async data of other threads lands. It orders later
   // accesses (RAW, WAW) but nothing before it (the copy's issue did).
   bool landing = false;
+  // A tile op's region (start, extent per dim); empty for element accesses
+  // and whole-buffer ones.
+  std::vector<ir::Expr> start, extent;
 };
 
 using Accesses = std::vector<Access>;
@@ -32,6 +38,21 @@ bool IsSharedLike(const ir::BufferNode* b) {
 ir::Expr FirstIndex(const ir::Region& r) {
   if (r.rank() >= 2 && ir::IsConstInt(r.extent[0], 1)) return r.start[0];
   return ir::Expr();
+}
+
+// Two tile regions of one buffer that provably do not overlap: in some
+// dimension their starts differ by a constant at least the first one's
+// extent (a paged gather's copies into rows [0, 16), [16, 32), ... of one
+// tile).
+bool DisjointRegions(const Access& a, const Access& b) {
+  if (a.start.empty() || a.start.size() != b.start.size()) return false;
+  for (size_t d = 0; d < a.start.size(); ++d) {
+    std::optional<int64_t> delta = ir::ConstDifference(b.start[d], a.start[d]);
+    std::optional<int64_t> ea = ir::AsConstInt(a.extent[d]);
+    std::optional<int64_t> eb = ir::AsConstInt(b.extent[d]);
+    if (delta && ea && eb && (*delta >= *ea || -*delta >= *eb)) return true;
+  }
+  return false;
 }
 
 class Planner {
@@ -116,7 +137,8 @@ class Planner {
     Accesses out;
     auto region = [&](const ir::Region& r, bool write) {
       if (IsSharedLike(r.buffer.get()))
-        out.push_back({r.buffer.get(), write, false, FirstIndex(r)});
+        out.push_back({r.buffer.get(), write, false, FirstIndex(r), false,
+                       r.start, r.extent});
     };
     auto whole = [&](const ir::Buffer& b, bool write) {
       if (IsSharedLike(b.get())) out.push_back({b.get(), write, false, {}});
@@ -178,7 +200,8 @@ class Planner {
     if (!a.write && !b.write) return false;
     if (a.atomic && b.atomic) return false;
     if (a.buffer != b.buffer) return state_.smem.MayAlias(a.buffer, b.buffer);
-    return !ir::arith::ProvablyDistinct(a.first, b.first);
+    return !ir::arith::ProvablyDistinct(a.first, b.first) &&
+           !DisjointRegions(a, b);
   }
   bool Conflicts(const Accesses& before, const Accesses& after) const {
     for (const Access& a : before)

@@ -242,6 +242,7 @@ absl::StatusOr<int> Run(int argc, char** argv, const SampleSpec& spec) {
     rows.push_back(std::move(row));
   }
   std::cout << "\n" << FormatTable(rows);
+  if (spec.summary) std::cout << spec.summary(rows);
   if (bench || !json_path.empty()) {
     std::string json = BenchJson("tessel_" + spec.name, rows).dump(2);
     if (bench) std::cout << json << "\n";

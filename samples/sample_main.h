@@ -81,6 +81,8 @@ std::string DidYouMean(const std::string& key,
 absl::StatusOr<std::map<std::string, int64_t>> ParseDims(
     const std::string& spec, const std::vector<std::string>& names);
 
+struct ResultRow;
+
 struct SampleArgs {
   std::string size = "small";  // small | bench | <dims>
   Backend backend = Backend::kCpu;
@@ -98,6 +100,9 @@ struct SampleSpec {
   // Accepts --tune: make() autotunes the kernel's tile for the size first
   // (SampleArgs::tune), and the winner is benched (--tune implies --bench).
   bool tunes = false;
+  // Lines printed after the result table (e.g. a rate against a ceiling
+  // measured in the same run); empty: nothing.
+  std::function<std::string(const std::vector<ResultRow>&)> summary;
 };
 
 int SampleMain(int argc, char** argv, const SampleSpec& spec);

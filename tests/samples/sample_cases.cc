@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "samples/decode_attention.h"
+#include "samples/decode_attention_workload.h"
 #include "samples/flash_attention.h"
 #include "samples/flash_attention_bwd.h"
 #include "samples/flash_attention_varlen.h"
@@ -494,6 +496,36 @@ std::vector<SampleCase> SmallCases() {
                      return LayerNormWorkload(
                          {.M = 37, .N = 1000, .block_n = 256, .grid = 2}, 28);
                    }});
+  // Paged split-KV decode at the ragged lengths (0: zeros out): both page
+  // sizes, a page larger than the step, one to five splits, grouped (4 and 8
+  // heads per kv head), multi-head and multi-query heads, speculative query
+  // tokens, bf16 and an fp8 cache.
+  auto decode = [&](std::string name, DecodeAttentionConfig c) {
+    cases.push_back(
+        {"decode_attention_" + name, [c] {
+           return DecodeAttentionWorkload(c, {0, 1, 15, 16, 17, 300, 1000}, 29);
+         }});
+  };
+  decode("gqa4_p16_s1", {.H = 8, .heads_kv = 2, .D = 64});
+  decode("gqa4_d128_p64_s3",
+         {.H = 8, .heads_kv = 2, .D = 128, .page_size = 64, .splits = 3});
+  decode("gqa8_p16_s4", {.H = 16, .heads_kv = 2, .D = 64, .splits = 4});
+  decode("mha_bf16_p16_s2", {.H = 2,
+                             .heads_kv = 2,
+                             .D = 64,
+                             .splits = 2,
+                             .dtype = bf16,
+                             .kv_dtype = bf16});
+  decode("mqa_q3_p16_s5",
+         {.q_len = 3, .H = 4, .heads_kv = 1, .D = 64, .splits = 5});
+  decode("gqa4_p64_bn32_s2", {.H = 8,
+                              .heads_kv = 2,
+                              .D = 64,
+                              .page_size = 64,
+                              .splits = 2,
+                              .block_n = 32});
+  decode("gqa4_fp8_p16_s2",
+         {.H = 8, .heads_kv = 2, .D = 64, .splits = 2, .kv_dtype = fp8_e4m3});
   return cases;
 }
 

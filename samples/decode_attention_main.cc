@@ -1,0 +1,172 @@
+// samples/decode_attention: paged-KV split-KV decode attention
+// (decode_attention.h) at ragged sequence lengths, grouped-query / multi-
+// head / multi-query, f16 / bf16, fp8 caches, speculative query tokens.
+//
+//   decode_attention --size small --backend=cpu --check
+//   decode_attention --lens=0,1,15,16,17,300,1000 --size=H=8,D=128
+//       --heads-kv=2 --page-size=64 --splits=3 --check
+//   decode_attention --bench --size bench    # the shapes + a copy
+//   decode_attention --bench --size=64x4096x32x128 --heads-kv=8
+#include <algorithm>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "samples/decode_attention.h"
+#include "samples/decode_attention_workload.h"
+#include "samples/sample_main.h"
+#include "samples/status_macros.h"
+
+namespace tessel::samples {
+namespace {
+
+constexpr char kUsage[] =
+    "  --lens=L1,L2,...     sequence lengths (0 allowed); dims are then\n"
+    "                       HxD or H=..,D=..\n"
+    "  dims: BxLxHxD or B=..,L=..,H=..,D=.. (B sequences of L keys)\n"
+    "  --heads-kv=N         key / value heads (N divides H; default H / 4\n"
+    "                       at --size bench's GQA rows, else H)\n"
+    "  --q-len=N            query tokens per sequence (default 1)\n"
+    "  --page-size=N        keys per cache page (default 16)\n"
+    "  --splits=N|auto      blocks per (sequence, kv head); auto: about two\n"
+    "                       waves over 132 SMs (default auto)\n"
+    "  --dtype=f16|bf16     Q and O (default f16)\n"
+    "  --kv-dtype=f16|bf16|e4m3  the cache (default: --dtype)\n"
+    "  --block-n, --block-m, --stages, --threads  the tile\n"
+    "  --copy=true|false    with --bench: also time a 512 MiB copy, the\n"
+    "                       bandwidth the decode rows are a fraction of\n"
+    "                       (default true)\n";
+
+// The bench: f16, H32 D128, GQA 4:1 and MHA, batch 1-128, context
+// 1k-32k: a subset whose caches fit the GPU and ~3 minutes.
+struct BenchShape {
+  int B, L, heads_kv;
+};
+constexpr BenchShape kBench[] = {
+    {1, 32768, 8},  {16, 8192, 8},  {64, 4096, 8},
+    {128, 4096, 8}, {16, 32768, 8}, {1, 32768, 32},
+    {16, 4096, 32}, {64, 2048, 32}, {128, 1024, 32}};
+
+std::string SplitSummary(const std::vector<ResultRow>& rows) {
+  double copy_gbps = 0;
+  for (const ResultRow& r : rows) {
+    if (r.kernel == "copy" && r.run.benched && r.run.ms > 0) {
+      copy_gbps = r.bytes / (r.run.ms * 1e6);
+    }
+  }
+  if (copy_gbps <= 0) return "";
+  std::string out =
+      absl::StrFormat("copy bandwidth (same run): %.0f GB/s\n", copy_gbps);
+  for (const ResultRow& r : rows) {
+    if (r.kernel == "copy" || !r.run.benched || r.run.ms <= 0) continue;
+    const double gbps = r.bytes / (r.run.ms * 1e6);
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  %-40s %s: KV %.0f GB/s = %.1f%% of copy\n", r.kernel,
+                        r.label.size, gbps, 100 * gbps / copy_gbps));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
+                                           const Flags& flags) {
+  DecodeAttentionConfig base;
+  base.heads_kv = 0;
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"heads-kv", &base.heads_kv},
+                                      {"q-len", &base.q_len},
+                                      {"page-size", &base.page_size},
+                                      {"block-n", &base.block_n},
+                                      {"block-m", &base.block_m},
+                                      {"stages", &base.num_stages},
+                                      {"threads", &base.threads}}));
+  SAMPLES_ASSIGN_OR_RETURN(base.dtype, flags.Dtype("dtype", f16));
+  SAMPLES_ASSIGN_OR_RETURN(base.kv_dtype, flags.Dtype("kv-dtype", base.dtype));
+  const std::string splits = flags.String("splits", "auto");
+  int fixed_splits = 0;
+  if (splits != "auto") {
+    SAMPLES_ASSIGN_OR_RETURN(int64_t n, flags.Int("splits", 1));
+    if (n < 1 || n > 1024) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--splits=", splits, ": expected 1-1024 or auto"));
+    }
+    fixed_splits = static_cast<int>(n);
+  }
+  SAMPLES_ASSIGN_OR_RETURN(bool copy, flags.Bool("copy", true));
+  // One workload per (config, lengths); splits chosen for the longest.
+  std::vector<Workload> out;
+  auto add = [&](DecodeAttentionConfig c, const std::vector<int>& lens,
+                 int default_splits) -> absl::Status {
+    c.B = static_cast<int>(lens.size());
+    const int longest = *std::max_element(lens.begin(), lens.end());
+    c.max_pages = std::max(1, (longest + c.page_size - 1) / c.page_size);
+    c.splits = fixed_splits > 0     ? fixed_splits
+               : default_splits > 0 ? default_splits
+                                    : DecodeSplits(c, 132);
+    SAMPLES_ASSIGN_OR_RETURN(Workload w,
+                             DecodeAttentionWorkload(c, lens, args.seed));
+    out.push_back(std::move(w));
+    return absl::OkStatus();
+  };
+  const std::vector<int> ragged = {0, 1, 15, 16, 17, 300, 1000};
+  if (flags.Has("lens")) {
+    SAMPLES_ASSIGN_OR_RETURN(std::vector<int> lens,
+                             ParseLengths(flags.String("lens", "")));
+    DecodeAttentionConfig c = base;
+    if (args.size != "small") {
+      SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(args.size, {"H", "D"}));
+      c.H = static_cast<int>(dims["H"]), c.D = static_cast<int>(dims["D"]);
+    }
+    SAMPLES_RETURN_IF_ERROR(add(c, lens, 0));
+  } else if (args.size == "small") {
+    // Every page size, split count, head grouping and dtype at the ragged
+    // lengths, small enough for the interpreter.
+    auto with = [&](int H, int heads_kv, int D, int page, int split, int q,
+                    DataType dtype, DataType kv) {
+      DecodeAttentionConfig c = base;
+      c.H = H, c.heads_kv = flags.Has("heads-kv") ? base.heads_kv : heads_kv;
+      c.D = D, c.q_len = flags.Has("q-len") ? base.q_len : q;
+      if (!flags.Has("page-size")) c.page_size = page;
+      if (!flags.Has("dtype")) c.dtype = dtype;
+      if (!flags.Has("kv-dtype") && !flags.Has("dtype")) c.kv_dtype = kv;
+      return add(c, ragged, split);
+    };
+    SAMPLES_RETURN_IF_ERROR(with(8, 2, 64, 16, 1, 1, f16, f16));
+    SAMPLES_RETURN_IF_ERROR(with(8, 2, 128, 64, 3, 1, f16, f16));
+    SAMPLES_RETURN_IF_ERROR(with(2, 2, 64, 16, 2, 1, bf16, bf16));
+    SAMPLES_RETURN_IF_ERROR(with(4, 1, 64, 16, 4, 3, f16, f16));
+    SAMPLES_RETURN_IF_ERROR(with(8, 1, 64, 64, 2, 1, f16, fp8_e4m3));
+  } else if (args.size == "bench") {
+    for (const BenchShape& s : kBench) {
+      DecodeAttentionConfig c = base;
+      c.H = 32, c.D = 128;
+      if (!flags.Has("heads-kv")) c.heads_kv = s.heads_kv;
+      SAMPLES_RETURN_IF_ERROR(add(c, std::vector<int>(s.B, s.L), 0));
+    }
+  } else {
+    SAMPLES_ASSIGN_OR_RETURN(auto dims,
+                             ParseDims(args.size, {"B", "L", "H", "D"}));
+    DecodeAttentionConfig c = base;
+    c.H = static_cast<int>(dims["H"]), c.D = static_cast<int>(dims["D"]);
+    SAMPLES_RETURN_IF_ERROR(
+        add(c, std::vector<int>(dims["B"], static_cast<int>(dims["L"])), 0));
+  }
+  if (flags.Has("bench") && copy && args.backend == Backend::kGpu) {
+    SAMPLES_ASSIGN_OR_RETURN(Workload w, CopyWorkload(int64_t{256} << 20));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace tessel::samples
+
+int main(int argc, char** argv) {
+  return tessel::samples::SampleMain(
+      argc, argv,
+      {.name = "decode_attention",
+       .usage = tessel::samples::kUsage,
+       .make = tessel::samples::Make,
+       .summary = tessel::samples::SplitSummary});
+}

@@ -1,0 +1,126 @@
+// samples/decode_attention beyond the shared sample cases: zero-length
+// sequences give exact zeros, the split count does not change the result,
+// bad configs are refused, the split heuristic fills the GPU, and on sm_90a
+// the page gather stays one run of cp.async copies under tensor-core gemms.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "samples/decode_attention.h"
+#include "samples/decode_attention_workload.h"
+#include "samples/execute.h"
+
+namespace tessel::samples {
+namespace {
+
+using ::testing::HasSubstr;
+
+HostTensor RunOnCpu(const DecodeAttentionConfig& c,
+                    const std::vector<int>& lens) {
+  absl::StatusOr<Workload> w = DecodeAttentionWorkload(c, lens, 5);
+  EXPECT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<RunResult> run = Execute(*w, {.backend = Backend::kCpu});
+  EXPECT_TRUE(run.ok()) << run.status();
+  absl::StatusOr<CheckResult> check = CheckOutputs(*w);
+  EXPECT_TRUE(check.ok() && check->ok) << (check.ok() ? check->report : "");
+  return w->tensors.at("O");
+}
+
+TEST(DecodeAttention, AnEmptySequenceGivesZeros) {
+  // Sequence 1 has no keys; with q_len 2, sequence 2's first query token
+  // (length 1) sees none either.
+  for (int splits : {1, 3}) {
+    HostTensor o =
+        RunOnCpu({.q_len = 2, .H = 4, .heads_kv = 2, .D = 32, .splits = splits},
+                 {20, 0, 1});
+    const int64_t row = 4 * 32;  // one query token's heads
+    for (int64_t e = 0; e < 2 * row; ++e) {
+      ASSERT_EQ(o.get_flat(2 * row + e), 0.0) << "splits " << splits;
+    }
+    for (int64_t e = 0; e < row; ++e) {
+      ASSERT_EQ(o.get_flat(4 * row + e), 0.0) << "splits " << splits;
+    }
+  }
+}
+
+TEST(DecodeAttention, SplitsAgree) {
+  const std::vector<int> lens = {1, 200, 33};
+  std::vector<double> one =
+      RunOnCpu({.H = 8, .heads_kv = 2, .D = 32, .block_n = 16}, lens)
+          .to_doubles();
+  for (int splits : {2, 7, 13}) {
+    std::vector<double> many =
+        RunOnCpu(
+            {.H = 8, .heads_kv = 2, .D = 32, .splits = splits, .block_n = 16},
+            lens)
+            .to_doubles();
+    ASSERT_EQ(one.size(), many.size());
+    for (size_t i = 0; i < one.size(); ++i) {
+      ASSERT_NEAR(one[i], many[i], 2e-3) << "splits " << splits << " at " << i;
+    }
+  }
+}
+
+TEST(DecodeAttention, RejectsBadConfigs) {
+  auto message = [](const DecodeAttentionConfig& c) {
+    return std::string(DecodeAttentionProgram(c).status().message());
+  };
+  EXPECT_THAT(message({.H = 4, .heads_kv = 3}),
+              HasSubstr("heads_kv=3 must divide H=4"));
+  EXPECT_THAT(message({.page_size = 48, .block_n = 64}),
+              HasSubstr("a multiple or a divisor of page_size=48"));
+  EXPECT_THAT(message({.dtype = f32, .kv_dtype = f32}),
+              HasSubstr("must be f16 or bf16"));
+  EXPECT_THAT(message({.kv_dtype = bf16}),
+              HasSubstr("must be the dtype of Q or fp8_e4m3"));
+  EXPECT_THAT(message({.q_len = 4, .H = 32, .heads_kv = 1, .block_m = 64}),
+              HasSubstr("must hold the 128 query rows"));
+  EXPECT_THAT(std::string(DecodeCombineProgram({}).status().message()),
+              HasSubstr("splits >= 2"));
+  EXPECT_THAT(ParseLengths("1,x").status().message(), HasSubstr("--lens=1,x"));
+  EXPECT_EQ(*ParseLengths("0,1,17"), (std::vector<int>{0, 1, 17}));
+  EXPECT_EQ(DecodeAttentionWorkload({}, {}, 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DecodeAttention, SplitsFillAbout2WavesOf132Sms) {
+  // One sequence of 32k keys over 8 kv heads: 8 blocks unsplit.
+  DecodeAttentionConfig c{
+      .B = 1, .H = 32, .heads_kv = 8, .page_size = 16, .max_pages = 2048};
+  EXPECT_EQ(DecodeSplits(c, 132), 33);
+  c.B = 128;  // 1024 blocks: already several waves
+  EXPECT_EQ(DecodeSplits(c, 132), 1);
+  c.B = 1, c.max_pages = 2;  // one step of keys: nothing to split
+  EXPECT_EQ(DecodeSplits(c, 132), 1);
+}
+
+TEST(DecodeAttention, Sm90aGathersPagesByCpAsyncIntoWgmma) {
+  DecodeAttentionConfig c{.B = 4, .H = 32, .heads_kv = 8, .max_pages = 64};
+  absl::StatusOr<Program> p = DecodeAttentionProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k =
+      compile(*p, {.target = Target::sm90a(), .direct_ptx = false});
+  ASSERT_TRUE(k.ok()) << k.status();
+  const std::string& src = k->source();
+  EXPECT_THAT(src, HasSubstr("tl::cp_async<16>"));
+  EXPECT_THAT(src, HasSubstr("wgmma.mma_async"));
+  // Four pages of 16 keys a step, for K and for V, each one run of copies
+  // without a barrier between the pages: the one barrier of the loop is
+  // the stage's wait.
+  size_t loop = src.find("for (int k = 0;");
+  ASSERT_NE(loop, std::string::npos);
+  size_t commit = src.find("tl::cp_async_commit();", loop);
+  ASSERT_NE(commit, std::string::npos);
+  std::string prefetch = src.substr(loop, commit - loop);
+  size_t syncs = 0;
+  for (size_t at = prefetch.find("__syncthreads"); at != std::string::npos;
+       at = prefetch.find("__syncthreads", at + 1)) {
+    ++syncs;
+  }
+  EXPECT_EQ(syncs, 1u) << prefetch;
+}
+
+}  // namespace
+}  // namespace tessel::samples

@@ -31,7 +31,8 @@ class SuiteTable(unittest.TestCase):
                 self.assertTrue(names, name)
 
     def test_tessel_runs_before_its_peers(self):
-        for name in ("gemm", "attention", "rows", "linear-attention"):
+        for name in ("gemm", "attention", "rows", "linear-attention",
+                     "decode"):
             kinds = [s.name.startswith("peers") for s in
                      suites.steps(name, "")]
             self.assertEqual(kinds, sorted(kinds), name)
@@ -43,6 +44,15 @@ class SuiteTable(unittest.TestCase):
         fuzz = [s.command(quick=True) for s in suites.steps("fuzz", "")]
         self.assertIn(None, fuzz)
 
+    def test_decode_runs_the_sample_and_its_peers(self):
+        names = [s.name for s in suites.steps("decode", "")]
+        self.assertEqual(names, ["tessel_decode_attention", "peers_decode"])
+        self.assertEqual(suites.binaries("decode"),
+                         ["samples/decode_attention"])
+        peers = suites.steps("decode", "")[1].command(quick=True)
+        self.assertIn("decode", peers)
+        self.assertIn("--decode-shapes", peers)
+
     def test_binaries_are_build_relative(self):
         self.assertEqual(suites.binaries("rows"),
                          ["samples/rmsnorm", "samples/softmax",
@@ -51,9 +61,12 @@ class SuiteTable(unittest.TestCase):
                       suites.binaries("sanitizers"))
 
     def test_unknown_and_missing_suites_are_refused(self):
-        for bad in (["run", "decode"], ["run", "gemmm"]):
+        for bad in (["run", "mla"], ["run", "gemmm"]):
             with self.assertRaises(SystemExit):
                 device.parse_args(bad)
+        self.assertEqual(device.parse_args(["run", "decode"]).suites,
+                         ["decode"])
+        self.assertNotIn("decode", suites.DEFAULT)
         self.assertEqual(device.parse_args(["run"]).suites, suites.DEFAULT)
 
 

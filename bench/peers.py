@@ -25,6 +25,17 @@
   ceiling of the same run. --norm-timing events,cuda_graph also times each
   one as tessel's `--cuda-graph` samples do (records of variant
   "cuda_graph"; see Timing).
+- paged decode attention ("decode", --decode-shapes B,L,H,Hkv,D): one
+  query token per sequence against L cached keys, f16, the peers of
+  `samples/decode_attention --bench --size bench`. flash_attn_with_kvcache
+  and FlashInfer are not installed there, so SDPA on keys and values
+  already gathered into contiguous [B, Hkv, L, D] tensors stands in (the
+  gather is not timed): one call per sequence ("torch_sdpa_per_seq", as a
+  serving loop without a paged kernel would), and the whole batch in one
+  call per backend (flash, efficient, cuDNN, math; the fastest as
+  "torch_sdpa"); enable_gqa=True where Hkv < H. Bytes count the keys and
+  values read once. A device-to-device copy of 512 MiB (kernel "copy",
+  impl "torch") is the bandwidth ceiling of the same run.
 - fp8 GEMM ("fp8_gemm", sizes M,N,K): torch._scaled_mm on e4m3 inputs,
   A [M, K] row-major, B an [N, K] row-major tensor passed as b.t() (the
   column-major operand cuBLASLt's fp8 path needs), unit float32 scales,
@@ -65,7 +76,7 @@ def parse_args():
     p.add_argument("--only",
                    default="sdpa,sdpa_varlen,fla,torch_ref,norms,fp8_gemm",
                    help="comma list of: sdpa, sdpa_varlen, fla, torch_ref, "
-                   "norms, fp8_gemm")
+                   "norms, fp8_gemm, decode")
     p.add_argument("--row-shapes", default="4096,8192;16384,4096;8192,1024",
                    help="M,N;... for the row kernels (norms)")
     p.add_argument("--compile-norms", action="store_true",
@@ -89,6 +100,13 @@ def parse_args():
                    help="comma list of fwd, fwd+bwd for flash attention")
     p.add_argument("--linear-shapes", default="8,4096,16,128;8,4096,32,64",
                    help="B,S,H,D;... for linear attention")
+    p.add_argument("--decode-shapes",
+                   default="1,32768,32,8,128;16,8192,32,8,128;"
+                   "64,4096,32,8,128;128,4096,32,8,128;16,32768,32,8,128;"
+                   "1,32768,32,32,128;16,4096,32,32,128;64,2048,32,32,128;"
+                   "128,1024,32,32,128",
+                   help="B,L,H,Hkv,D;... for decode attention (tessel's "
+                   "decode_attention --size bench)")
     p.add_argument("--gemm-shapes", default="8192,8192,8192;4096,4096,4096",
                    help="M,N,K;... for the fp8 GEMM")
     p.add_argument("--no-check", action="store_true",
@@ -105,6 +123,10 @@ def parse_shapes(text):
 
 
 def size_label(shape):
+    if "L" in shape:  # decode: B sequences of L cached keys
+        return "B{B} L{L} H{H} Hkv{Hkv} D{D}".format(**shape)
+    if "bytes" in shape:  # a copy
+        return "{}MiB".format(shape["bytes"] >> 20)
     if "T" in shape:  # packed variable-length sequences
         return "B{B} T{T} H{H} D{D}".format(**shape)
     if "K" in shape:
@@ -450,6 +472,83 @@ def bench_sdpa_varlen(torch, timer, shapes, log):
     return out
 
 
+def parse_decode_shapes(text):
+    shapes = []
+    for item in filter(None, text.split(";")):
+        b, l, h, hkv, d = (int(x) for x in item.split(","))
+        shapes.append({"B": b, "L": l, "H": h, "Hkv": hkv, "D": d})
+    return shapes
+
+
+def bench_decode(torch, timer, shapes, log):
+    """Decode attention peers: SDPA on gathered keys, and a copy."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+    backends = [("flash", SDPBackend.FLASH_ATTENTION),
+                ("efficient", SDPBackend.EFFICIENT_ATTENTION),
+                ("cudnn", SDPBackend.CUDNN_ATTENTION),
+                ("math", SDPBackend.MATH)]
+    out = []
+
+    def run(impl, shape, fn, flops, bytes_, backend=None):
+        try:
+            if backend is None:
+                timing = timer(fn)
+            else:
+                with sdpa_kernel(backend):
+                    timing = timer(fn)
+            r = record("decode_attention", impl, "fwd", "", shape, flops,
+                       bytes_, timing)
+        except Exception as exc:  # a backend that does not apply
+            r = error_record("decode_attention", impl, "fwd", "", shape,
+                             flops, bytes_, exc)
+        log(r)
+        return r
+
+    for shape in shapes:
+        b, l, h, hkv, d = (shape[k] for k in ("B", "L", "H", "Hkv", "D"))
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        q = torch.randn(b, h, 1, d, device="cuda", dtype=torch.float16,
+                        generator=gen)
+        k, v = (torch.randn(b, hkv, l, d, device="cuda", dtype=torch.float16,
+                            generator=gen) for _ in range(2))
+        extra = {"enable_gqa": True} if hkv != h else {}
+        flops = 4.0 * b * l * h * d
+        bytes_ = 2.0 * b * l * hkv * d * 2
+
+        def per_seq():
+            return [F.scaled_dot_product_attention(
+                q[i:i + 1], k[i:i + 1], v[i:i + 1], **extra)
+                for i in range(b)]
+
+        out.append(run("torch_sdpa_per_seq", shape, per_seq, flops, bytes_))
+        found = [run("torch_sdpa:" + name, shape,
+                     lambda: F.scaled_dot_product_attention(q, k, v, **extra),
+                     flops, bytes_, backend)
+                 for name, backend in backends]
+        out += found
+        best = best_of(found, "torch_sdpa")
+        if best:
+            log(best)
+            out.append(best)
+        del q, k, v
+        torch.cuda.empty_cache()
+    n = 256 << 20  # f16 elements: 512 MiB, as tessel's copy
+    x = torch.randn(n, device="cuda", dtype=torch.float16)
+    y = torch.empty_like(x)
+    try:
+        r = record("copy", "torch", "fwd", "", {"bytes": 2 * n}, 0.0,
+                   2.0 * 2 * n, timer(lambda: y.copy_(x)))
+    except Exception as exc:
+        r = error_record("copy", "torch", "fwd", "", {"bytes": 2 * n}, 0.0,
+                         2.0 * 2 * n, exc)
+    log(r)
+    out.append(r)
+    del x, y
+    torch.cuda.empty_cache()
+    return out
+
+
 def bench_fp8_gemm(torch, timer, shapes, log):
     """C = A B^T in e4m3 with f16 output: A [M, K], B stored [N, K].
 
@@ -714,6 +813,9 @@ def main():
         sections.append(("norms", lambda: bench_norms(
             torch, timer, parse_rows(args.row_shapes), args.compile_norms,
             args.norm_timing.split(","), log)))
+    if "decode" in which:
+        sections.append(("decode", lambda: bench_decode(
+            torch, timer, parse_decode_shapes(args.decode_shapes), log)))
     if "fp8_gemm" in which:
         sections.append(("fp8_gemm", lambda: bench_fp8_gemm(
             torch, timer, parse_gemms(args.gemm_shapes), log)))

@@ -16,10 +16,10 @@ log timed that step alone), default / --quick:
   sanitizers        ~200 s est. / ~60 s est.
   tests             ~90 s (every *gpu_test binary; samples_gpu_test 35 s)
   jit               ~5 s
+  decode            ~150 s est. / ~50 s est. (not by default: run it by name)
 The default `run` (gemm attention rows linear-attention fuzz sanitizers) is
 held to --budget seconds (default 530): steps that would start later are
 recorded as skipped, so a 10-minute device call always returns its JSON.
-decode: no suite yet; it goes here when the decode sample exists.
 """
 
 import dataclasses
@@ -120,6 +120,19 @@ def _linear_attention():
     ]
 
 
+def _decode():
+    # The sample's bench shapes (f16, H32 D128, GQA 4:1 and MHA, batch
+    # 1-128, context 1k-32k) and a 512 MiB copy; SDPA on the same shapes
+    # and torch's copy, in the same run.
+    quick = ["--size=64x4096x32x128", "--heads-kv", "8"]
+    return [
+        _sample_bench("tessel_decode_attention", "decode_attention",
+                      ["--size", "bench"], quick),
+        _peers("peers_decode", "decode",
+               ["--decode-shapes", "64,4096,32,8,128"]),
+    ]
+
+
 def _random(seed, scale):
     return Step("random_programs_seed_{}".format(seed), "gtest",
                 ["{build}/tests/fuzz/tessel_random_gpu_test"], SKIP,
@@ -190,8 +203,8 @@ DEFAULT = ["gemm", "attention", "rows", "linear-attention", "fuzz",
            "sanitizers"]
 _BUILDERS = {"gemm": _gemm, "attention": _attention, "rows": _rows,
              "linear-attention": _linear_attention, "fuzz": _fuzz,
-             "sanitizers": _sanitizers, "jit": _jit}
-NAMES = DEFAULT + ["tests", "jit"]
+             "sanitizers": _sanitizers, "jit": _jit, "decode": _decode}
+NAMES = DEFAULT + ["tests", "jit", "decode"]
 # Binaries (relative to the build folder) a suite needs staged.
 TESTS_GLOB = "tests/*/*gpu_test"
 

@@ -75,12 +75,19 @@ int DecodeBlockM(const DecodeAttentionConfig& c) {
   return std::max(64, (DecodeRows(c) + 63) / 64 * 64);
 }
 
-int DecodeSplits(const DecodeAttentionConfig& c, int sms, double waves) {
-  const int blocks = c.B * DecodeKvHeads(c);
+int DecodeSplits(const DecodeAttentionConfig& c, int sms, int blocks_per_sm) {
+  const int64_t blocks = int64_t{c.B} * DecodeKvHeads(c);
+  const int64_t slots = int64_t{std::max(sms, 1)} * std::max(blocks_per_sm, 1);
   const int steps =
       std::max(1, (c.max_pages * c.page_size + c.block_n - 1) / c.block_n);
-  const int want = static_cast<int>(std::ceil(waves * sms / blocks));
-  return std::clamp(want, 1, std::min(steps, 64));
+  const int most = std::min(steps, 64);
+  // The fewest splits whose last wave is at least 90% full.
+  for (int s = 1; s <= most; ++s) {
+    const int64_t total = blocks * s;
+    const int64_t waves = (total + slots - 1) / slots;
+    if (total >= 0.9 * waves * slots) return s;
+  }
+  return most;
 }
 
 absl::Status CheckDecodeAttentionConfig(const DecodeAttentionConfig& c) {

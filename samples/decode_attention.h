@@ -82,10 +82,12 @@ int DecodeRows(const DecodeAttentionConfig& config);
 // block_m, or its default.
 int DecodeBlockM(const DecodeAttentionConfig& config);
 
-// Splits that give about `waves` waves of blocks over `sms` SMs, at most
-// one per pipelined step of the longest sequence and at most 64.
+// The fewest splits (at most one per pipelined step of the longest
+// sequence, at most 64) whose blocks fill their last wave over `sms` SMs of
+// `blocks_per_sm` resident blocks (two at the default tile's 112 KB of
+// shared memory on Hopper) to 90% or more.
 int DecodeSplits(const DecodeAttentionConfig& config, int sms,
-                 double waves = 2.0);
+                 int blocks_per_sm = 2);
 
 absl::Status CheckDecodeAttentionConfig(const DecodeAttentionConfig& config);
 

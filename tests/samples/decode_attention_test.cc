@@ -85,12 +85,17 @@ TEST(DecodeAttention, RejectsBadConfigs) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST(DecodeAttention, SplitsFillAbout2WavesOf132Sms) {
-  // One sequence of 32k keys over 8 kv heads: 8 blocks unsplit.
+TEST(DecodeAttention, SplitsFillTheLastWave) {
+  // One sequence of 32k keys over 8 kv heads: 8 blocks unsplit, 264 slots
+  // on 132 SMs; 30 splits fill 91% of them.
   DecodeAttentionConfig c{
       .B = 1, .H = 32, .heads_kv = 8, .page_size = 16, .max_pages = 2048};
-  EXPECT_EQ(DecodeSplits(c, 132), 33);
-  c.B = 128;  // 1024 blocks: already several waves
+  EXPECT_EQ(DecodeSplits(c, 132), 30);
+  c.B = 16;  // 128 blocks: two splits fill 97%
+  EXPECT_EQ(DecodeSplits(c, 132), 2);
+  c.B = 128;  // 1024 blocks: 97% of four waves
+  EXPECT_EQ(DecodeSplits(c, 132), 1);
+  c.B = 64;  // 512 blocks: 97% of two waves
   EXPECT_EQ(DecodeSplits(c, 132), 1);
   c.B = 1, c.max_pages = 2;  // one step of keys: nothing to split
   EXPECT_EQ(DecodeSplits(c, 132), 1);

@@ -164,10 +164,13 @@ def _sanitizers():
              ("memcheck", "rmsnorm"), ("racecheck", "gemm")}
     plan = [("memcheck", s) for s in ("gemm", "splitk_gemm", "flash_attention",
                                       "linear_attention", "rmsnorm",
-                                      "layernorm", "softmax")]
+                                      "layernorm", "softmax",
+                                      "decode_attention")]
     plan += [("racecheck", s) for s in ("gemm", "flash_attention",
-                                        "linear_attention", "rmsnorm")]
-    plan += [("synccheck", s) for s in ("gemm", "flash_attention")]
+                                        "linear_attention", "rmsnorm",
+                                        "decode_attention")]
+    plan += [("synccheck", s) for s in ("gemm", "flash_attention",
+                                        "decode_attention")]
     # Each sample runs once without a sanitizer first, so the kernels are in
     # the disk cache: on a fresh machine compute-sanitizer over the cold
     # compiles (ptxas children) crashed memcheck_gemm with SIGSEGV (H100,

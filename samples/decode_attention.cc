@@ -20,10 +20,18 @@ namespace T = tessel;
 constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
 
-absl::StatusOr<Program> MakeDecodeAttention(const nlohmann::json& json) {
+// Without num_stages, as many stages (3 down to 1) as the target's shared
+// memory holds: 3 at D128 f16 take 112 KB, more than the 99 KB of sm_86,
+// sm_89 and sm_120.
+absl::StatusOr<Program> MakeDecodeAttention(const nlohmann::json& json,
+                                            const Target& target) {
   SAMPLES_ASSIGN_OR_RETURN(DecodeAttentionConfig c,
                            DecodeAttentionConfigFromJson(json));
-  return DecodeAttentionProgram(c);
+  if (json.contains("num_stages")) return DecodeAttentionProgram(c);
+  for (;; --c.num_stages) {
+    SAMPLES_ASSIGN_OR_RETURN(Program p, DecodeAttentionProgram(c));
+    if (c.num_stages <= 1 || CheckSharedMemoryFits(p, target).ok()) return p;
+  }
 }
 
 absl::StatusOr<Program> MakeDecodeCombine(const nlohmann::json& json) {

@@ -20,8 +20,8 @@ Suites (no names: gemm attention rows linear-attention fuzz sanitizers):
   tests             every tests/*/*gpu_test binary, whole (not by default)
   jit               bench/jit_bench (not by default)
   decode            decode_attention (paged split-KV, GQA 4:1 and MHA) and a
-                    copy; torch SDPA per sequence and batched, torch's copy
-                    (not by default)
+                    copy, mla_decode (bf16, B64/128); torch SDPA per sequence
+                    and batched, torch's copy (not by default)
 Each suite's steps run tessel first, then its peers, in the order of
 bench/harness/suites.py (which also gives rough times per suite).
 

@@ -46,10 +46,11 @@ class SuiteTable(unittest.TestCase):
 
     def test_decode_runs_the_sample_and_its_peers(self):
         names = [s.name for s in suites.steps("decode", "")]
-        self.assertEqual(names, ["tessel_decode_attention", "peers_decode"])
+        self.assertEqual(names, ["tessel_decode_attention",
+                                 "tessel_mla_decode", "peers_decode"])
         self.assertEqual(suites.binaries("decode"),
-                         ["samples/decode_attention"])
-        peers = suites.steps("decode", "")[1].command(quick=True)
+                         ["samples/decode_attention", "samples/mla_decode"])
+        peers = suites.steps("decode", "")[-1].command(quick=True)
         self.assertIn("decode", peers)
         self.assertIn("--decode-shapes", peers)
 

@@ -128,6 +128,10 @@ def _decode():
     return [
         _sample_bench("tessel_decode_attention", "decode_attention",
                       ["--size", "bench"], quick),
+        # DeepSeek MLA decode, bf16, B64 / B128 at 4k-32k (no peer there:
+        # FlashMLA is not installed).
+        _sample_bench("tessel_mla_decode", "mla_decode", ["--size", "bench"],
+                      ["--size=64x4096"]),
         _peers("peers_decode", "decode",
                ["--decode-shapes", "64,4096,32,8,128"]),
     ]

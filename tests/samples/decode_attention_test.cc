@@ -11,6 +11,7 @@
 #include "samples/decode_attention.h"
 #include "samples/decode_attention_workload.h"
 #include "samples/execute.h"
+#include "samples/mla_decode.h"
 
 namespace tessel::samples {
 namespace {
@@ -82,6 +83,19 @@ TEST(DecodeAttention, RejectsBadConfigs) {
   EXPECT_THAT(ParseLengths("1,x").status().message(), HasSubstr("--lens=1,x"));
   EXPECT_EQ(*ParseLengths("0,1,17"), (std::vector<int>{0, 1, 17}));
   EXPECT_EQ(DecodeAttentionWorkload({}, {}, 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(MlaDecode, RejectsBadConfigs) {
+  auto message = [](const MlaDecodeConfig& c) {
+    return std::string(MlaDecodeProgram(c).status().message());
+  };
+  EXPECT_THAT(message({.d_qk = 512, .d_v = 576}),
+              HasSubstr("d_v=576 must be at most d_qk=512"));
+  EXPECT_THAT(message({.H = 96}), HasSubstr("block_h=64 must divide H=96"));
+  EXPECT_THAT(message({.dtype = f32}), HasSubstr("must be bf16 or f16"));
+  EXPECT_THAT(message({.threads = 192}), HasSubstr("whole warpgroups"));
+  EXPECT_EQ(MlaDecodeWorkload({}, {}, 1).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

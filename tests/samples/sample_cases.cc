@@ -1,6 +1,7 @@
 #include "tests/samples/sample_cases.h"
 
 #include <array>
+#include <string>
 
 #include "samples/decode_attention.h"
 #include "samples/decode_attention_workload.h"
@@ -10,6 +11,7 @@
 #include "samples/gemm.h"
 #include "samples/layernorm.h"
 #include "samples/linear_attention.h"
+#include "samples/mla_decode.h"
 #include "samples/rmsnorm.h"
 #include "samples/softmax.h"
 #include "samples/splitk_gemm.h"
@@ -526,6 +528,15 @@ std::vector<SampleCase> SmallCases() {
                               .block_n = 32});
   decode("gqa4_fp8_p16_s2",
          {.H = 8, .heads_kv = 2, .D = 64, .splits = 2, .kv_dtype = fp8_e4m3});
+  // MLA decode: one latent head of 576 columns (values its first 512), 64
+  // query heads, both page sizes, at the ragged lengths.
+  for (int page : {64, 16}) {
+    cases.push_back({"mla_decode_h64_p" + std::to_string(page), [page] {
+                       return MlaDecodeWorkload({.H = 64, .page_size = page},
+                                                {0, 1, 15, 16, 17, 300, 1000},
+                                                31);
+                     }});
+  }
   return cases;
 }
 

@@ -329,6 +329,7 @@ TEST(Registry, EverySampleIsRegisteredAndBuilds) {
         {"D", 64},
         {"max_pages", 8},
         {"splits", 3}}},
+      {"mla_decode", {{"B", 2}, {"H", 64}, {"max_pages", 4}}},
       {"zero_tensor", {{"n", 1000}}},
       {"cast_tensor", {{"n", 1000}, {"from", "f32"}, {"to", "bf16"}}},
   };

@@ -33,7 +33,9 @@
   gather is not timed): one call per sequence ("torch_sdpa_per_seq", as a
   serving loop without a paged kernel would), and the whole batch in one
   call per backend (flash, efficient, cuDNN, math; the fastest as
-  "torch_sdpa"); enable_gqa=True where Hkv < H. Bytes count the keys and
+  "torch_sdpa"); enable_gqa=True where Hkv < H, and also each kv head's
+  group of query heads as that many query rows of one head (":NAME_grouped",
+  the same result, which every backend takes). Bytes count the keys and
   values read once. A device-to-device copy of 512 MiB (kernel "copy",
   impl "torch") is the bandwidth ceiling of the same run.
 - fp8 GEMM ("fp8_gemm", sizes M,N,K): torch._scaled_mm on e4m3 inputs,
@@ -526,6 +528,15 @@ def bench_decode(torch, timer, shapes, log):
                      lambda: F.scaled_dot_product_attention(q, k, v, **extra),
                      flops, bytes_, backend)
                  for name, backend in backends]
+        if hkv != h:
+            # One query token: a kv head's group of query heads is the same
+            # as `group` query rows of one head, which every backend takes
+            # (no enable_gqa; the same result).
+            grouped = q.view(b, hkv, h // hkv, d)
+            found += [run("torch_sdpa:" + name + "_grouped", shape,
+                          lambda: F.scaled_dot_product_attention(
+                              grouped, k, v), flops, bytes_, backend)
+                      for name, backend in backends]
         out += found
         best = best_of(found, "torch_sdpa")
         if best:

@@ -41,7 +41,10 @@
 //   error. With T::slice(start, stop) or T::all in some dimension it is an
 //   explicit region.
 // - Boundary rule (also docs/ir.md): a copy or atomic whose global region runs
-//   past the tensor's edge reads zeros there and skips the stores there.
+//   past the tensor's edge reads zeros there and skips the stores there; so
+//   does an element access: X(i, j) outside X (negative i too) reads 0, and
+//   X(i, j) = v or an element atomic there does nothing. The GPU checks only
+//   what the loop and block ranges cannot prove inside.
 #ifndef TESSEL_BUILDER_H_
 #define TESSEL_BUILDER_H_
 

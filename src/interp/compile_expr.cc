@@ -125,7 +125,7 @@ absl::StatusOr<int> Compiler::BufferSlot(const ir::Buffer& buffer) {
 
 absl::StatusOr<IntFn> Compiler::FlatIndex(const ir::Buffer& buffer,
                                           const std::vector<ir::Expr>& indices,
-                                          bool check_initialized) {
+                                          Access access) {
   INTERP_ASSIGN_OR_RETURN(const int slot, BufferSlot(buffer));
   if (static_cast<int>(indices.size()) != buffer->rank()) {
     return Error(absl::StatusCode::kInvalidArgument,
@@ -142,9 +142,10 @@ absl::StatusOr<IntFn> Compiler::FlatIndex(const ir::Buffer& buffer,
     INTERP_ASSIGN_OR_RETURN(IntFn fn, Int(e));
     idx.push_back(std::move(fn));
   }
-  const Site site = site_;
+  // Errors name the access itself, a load inside a store's value included.
+  const Site site{access == Access::kLoad ? "load" : "store", site_.loc};
   const bool global = buffer->scope == ir::Scope::kGlobal;
-  const bool check = check_initialized && !global;
+  const bool check = access == Access::kLoad && !global;
   return IntFn([slot, idx = std::move(idx), site, check](Frame& f) -> int64_t {
     const BufferInstance& b = f.buffers[slot];
     std::array<int64_t, kMaxRank> index;
@@ -156,6 +157,9 @@ absl::StatusOr<IntFn> Compiler::FlatIndex(const ir::Buffer& buffer,
       flat += index[d] * b.strides[d];
     }
     if (f.failed) return -1;
+    // Boundary rule (docs/ir.md): outside a global tensor a load reads 0
+    // and a store is skipped, as the GPU's guards do.
+    if (!in_bounds && b.global) return kOutside;
     if (!in_bounds) {
       std::vector<int64_t> where(index.begin(), index.begin() + idx.size());
       Fail(f, site, absl::StatusCode::kOutOfRange,
@@ -176,17 +180,19 @@ absl::StatusOr<IntFn> Compiler::FlatIndex(const ir::Buffer& buffer,
 }
 
 absl::StatusOr<IntFn> Compiler::IntLoad(const ir::LoadNode* op) {
-  INTERP_ASSIGN_OR_RETURN(IntFn flat, FlatIndex(op->buffer, op->indices, true));
+  INTERP_ASSIGN_OR_RETURN(IntFn flat,
+                          FlatIndex(op->buffer, op->indices, Access::kLoad));
   INTERP_ASSIGN_OR_RETURN(const int slot, BufferSlot(op->buffer));
   if (op->buffer->scope == ir::Scope::kGlobal) globals_accessed_.insert(slot);
   return IntFn([slot, flat = std::move(flat)](Frame& f) -> int64_t {
     const int64_t i = flat(f);
-    return i < 0 ? 0 : f.buffers[slot].GetInt(i);
+    return i < 0 ? 0 : f.buffers[slot].GetInt(i);  // kOutside reads 0
   });
 }
 
 absl::StatusOr<FloatFn> Compiler::FloatLoad(const ir::LoadNode* op) {
-  INTERP_ASSIGN_OR_RETURN(IntFn flat, FlatIndex(op->buffer, op->indices, true));
+  INTERP_ASSIGN_OR_RETURN(IntFn flat,
+                          FlatIndex(op->buffer, op->indices, Access::kLoad));
   INTERP_ASSIGN_OR_RETURN(const int slot, BufferSlot(op->buffer));
   if (op->buffer->scope == ir::Scope::kGlobal) globals_accessed_.insert(slot);
   const DataType t = op->dtype;

@@ -284,7 +284,7 @@ absl::StatusOr<StmtFn> Compiler::For(const ir::ForNode* op) {
 
 absl::StatusOr<StmtFn> Compiler::Store(const ir::StoreNode* op) {
   INTERP_ASSIGN_OR_RETURN(IntFn flat,
-                          FlatIndex(op->buffer, op->indices, false));
+                          FlatIndex(op->buffer, op->indices, Access::kStore));
   INTERP_ASSIGN_OR_RETURN(const int slot, BufferSlot(op->buffer));
   if (op->buffer->scope == ir::Scope::kGlobal) globals_accessed_.insert(slot);
   if (!is_float(op->buffer->dtype) && !is_float(op->value.dtype())) {
@@ -293,7 +293,7 @@ absl::StatusOr<StmtFn> Compiler::Store(const ir::StoreNode* op) {
         [slot, flat = std::move(flat), value = std::move(value)](Frame& f) {
           const int64_t v = value(f);
           const int64_t i = flat(f);
-          if (f.failed) return;
+          if (f.failed || i == kOutside) return;
           f.buffers[slot].SetInt(i, v);
         });
   }
@@ -302,7 +302,7 @@ absl::StatusOr<StmtFn> Compiler::Store(const ir::StoreNode* op) {
       [slot, flat = std::move(flat), value = std::move(value)](Frame& f) {
         const double v = value(f);
         const int64_t i = flat(f);
-        if (f.failed) return;
+        if (f.failed || i == kOutside) return;
         f.buffers[slot].Set(i, v);
       });
 }

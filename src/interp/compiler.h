@@ -73,10 +73,14 @@ class Compiler {
   absl::StatusOr<int> BufferSlot(const ir::Buffer& buffer);
   absl::StatusOr<CompiledRegion> Region(const ir::Region& region);
   // Flat element index of buffer[indices] with bounds checks; -1 after a
-  // failure (f.failed is set).
+  // failure (f.failed is set) and kOutside for an index outside a global
+  // tensor (the boundary rule: the load reads 0, the store is skipped).
+  // Loads of per-block buffers also check that the element was written.
+  enum class Access { kLoad, kStore };
+  static constexpr int64_t kOutside = -2;
   absl::StatusOr<IntFn> FlatIndex(const ir::Buffer& buffer,
                                   const std::vector<ir::Expr>& indices,
-                                  bool check_initialized);
+                                  Access access);
 
   // An error at the current statement: "<op> at file:line: message".
   absl::Status Error(absl::StatusCode code, const std::string& message) const;

@@ -10,9 +10,10 @@
 //
 // User mistakes come back as a Status naming the op and the user's source
 // line (and the block): reading a shared/fragment/local element before any
-// write, an index out of bounds (non-global buffers; direct element loads
-// and stores on global tensors), an mbarrier wait that can never complete,
-// argument shapes or dtypes that do not match the parameters.
+// write, an index out of bounds of a non-global buffer, an mbarrier wait
+// that can never complete, argument shapes or dtypes that do not match the
+// parameters. Outside a global tensor the boundary rule holds (docs/ir.md):
+// loads read 0, stores and atomics are skipped.
 #ifndef TESSEL_SRC_INTERP_INTERPRETER_H_
 #define TESSEL_SRC_INTERP_INTERPRETER_H_
 

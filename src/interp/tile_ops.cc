@@ -567,13 +567,16 @@ void RunAtomicElement(Frame& f, const Site& site, ir::AtomicOp op,
                         BoxString(dst)));
       return;
     }
-    if (dst.start[k] < 0 || dst.start[k] >= d.shape[k]) {
-      Fail(f, site, absl::StatusCode::kOutOfRange,
-           absl::StrCat("element ", ElementName(d, dst.start),
-                        " is out of bounds of ", d.node->name,
-                        ShapeString(d.shape)));
-      return;
-    }
+  }
+  for (size_t k = 0; k < dst.extent.size(); ++k) {
+    if (dst.start[k] >= 0 && dst.start[k] < d.shape[k]) continue;
+    // Boundary rule: an element outside a global tensor is not updated.
+    if (d.global) return;
+    Fail(f, site, absl::StatusCode::kOutOfRange,
+         absl::StrCat("element ", ElementName(d, dst.start),
+                      " is out of bounds of ", d.node->name,
+                      ShapeString(d.shape)));
+    return;
   }
   int64_t flat = 0;
   for (size_t k = 0; k < dst.start.size(); ++k)

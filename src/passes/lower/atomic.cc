@@ -19,7 +19,10 @@ Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
     Expr v = Cast(t, MutateExpr(a.value));
     Expr off = GlobalIndex(dst.buffer, dst.start);
     Stmt s = Intrin(name, {ir::Load(dst.buffer, {off}), v});
-    return in_parallel_ ? s : MakeIf(Expr(tx_) == 0, s);
+    // In a T.Parallel body, GuardParallelBody checked the element's bounds.
+    if (in_parallel_) return s;
+    return MakeIf(And(Expr(tx_) == 0, ElementInBounds(dst.buffer, dst.start)),
+                  s);
   }
   ir::Region src = MutateRegion(*a.src);
   if (src.buffer->scope == ir::Scope::kFragment) {

@@ -35,6 +35,8 @@ Stmt Lowerer::Visit(const ir::KernelNode* op) {
   // A persistent kernel's per-tile block indices range as a grid's.
   for (const auto& [var, extent] : st_.tile_block_vars)
     ranges_[var.get()] = {0, extent - 1};
+  for (size_t d = 0; d < op->block_vars.size(); ++d)
+    loop_extents_[op->block_vars[d].get()] = {Expr(0), op->grid[d]};
   warpgroups_.clear();
   Stmt body = MutateStmt(op->body);
   // The thread index first: rasterize_blocks adds its block remap after it.
@@ -90,6 +92,7 @@ Stmt Lowerer::Visit(const ir::SeqNode* op) {
 
 Stmt Lowerer::Visit(const ir::ForNode* op) {
   if (op->for_kind == ir::ForKind::kParallel) return LowerParallel(op);
+  loop_extents_[op->var.get()] = {op->min, op->extent};
   if (std::optional<Stmt> s = LowerWgmmaConsumerLoop(op)) return *s;
   if (turn_groups_ > 0 && TakesGemmTurns(op)) return LowerGemmTurns(op);
   if (std::optional<Stmt> s = LowerPipelinedGemm(op)) return *s;
@@ -127,7 +130,9 @@ Stmt Lowerer::Visit(const ir::IfThenElseNode* op) {
       it->second.hi = std::min(it->second.hi, *c2 - c1 - 1);
     }
   }
+  const size_t facts = Assume(op->cond);
   Stmt then_case = MutateStmt(op->then_case);
+  facts_.resize(facts);
   if (saved) ranges_[saved->first] = saved->second;
   Stmt else_case = MutateStmt(op->else_case);
   return ir::MakeStmt<ir::IfThenElseNode>(MutateExpr(op->cond), then_case,
@@ -152,7 +157,11 @@ Stmt Lowerer::Visit(const ir::StoreNode* op) {
                  op->buffer->name + " in shared memory (T::alloc_shared)");
     return Self(op);
   }
-  return Flatten(IRMutator::Visit(op));
+  Stmt s = IRMutator::Visit(op);
+  // T.Parallel bodies were guarded in their own variables.
+  if (in_parallel_) return Flatten(s);
+  return Guard(ElementInBounds(op->buffer, s.As<ir::StoreNode>()->indices),
+               Flatten(s));
 }
 
 Expr Lowerer::Visit(const ir::LoadNode* op) {
@@ -163,7 +172,11 @@ Expr Lowerer::Visit(const ir::LoadNode* op) {
                       op->buffer->name + " in shared memory (T::alloc_shared)");
     return Self(op);
   }
-  return FlattenExpr(IRMutator::Visit(op));
+  Expr e = IRMutator::Visit(op);
+  const auto* l = e.As<ir::LoadNode>();
+  Expr in = in_parallel_ ? Expr() : ElementInBounds(l->buffer, l->indices);
+  if (!in.defined()) return FlattenExpr(e);
+  return ir::Select(in, FlattenExpr(e), ir::Zero(e.dtype()));
 }
 
 // `i < c` (or `i <= c`, `c > i`, `c >= i`) that the variable ranges decide

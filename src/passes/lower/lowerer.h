@@ -13,6 +13,7 @@
 //   cumsum_rows.cc        T.cumsum along the rows of a kRows tile
 //   copy_rows.cc          16-byte copies of kRows tiles to / from global
 //   parallel.cc           T.Parallel loops over each thread's elements
+//   element_guards.cc     bounds checks of global element accesses
 //   atomic.cc             T.atomic_*
 //   tma_copy.cc           T.copy on the TMA (warp-specialized producers)
 //   tma_store.cc          TMA-store epilogues (epilogue_store.h)
@@ -104,6 +105,7 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   Stmt Visit(const ir::StoreNode* op) override;
   Expr Visit(const ir::LoadNode* op) override;
   Expr Visit(const ir::BinaryNode* op) override;
+  Expr Visit(const ir::SelectNode* op) override;  // element_guards.cc
   // Tile ops: each to its family.
   Stmt Visit(const ir::FillNode* op) override;  // copy.cc
   Stmt Visit(const ir::CopyNode* op) override;  // copy_rows.cc, copy.cc
@@ -147,6 +149,10 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
                     const FragmentLayout& d, const std::string& over,
                     const std::vector<Expr>& local);
   Stmt GuardSideEffects(const Stmt& s, const Expr& leader);
+  // element_guards.cc: a T.Parallel body's global element accesses guarded
+  // in the loop's variables (vars[i] in [0, extents[i])).
+  Stmt GuardParallelBody(const Stmt& body, const std::vector<ir::Var>& vars,
+                         const std::vector<int64_t>& extents);
   // gemm_mma.cc
   const GemmPlan& PlanOf(const ir::GemmNode& g);
   std::optional<MmaGemm> PlanMma(const ir::GemmNode& g);

@@ -102,6 +102,7 @@ Stmt Lowerer::LowerParallel(const ir::ForNode* op) {
   if (!status.ok()) return Self(op);
   Expr leader = d.Leader(tx_);
   if (leader.defined()) mapped = GuardSideEffects(mapped, leader);
+  mapped = GuardParallelBody(mapped, var_handles, extents);
   VarMap sub;
   for (size_t i = 0; i < vars.size(); ++i) sub[vars[i]] = logical[i];
   mapped = Substitute(mapped, sub);

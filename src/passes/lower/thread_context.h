@@ -59,6 +59,15 @@ class ThreadContext {
   std::optional<int64_t> Bound(const Expr& e, bool upper);
   Expr InBounds(const ir::Buffer& b, const std::vector<Expr>& idx);
 
+  // Element accesses of global tensors (element_guards.cc): the condition
+  // under which idx lies inside b in every dim, 0 <= i < dim, with the
+  // provable parts left out (undefined: provably inside). Outside, a load
+  // reads 0 and a store or element atomic is skipped (the boundary rule).
+  Expr ElementInBounds(const ir::Buffer& b, const std::vector<Expr>& idx);
+  // Adds the conjuncts of cond to facts_; returns the size to cut back to
+  // (facts_.resize) where cond no longer holds.
+  size_t Assume(const Expr& cond);
+
   Expr SharedOffset(const ir::Buffer& b, const std::vector<Expr>& idx);
   Expr GlobalIndex(const ir::Buffer& b, const std::vector<Expr>& idx);
   Expr FlatOffset(const ir::Buffer& b, const std::vector<Expr>& idx);
@@ -81,6 +90,15 @@ class ThreadContext {
   LoweringState& st_;
   ir::Var tx_;  // the thread index
   std::unordered_map<const ir::VarNode*, Range> ranges_;
+  // What element guards know besides ranges_: every loop's and block
+  // index's [min, min + extent) (symbolic ones too; ranges_ holds only the
+  // loops the lowering bounds), and the conditions known true here (of the
+  // enclosing ifs' then branches and selects' true values).
+  struct LoopExtent {
+    Expr min, extent;
+  };
+  std::unordered_map<const ir::VarNode*, LoopExtent> loop_extents_;
+  std::vector<Expr> facts_;
   std::unordered_map<const ir::BufferNode*, ir::Buffer> locals_;
 };
 

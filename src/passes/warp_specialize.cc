@@ -428,8 +428,7 @@ absl::Status WarpSpecialize(LoweringState& state) {
   if (state.producer_threads == 0) {
     state.specialize_declined =
         "the Pipelined loop is not TMA copies into whole shared tiles read "
-        "only by gemms after them, or a copied tile is used outside it "
-        "(src/passes/warp_specialize.h says what applies)";
+        "only by gemms after them, or a copied tile is used outside it";
   }
   return absl::OkStatus();
 }

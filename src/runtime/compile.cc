@@ -79,8 +79,8 @@ std::vector<std::string> Schedule(const passes::LoweringState& st) {
   if (!st.config.disable_tma_store_epilogue && st.producer_threads > 0 &&
       st.epilogue_stores.empty())
     out.push_back(
-        "epilogue: plain stores (no epilogue copy the "
-        "TMA can store here, src/passes/epilogue_store.h)");
+        "epilogue: plain stores (no copy of a whole accumulator to a "
+        "rank-2 f16 / bf16 tensor of 16-byte rows that the TMA can store)");
   if (st.persistent)
     out.push_back(
         "persistent grid: at most one block per SM, looping over "
@@ -95,7 +95,7 @@ std::vector<std::string> Schedule(const passes::LoweringState& st) {
     out.push_back(
         "clusters: none (a 2-d persistent grid of one consumer group with an "
         "even tile count along a block index that a copy's source does not "
-        "use, src/passes/warp_specialize.h)");
+        "use)");
   }
   return out;
 }

@@ -70,8 +70,11 @@ TEST(UserErrors, FragmentReadAtAnotherThreadsElements) {
   absl::Status s = CompileFor(program, Target::sm90a());
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr(Here(line))) << s;
+  // The loop's variables have no names of the user's: said in words.
   EXPECT_THAT(s.message(),
-              HasSubstr("fragment acc [64, 64] is read at [j, i]"));
+              HasSubstr("fragment acc [64, 64] (spread over the threads as a "
+                        "gemm accumulator) is read at [the second loop index, "
+                        "the first loop index] in the T.Parallel loop at "));
   EXPECT_THAT(s.message(), HasSubstr("T::alloc_shared"));
   EXPECT_THAT(s.message(), NoLayoutDump()) << s;
   // The interpreter could run it, but the CPU target refuses what the GPU
@@ -81,6 +84,38 @@ TEST(UserErrors, FragmentReadAtAnotherThreadsElements) {
   EXPECT_EQ(cpu.code(), s.code());
   EXPECT_THAT(cpu.message(), HasSubstr(Here(line))) << cpu;
   EXPECT_THAT(cpu.message(), HasSubstr("Target::cpu() refuses")) << cpu;
+}
+
+// Every fragment the loop cannot reach is named in one error, not the first
+// alone.
+TEST(UserErrors, EveryUnreachableFragmentOfALoopAtOnce) {
+  T::ProgramBuilder p("two_transposed_reads");
+  auto [A, B, C] = GemmTensors(p, 32, T::f16);
+  int line = 0;
+  {
+    T::Kernel kernel(1, {.threads = 128});
+    auto a = T::alloc_shared({64, 32}, T::f16, "a");
+    auto b = T::alloc_shared({32, 64}, T::f16, "b");
+    auto acc = T::alloc_fragment({64, 64}, T::f32, "acc");
+    auto acc2 = T::alloc_fragment({64, 64}, T::f32, "acc2");
+    auto out = T::alloc_fragment({64, 64}, T::f32, "out");
+    T::copy(A(0, 0), a);
+    T::copy(B(0, 0), b);
+    T::gemm(a, b, acc, {.clear_accum = true});
+    T::gemm(a, b, acc2, {.clear_accum = true});
+    for (auto [i, j] : T::Parallel(64, 64)) {
+      line = __LINE__ + 1;
+      out(i, j) = acc(j, i) + acc2(j, i);
+    }
+    T::copy(out, C(0, 0));
+  }
+  absl::Status s = CompileFor(p.finish(), Target::sm90a());
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr(Here(line))) << s;
+  EXPECT_THAT(s.message(), HasSubstr("fragment acc [64, 64]")) << s;
+  EXPECT_THAT(s.message(), HasSubstr("; fragment acc2 [64, 64]")) << s;
+  EXPECT_THAT(s.message(), HasSubstr("keep acc, acc2 in shared memory")) << s;
+  EXPECT_THAT(s.message(), Not(HasSubstr("src/"))) << s;
 }
 
 // A fragment element read outside any T.Parallel loop (the lowering meets

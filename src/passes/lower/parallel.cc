@@ -2,6 +2,8 @@
 // fragment that drives it, fragment accesses mapped to local array elements.
 #include "src/passes/lower/lowerer.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "src/ir/printer.h"
@@ -32,6 +34,21 @@ const char* Placement(const FragmentLayout& l) {
 
 std::string Shape(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+// An index of a T.Parallel loop's access in the user's words: its loop
+// variables have no names of the user's, so not the printer's either.
+std::string IndexInWords(const Expr& e,
+                         const std::vector<const ir::VarNode*>& vars) {
+  static const char* const kOrdinal[] = {"first", "second", "third", "fourth"};
+  for (size_t k = 0; k < vars.size(); ++k) {
+    if (e.get() != vars[k]) continue;
+    if (vars.size() == 1) return "the loop index";
+    return absl::StrCat("the ", k < 4 ? kOrdinal[k] : "next", " loop index");
+  }
+  for (const ir::VarNode* v : vars)
+    if (ir::UsesVar(e, v)) return "an expression of the loop indices";
+  return ir::ToString(e);
 }
 
 }  // namespace
@@ -188,26 +205,26 @@ Stmt Lowerer::MapFragments(const ir::ForNode* loop, const Stmt& body,
       if (cols && l.kind() == FragmentLayout::Kind::kMmaCols)
         return std::vector<Expr>{(*local)[1], (*local)[2] % 2};
       if (cols) return std::vector<Expr>{(*local)[1], (*local)[2]};
-      // The user's line: the store this access is part of, else the loop.
+      // Every such access of the loop is reported at once, after the walk.
       std::vector<std::string> at_idx;
-      for (const Expr& e : idx) at_idx.push_back(ir::ToString(e));
-      self->Fail(
-          at,
-          absl::StrCat(
-              "fragment ", b->name, " ", Shape(l.shape()), " is ",
-              is_store ? "stored" : "read", " at [",
-              absl::StrJoin(at_idx, ", "), "] in a T.Parallel loop over ",
-              *over, ", but the loop's elements are ", Placement(*d), " and ",
-              b->name, "'s are ", Placement(l),
-              " (another loop, copy or gemm placed them), so no thread holds "
-              "both; keep ",
-              b->name,
-              " in shared memory (T::alloc_shared), which every "
-              "thread may read at any index"));
+      for (const Expr& e : idx) at_idx.push_back(IndexInWords(e, *vars));
+      std::string what =
+          absl::StrCat("fragment ", b->name, " ", Shape(l.shape()), " (",
+                       Placement(l), ") is ", is_store ? "stored" : "read",
+                       " at [", absl::StrJoin(at_idx, ", "), "]");
+      if (std::find(problems.begin(), problems.end(), what) == problems.end())
+        problems.push_back(what);
+      if (std::find(names.begin(), names.end(), b->name) == names.end())
+        names.push_back(b->name);
+      if (first_at == nullptr) first_at = at;
       return std::nullopt;
     }
     bool is_store = false;
     const ir::StmtNode* at = nullptr;
+    // The accesses no thread can reach, the buffers, and the user's line
+    // of the first (the store it is part of, else the loop).
+    std::vector<std::string> problems, names;
+    const ir::StmtNode* first_at = nullptr;
     Expr Visit(const ir::LoadNode* op) override {
       Expr e = IRMutator::Visit(op);
       if (op->buffer->scope != ir::Scope::kFragment) return e;
@@ -238,7 +255,20 @@ Stmt Lowerer::MapFragments(const ir::ForNode* loop, const Stmt& body,
   m.d = &d;
   m.over = &over;
   m.local = &local;
-  return m.MutateStmt(body);
+  Stmt out = m.MutateStmt(body);
+  if (!m.problems.empty()) {
+    Fail(m.first_at,
+         absl::StrCat(
+             absl::StrJoin(m.problems, "; "), " in the T.Parallel loop at ",
+             ir::FormatLoc(loop->loc), " over ", over, ", whose elements are ",
+             Placement(d),
+             " (another loop, copy or gemm placed the fragments), so no "
+             "thread holds both; keep ",
+             absl::StrJoin(m.names, ", "),
+             " in shared memory (T::alloc_shared), which every thread may "
+             "read at any index"));
+  }
+  return out;
 }
 
 // Stores to shared/global memory and atomics run once per element, in

@@ -55,6 +55,8 @@ std::optional<EpilogueStorePlan> PlanEpilogueStore(const ir::CopyNode& c,
       l.warps_m() != l.threads() / 32 || l.threads() != state.threads) {
     return Refuse(why, "the fragment is not a warpgroup-rows mma layout");
   }
+  if (l.padded_rows() != 0)
+    return Refuse(why, "the fragment's rows are padded (a small-M tile)");
   const int64_t rows = l.shape()[0], cols = l.shape()[1];
   for (int d = 0; d < 2; ++d) {
     auto e = ir::AsConstInt(dst.extent[d]);

@@ -27,13 +27,27 @@ FragmentLayout FragmentLayout::Wgmma(std::vector<int64_t> shape, int threads) {
   return l;
 }
 
+FragmentLayout FragmentLayout::Padded(std::vector<int64_t> shape, int threads) {
+  const int warps = threads / 32;
+  FragmentLayout l;
+  l.kind_ = Kind::kMma;
+  l.shape_ = std::move(shape);
+  l.threads_ = threads;
+  l.warps_m_ = warps;
+  l.warps_n_ = 1;
+  l.padded_rows_ = 16 * warps;
+  l.mi_ = 1;
+  l.ni_ = static_cast<int>(l.shape_[1] / 8);
+  return l;
+}
+
 ir::Expr FragmentLayout::TileRow(const ir::Expr& warp,
                                  const ir::Expr& mi) const {
   if (warpgroup_rows_) {
     int group_rows = static_cast<int>(shape_[0] / (warps_m_ / 4));
     return warp / 4 * group_rows + mi * 64 + warp % 4 * 16;
   }
-  return warp / warps_n_ * static_cast<int>(shape_[0] / warps_m_) + mi * 16;
+  return warp / warps_n_ * static_cast<int>(tile_rows() / warps_m_) + mi * 16;
 }
 
 FragmentLayout FragmentLayout::Blocked(std::vector<int64_t> shape, int threads,
@@ -183,6 +197,8 @@ ir::Expr FragmentLayout::Valid(const ir::Expr& tx,
     if (shape_[0] % row_groups() == 0) return ir::Expr();
     return local[0] * row_groups() + tx / group_ < static_cast<int>(shape_[0]);
   }
+  if ((kind_ == Kind::kMma || kind_ == Kind::kMmaRows) && padded_rows_ != 0)
+    return Logical(tx, local)[0] < static_cast<int>(shape_[0]);
   if (kind_ != Kind::kBlocked) return ir::Expr();
   int64_t chunks = NumElements(shape_) / vec_;
   if (chunks % threads_ == 0) return ir::Expr();
@@ -229,12 +245,13 @@ int FragmentLayout::contiguous() const {
 bool FragmentLayout::operator==(const FragmentLayout& o) const {
   return kind_ == o.kind_ && shape_ == o.shape_ && threads_ == o.threads_ &&
          warps_m_ == o.warps_m_ && warps_n_ == o.warps_n_ && vec_ == o.vec_ &&
-         warpgroup_rows_ == o.warpgroup_rows_ && group_ == o.group_;
+         warpgroup_rows_ == o.warpgroup_rows_ && group_ == o.group_ &&
+         padded_rows_ == o.padded_rows_;
 }
 
 FragmentLayout::Fields FragmentLayout::fields() const {
-  return {kind_, shape_, threads_, warps_m_,        warps_n_,
-          mi_,   ni_,    vec_,     warpgroup_rows_, group_};
+  return {kind_, shape_, threads_,        warps_m_, warps_n_,    mi_,
+          ni_,   vec_,   warpgroup_rows_, group_,   padded_rows_};
 }
 
 FragmentLayout FragmentLayout::FromFields(const Fields& f) {
@@ -249,20 +266,23 @@ FragmentLayout FragmentLayout::FromFields(const Fields& f) {
   l.vec_ = f.vec;
   l.warpgroup_rows_ = f.warpgroup_rows;
   l.group_ = f.group;
+  l.padded_rows_ = f.padded_rows;
   return l;
 }
 
 std::string FragmentLayout::ToString() const {
   std::string shape = absl::StrJoin(shape_, ", ");
+  const std::string padded =
+      padded_rows_ != 0 ? absl::StrCat(" rows padded to ", padded_rows_) : "";
   switch (kind_) {
     case Kind::kMma:
       return absl::StrCat(warpgroup_rows_ ? "wgmma[" : "mma[", shape,
                           "] warps ", warps_m_, "x", warps_n_, " local [", mi_,
-                          "][", ni_, "][4]");
+                          "][", ni_, "][4]", padded);
     case Kind::kMmaRows:
       return absl::StrCat(warpgroup_rows_ ? "wgmma_rows[" : "mma_rows[", shape,
                           "] warps ", warps_m_, "x", warps_n_, " local [", mi_,
-                          "][2]");
+                          "][2]", padded);
     case Kind::kReplicated:
       return absl::StrCat("replicated[", shape, "]");
     case Kind::kMmaCols:

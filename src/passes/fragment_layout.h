@@ -17,6 +17,9 @@
 //    rows, in which warp q of the group owns 16 rows, so m16 tile mi of
 //    warp 4g + q starts at row g*M/groups + mi*64 + q*16. With one m16
 //    tile per warp this is the plain kMma layout (and equal to it).
+//    Padded(): a small-M accumulator (small_m_gemm.h): M rows of a tile of
+//    padded_rows = 16 x warps, one m16 tile per warp (warps x 1); rows
+//    from M on hold padding, which Valid() excludes.
 //  - kMmaRows: a rank-1 [M] tile holding one value per row of an kMma
 //    layout, in the threads that hold that row (replicated over the 4 lanes
 //    of a row group and over warps_n); local [mi][h] is row mi*16 + lane/4 +
@@ -68,6 +71,10 @@ class FragmentLayout {
                             int warps_m, int warps_n);
   // The m64nN wgmma accumulator of a block of threads/128 warpgroups.
   static FragmentLayout Wgmma(std::vector<int64_t> shape, int threads);
+  // [M, N] with M below 16 x warps: the accumulator (or register A operand)
+  // of a 16 x warps-row tile, warps x 1; also the wgmma accumulator of one
+  // m64 per warpgroup.
+  static FragmentLayout Padded(std::vector<int64_t> shape, int threads);
   static FragmentLayout Blocked(std::vector<int64_t> shape, int threads,
                                 int vec);
   // Every thread holds the whole (small) tile; local [numel].
@@ -101,6 +108,12 @@ class FragmentLayout {
 
   // kMma/kMmaRows: whether m16 tiles are spread as wgmma's (Wgmma()).
   bool warpgroup_rows() const { return warpgroup_rows_; }
+  // kMma/kMmaRows: the rows of the tensor-core tile, shape()[0] or more
+  // (Padded()); 0 in padded_rows() when not padded.
+  int64_t padded_rows() const { return padded_rows_; }
+  int64_t tile_rows() const {
+    return padded_rows_ != 0 ? padded_rows_ : shape_[0];
+  }
   // kMma/kMmaRows: the first row of m16 tile mi of warp `warp`.
   ir::Expr TileRow(const ir::Expr& warp, const ir::Expr& mi) const;
 
@@ -131,6 +144,7 @@ class FragmentLayout {
     int threads = 0, warps_m = 1, warps_n = 1, mi = 0, ni = 0, vec = 1;
     bool warpgroup_rows = false;
     int group = 1;
+    int64_t padded_rows = 0;
   };
   Fields fields() const;
   static FragmentLayout FromFields(const Fields& f);
@@ -143,6 +157,7 @@ class FragmentLayout {
   int vec_ = 1;
   bool warpgroup_rows_ = false;
   int group_ = 1;
+  int64_t padded_rows_ = 0;
 };
 
 // The warp grid (warps_m x warps_n) a gemm with C [m, n] uses, for the

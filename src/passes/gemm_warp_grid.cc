@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/passes/fragment_layout.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/small_m_gemm.h"
 #include "src/passes/wgmma.h"
 
 namespace tessel::passes {
@@ -17,8 +18,8 @@ std::pair<int, int> PolicyWarpGrid(const ir::GemmNode& g, int threads) {
   bool a_ok = g.a.buffer->scope == ir::Scope::kShared ||
               (g.a.buffer->scope == ir::Scope::kFragment && !g.transpose_a);
   if (!a_ok || g.b.buffer->scope != ir::Scope::kShared) return {0, 0};
-  auto ce = ConstSqueezedExtents(g.c);
-  auto ae = ConstSqueezedExtents(g.a);
+  auto ce = GemmMatrixExtents(g.c);
+  auto ae = GemmMatrixExtents(g.a);
   if (!ce || ce->size() != 2 || !ae || ae->size() != 2) return {0, 0};
   int64_t k = g.transpose_a ? (*ae)[0] : (*ae)[1];
   if (k % 16 != 0 || threads % 32 != 0) return {0, 0};
@@ -38,11 +39,14 @@ std::pair<int, int> PolicyWarpGrid(const ir::GemmNode& g, int threads) {
 std::pair<int, int> MmaWarpGrid(const ir::GemmNode& g, int threads) {
   DataType a = g.a.buffer->dtype, b = g.b.buffer->dtype;
   if (a != b || (a != DataType::kF16 && a != DataType::kBF16)) return {0, 0};
+  // A small-M tile pads to one m16 tile per warp, whatever the policy.
+  if (SmallMPaddedRows(g, threads) != 0) return {threads / 32, 1};
   return PolicyWarpGrid(g, threads);
 }
 
 std::string MmaPathRefusal(const ir::GemmNode& g, int threads) {
   if (MmaWarpGrid(g, threads).first != 0) return "";
+  if (std::string why = SmallMRefusal(g, threads); !why.empty()) return why;
   DataType a = g.a.buffer->dtype, b = g.b.buffer->dtype;
   if (a != b || (a != DataType::kF16 && a != DataType::kBF16)) {
     return absl::StrCat("A and B are ", std::string(dtype_name(a)), " and ",
@@ -62,8 +66,8 @@ std::string MmaPathRefusal(const ir::GemmNode& g, int threads) {
     return "A is neither a shared tile nor a fragment";
   }
   if (g.b.buffer->scope != ir::Scope::kShared) return "B is not a shared tile";
-  auto ce = ConstSqueezedExtents(g.c);
-  auto ae = ConstSqueezedExtents(g.a);
+  auto ce = GemmMatrixExtents(g.c);
+  auto ae = GemmMatrixExtents(g.a);
   if (!ce || ce->size() != 2 || !ae || ae->size() != 2) {
     return "the tiles are not 2-D of constant shape";
   }

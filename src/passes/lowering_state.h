@@ -60,6 +60,9 @@ struct GemmPlan {
   // wgmma: the N of each instruction (the accumulator width in pieces).
   int wgmma_n = 0;
   GemmOperandPlan a, b;
+  // A small-M tile (small_m_gemm.h): the accumulator's M, padded to
+  // warps_m x warp_m rows; 0 otherwise.
+  int64_t small_m = 0;
   // kFma of an fp8 gemm: why it does not take wgmma (wgmma.h).
   std::string fma_reason;
   // "wgmma, warps 4x1, warp tile 16x64 (1x8 tiles), 4 k16 steps, A

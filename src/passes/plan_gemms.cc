@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/passes/gemm_warp_grid.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/small_m_gemm.h"
 #include "src/passes/wgmma.h"
 
 namespace tessel::passes {
@@ -13,12 +14,13 @@ void PlanWarpTiles(const ir::GemmNode& g, const FragmentLayout& l, int wm,
                    int wn, GemmPlan& p) {
   p.warps_m = wm;
   p.warps_n = wn;
-  p.warp_m = l.shape()[0] / wm;
+  p.warp_m = l.tile_rows() / wm;
+  if (l.padded_rows() != 0) p.small_m = l.shape()[0];
   p.warp_n = l.shape()[1] / wn;
   p.m_tiles = l.mi();
   p.n_tiles = l.ni();
   p.warpgroup_rows = l.warpgroup_rows();
-  auto ae = *ConstSqueezedExtents(g.a);
+  auto ae = *GemmMatrixExtents(g.a);
   p.k_steps = static_cast<int>((g.transpose_a ? ae[0] : ae[1]) / p.k_step);
 }
 
@@ -104,6 +106,10 @@ std::string GemmPlan::ToString() const {
             ? "wgmma"
             : absl::StrCat("wgmma ", per_step, " x m64n", wgmma_n, "k", k_step);
   }
+  if (small_m != 0) {
+    absl::StrAppend(&what, " (M = ", small_m, " padded to ", warp_m * warps_m,
+                    " rows)");
+  }
   return absl::StrCat(what, ", warps ", warps_m, "x", warps_n, ", warp tile ",
                       warp_m, "x", warp_n, " (", m_tiles, "x", n_tiles,
                       " tiles), ", k_steps, " k", k_step, " steps, A ",
@@ -114,6 +120,17 @@ const GemmPlan* LoweringState::GemmPlanOf(const ir::GemmNode* gemm) const {
   for (const PlannedGemm& p : gemm_plans)
     if (p.gemm.get() == gemm) return &p.plan;
   return nullptr;
+}
+
+std::string FmaReason(const ir::GemmNode& g, const LoweringState& state) {
+  const GemmPlan* p = state.GemmPlanOf(&g);
+  if (p != nullptr && !p->fma_reason.empty()) return p->fma_reason;
+  if (IsFp8Gemm(g)) return "";
+  std::string why = MmaPathRefusal(g, state.threads);
+  if (!why.empty()) return why;
+  // The dtypes and shapes fit: the accumulator's layout did not.
+  return absl::StrCat("the accumulator ", g.c.buffer->name,
+                      " is not laid out for the tensor cores");
 }
 
 absl::Status PlanGemms(LoweringState& state) {

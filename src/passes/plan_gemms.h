@@ -14,12 +14,19 @@
 #ifndef TESSEL_SRC_PASSES_PLAN_GEMMS_H_
 #define TESSEL_SRC_PASSES_PLAN_GEMMS_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "src/passes/lowering_state.h"
 
 namespace tessel::passes {
 
 absl::Status PlanGemms(LoweringState& state);
+
+// Why a gemm that PlanGemms put on FMA loops is there, in the user's terms
+// (CompiledKernel::schedule() prints it): "N = 4 is below the 8 columns of
+// the smallest tensor-core tile", "A and B are f32 and f32, ...".
+std::string FmaReason(const ir::GemmNode& gemm, const LoweringState& state);
 
 }  // namespace tessel::passes
 

@@ -80,7 +80,8 @@ std::string StateText(const LoweringState& state) {
         NameOf(kLayoutKinds, f.kind), " ", absl::StrJoin(f.shape, " "),
         " threads ", f.threads, " warps ", f.warps_m, " ", f.warps_n, " tiles ",
         f.mi, " ", f.ni, " vec ", f.vec, " group ", f.group, " warpgroup_rows ",
-        f.warpgroup_rows ? 1 : 0);
+        f.warpgroup_rows ? 1 : 0,
+        f.padded_rows != 0 ? absl::StrCat(" padded_rows ", f.padded_rows) : "");
   }
   for (const auto& [n, l] : layouts) add("layout ", n, " ", l);
   names.clear();
@@ -140,6 +141,7 @@ std::string StateText(const LoweringState& state) {
         " tiles ", p.m_tiles, " ", p.n_tiles, " warpgroup_rows ",
         p.warpgroup_rows ? 1 : 0, " k_steps ", p.k_steps, " k_step ", p.k_step,
         " wgmma_n ", p.wgmma_n, " a ", operand(p.a), " b ", operand(p.b),
+        p.small_m != 0 ? absl::StrCat(" small_m ", p.small_m) : "",
         p.fma_reason.empty() ? "" : " fma_reason ", p.fma_reason);
   }
   for (const AlignmentRequirement& a : state.alignment)

@@ -156,6 +156,10 @@ absl::StatusOr<FragmentLayout> ParseLayout(Words& w) {
   TESSEL_RETURN_IF_ERROR(w.Key("warpgroup_rows"));
   TESSEL_RETURN_IF_ERROR(int_field(&rows));
   f.warpgroup_rows = rows != 0;
+  if (w.Peek() == "padded_rows") {
+    TESSEL_RETURN_IF_ERROR(w.Key("padded_rows"));
+    TESSEL_ASSIGN_OR_RETURN(f.padded_rows, w.Int());
+  }
   return FragmentLayout::FromFields(f);
 }
 
@@ -197,6 +201,10 @@ absl::StatusOr<GemmPlan> ParseGemmPlan(Words& w) {
   TESSEL_ASSIGN_OR_RETURN(p.a, ParseOperand(w));
   TESSEL_RETURN_IF_ERROR(w.Key("b"));
   TESSEL_ASSIGN_OR_RETURN(p.b, ParseOperand(w));
+  if (w.Peek() == "small_m") {
+    TESSEL_RETURN_IF_ERROR(w.Key("small_m"));
+    TESSEL_ASSIGN_OR_RETURN(p.small_m, w.Int());
+  }
   if (!w.done()) {
     TESSEL_RETURN_IF_ERROR(w.Key("fma_reason"));
     p.fma_reason = w.Rest();

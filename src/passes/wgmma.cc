@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/ir/visitor.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/small_m_gemm.h"
 
 namespace tessel::passes {
 namespace {
@@ -56,13 +57,17 @@ bool WgmmaShapeFits(const ir::GemmNode& g, int threads) {
       b_row % kRowBytes != 0) {
     return false;
   }
-  auto ce = ConstSqueezedExtents(g.c), ae = ConstSqueezedExtents(g.a);
+  auto ce = GemmMatrixExtents(g.c), ae = GemmMatrixExtents(g.a);
   if (!ce || ce->size() != 2 || !ae || ae->size() != 2) return false;
   const int64_t m = (*ce)[0], n = (*ce)[1];
   const int64_t k = g.transpose_a ? (*ae)[0] : (*ae)[1];
   // Each warpgroup owns m / groups rows, one m64 wgmma per 64 of them.
   const int groups = threads / 128;
-  if (threads % 128 != 0 || m % (64 * groups) != 0) return false;
+  // A small-M tile (small_m_gemm.h) pads to one m64 per warpgroup.
+  if (threads % 128 != 0 ||
+      (m % (64 * groups) != 0 && SmallMPaddedRows(g, threads) == 0)) {
+    return false;
+  }
   return n % 8 == 0 && k % WgmmaInstructionK(a->dtype) == 0;
 }
 
@@ -183,6 +188,9 @@ std::optional<WgmmaOperand> WgmmaOperandB(const ir::GemmNode& g,
 std::optional<WgmmaOperand> WgmmaOperandA(const ir::GemmNode& g,
                                           const LoweringState& state) {
   if (!WgmmaOperandB(g, state)) return std::nullopt;
+  // A small-M tile's A has fewer rows than the m64 reads: ldmatrix of
+  // clamped rows into registers instead.
+  if (SmallMPaddedRows(g, state.threads) != 0) return std::nullopt;
   return SharedOperand(g.a, /*k_major=*/!g.transpose_a);
 }
 

@@ -4,6 +4,8 @@
 #include "jit/kernel_cache.h"
 #include "src/codegen/cuda_codegen.h"
 #include "src/ir/walk.h"
+#include "src/passes/plan_gemms.h"
+#include "src/passes/wgmma.h"
 #include "src/runtime/cpu_kernel.h"
 #include "src/runtime/kernel_impl.h"
 #include "src/runtime/lower.h"
@@ -34,13 +36,18 @@ std::vector<std::string> Schedule(const passes::LoweringState& st) {
         absl::StrCat("gemm ", g->c.buffer->name, " += ", g->a.buffer->name,
                      " * ", g->b.buffer->name, ": ", p.plan.ToString());
     if (p.plan.instruction == passes::GemmInstruction::kFma) {
-      // fp8 says why wgmma refused it (its layout, the arch, the tile).
-      const std::string& why = p.plan.fma_reason;
-      line += absl::StrCat(" (no tensor-core path for ",
-                           std::string(dtype_name(g->a.buffer->dtype)), " x ",
-                           std::string(dtype_name(g->b.buffer->dtype)), " -> ",
-                           std::string(dtype_name(g->c.buffer->dtype)),
-                           why.empty() ? "" : " here: ", why, ": FMA loops)");
+      // Why it is not on the tensor cores, in the user's terms: the tile,
+      // the operands' scopes or layouts, the dtypes; fp8 (no mma.sync path)
+      // why wgmma refused it (its layout, the arch, the tile).
+      const std::string why = passes::FmaReason(*g, st);
+      const DataType a = g->a.buffer->dtype, b = g->b.buffer->dtype;
+      line += passes::IsFp8(a) && passes::IsFp8(b)
+                  ? absl::StrCat(" (no tensor-core path for ",
+                                 std::string(dtype_name(a)), " x ",
+                                 std::string(dtype_name(b)), " -> ",
+                                 std::string(dtype_name(g->c.buffer->dtype)),
+                                 " here: ", why, ": FMA loops)")
+                  : absl::StrCat(" (no tensor cores: ", why, ": FMA loops)");
     }
     out.push_back(std::move(line));
   }

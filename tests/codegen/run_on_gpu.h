@@ -15,9 +15,10 @@
 namespace tessel::testing {
 
 inline absl::StatusOr<std::vector<HostTensor>> RunOnGpu(
-    const Program& program, const std::vector<HostTensor>& initial) {
+    const Program& program, const std::vector<HostTensor>& initial,
+    PassConfig config = {}) {
   absl::StatusOr<CompiledKernel> kernel =
-      compile(program, {.target = Target::detect()});
+      compile(program, {.target = Target::detect(), .pass_config = config});
   if (!kernel.ok()) return kernel.status();
   std::vector<jit::DeviceBuffer> buffers;
   std::vector<TensorView> views;

@@ -6,6 +6,7 @@
 #include "src/ir/printer.h"
 #include "src/passes/gemm_warp_grid.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/small_m_gemm.h"
 #include "src/passes/wgmma.h"
 
 namespace tessel::passes {
@@ -41,6 +42,8 @@ int RowVec(const std::vector<int64_t>& shape, const FragmentUses& c) {
 FragmentLayout RegisterOperandLayout(const ir::GemmNode& g,
                                      const LoweringState& state) {
   const int threads = state.threads;
+  if (SmallMPaddedRows(g, threads) != 0)
+    return FragmentLayout::Padded(*GemmMatrixExtents(g.a), threads);
   if (WgmmaAccumulator(g, state))
     return FragmentLayout::Wgmma(*ConstSqueezedExtents(g.a), threads);
   int wm = MmaWarpGrid(g, threads).first;
@@ -130,7 +133,9 @@ absl::Status InferOnce(LoweringState& state, const FragmentUses& c) {
     auto [wm, wn] = TensorCoreWarpGrid(*g, state);
     std::vector<int64_t> shape = ShapeOf(acc);
     if (wm == 0 || shape.size() != 2) continue;  // FMA path: blocked later
-    FragmentLayout l = WgmmaAccumulator(*g, state)
+    FragmentLayout l = SmallMPaddedRows(*g, c.threads) != 0
+                           ? FragmentLayout::Padded(shape, c.threads)
+                       : WgmmaAccumulator(*g, state)
                            ? FragmentLayout::Wgmma(shape, c.threads)
                            : FragmentLayout::Mma(shape, c.threads, wm, wn);
     auto it = layouts.find(acc.get());

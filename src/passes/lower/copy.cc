@@ -155,8 +155,10 @@ Stmt Lowerer::CopyFragment(const ir::CopyNode& c, const ir::Region& src,
     ranges_[h.get()] = {0, 1};
     std::vector<Expr> lo{mi, ni, Expr(h) * 2}, hi{mi, ni, Expr(h) * 2 + 1};
     std::vector<Expr> logical = l.Logical(tx_, lo);
-    std::vector<Expr> gi = RegionIndices(other, logical);
-    Expr pred = InBounds(other.buffer, gi);
+    // By the squeezed index, as below: a [1, N] tile's pairs run along N.
+    std::vector<Expr> gi = RegionIndices(other, SqueezedIndex(frag, logical));
+    // A small-M accumulator's padding rows are not stored (Valid).
+    Expr pred = And(l.Valid(tx_, lo), InBounds(other.buffer, gi));
     DataType t = other.buffer->dtype;
     // 16-bit pairs are packed from the f32 values by the store itself.
     bool packed = t == DataType::kF16 || t == DataType::kBF16;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
+#include "src/passes/small_m_gemm.h"
 
 namespace tessel::passes::lower {
 
@@ -93,8 +94,9 @@ Stmt Lowerer::LoadA(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk) {
   ir::Region a = MutateRegion(g.a);
   Expr lane = Expr(tx_) % 32, warp = Expr(tx_) / 32;
   Expr wrow = warp / m.wn * int(m.wtm);
+  // A [1, K] (M = 1) keeps its row dim (small_m_gemm.h).
   auto shared_addr = [&](const ir::Region& r, Expr row, Expr col) {
-    std::vector<Expr> idx = RegionIndices(r, {row, col});
+    std::vector<Expr> idx = GemmMatrixIndices(r, row, col);
     return SharedAddr(r.buffer, SharedOffset(r.buffer, idx));
   };
   std::vector<Stmt> s;
@@ -108,10 +110,13 @@ Stmt Lowerer::LoadA(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk) {
   Expr k0 = Expr(kk * 16);
   Expr addr_a;
   if (!g.transpose_a) {
-    addr_a = cl.warpgroup_rows()
-                 ? shared_addr(a, tile_row + lane % 16, k0 + lane / 16 * 8)
-                 : shared_addr(a, wrow + lane % 16 + Expr(mi) * 16,
-                               k0 + lane / 16 * 8);
+    Expr row = cl.warpgroup_rows() ? tile_row + lane % 16
+                                   : wrow + lane % 16 + Expr(mi) * 16;
+    // A small-M tile's padding rows read row M - 1 (small_m_gemm.h): C's
+    // row r depends on A's row r alone, and the padding rows are dropped.
+    if (cl.padded_rows() != 0)
+      row = ir::Min(row, Expr(static_cast<int>(cl.shape()[0]) - 1));
+    addr_a = shared_addr(a, row, k0 + lane / 16 * 8);
   } else {
     Expr q = lane / 8, r = lane % 8;
     addr_a = shared_addr(a, k0 + q / 2 * 8 + r, tile_row + q % 2 * 8);

@@ -528,6 +528,21 @@ Buffer alloc_local(Shape shape, DataType dtype, std::string name = "",
 // A per-thread scalar: `auto s = T::alloc_var(T::f32); s = 0; s += x;`.
 ScalarVar alloc_var(DataType dtype, std::string name = "",
                     SourceLocation loc = TESSEL_HERE);
+// A block-uniform scalar: `value`, computed once here into every thread
+// alike, named for the rest of the scope. Usable in loop bounds, in T::If
+// guards around tile ops, gemms and barriers, in copy / atomic starts. The
+// value may read global tensors, shared tiles, block indices, T::dim
+// sizes, serial loop indices and other lets; a per-thread value (a
+// Parallel loop index, a fragment, local or var element) is an error at
+// this line, saying which.
+// clang-format off
+//   auto page = T::let(block_table(b, k), "page");   // paged KV cache
+//   T::copy(K_cache(page, 0, h, 0), Ks);
+//   auto len = T::let(seq_lens(b), "len");
+//   for (auto k : T::Pipelined(T::ceildiv(len, 64), {.num_stages = 2})) ...
+// clang-format on
+Expr let(const Expr& value, std::string name = "",
+         SourceLocation loc = TESSEL_HERE);
 // mbarriers, barrier i expecting arrive_counts[i] arrivals per phase; use
 // as T::mbarrier_arrive(bars[i]).
 Buffer alloc_barrier(std::vector<Expr> arrive_counts, std::string name = "",

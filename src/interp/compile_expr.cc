@@ -3,6 +3,7 @@
 // dtype after every op (f64 not at all), which is what the GPU computes
 // for f16/bf16/f32 arithmetic without fused multiply-adds.
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -520,11 +521,12 @@ absl::StatusOr<FloatFn> Compiler::Float(const ir::Expr& e) {
       return FloatMath(e.As<ir::MathNode>());
     case ir::ExprKind::kLoad:
       return FloatLoad(e.As<ir::LoadNode>());
-    case ir::ExprKind::kVar:
-      return Error(absl::StatusCode::kUnimplemented,
-                   absl::StrCat("float variable '", e.As<ir::VarNode>()->name,
-                                "': the interpreter binds integer variables "
-                                "only"));
+    case ir::ExprKind::kVar: {
+      // Float variables are lets (Compiler::Let): their slot holds the bits.
+      INTERP_ASSIGN_OR_RETURN(const int slot, VarSlot(e.As<ir::VarNode>()));
+      return FloatFn(
+          [slot](Frame& f) { return std::bit_cast<double>(f.vars[slot]); });
+    }
     case ir::ExprKind::kCall:
       return Error(absl::StatusCode::kUnimplemented,
                    absl::StrCat("the interpreter does not know intrinsic '",

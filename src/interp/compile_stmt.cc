@@ -1,12 +1,14 @@
 // Statements -> closures, and the program-level compile (slots for
 // parameters, symbolic sizes and kernels). The tile ops' statements are
 // compile_tile_ops.cc's.
+#include <bit>
 #include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "src/interp/compiler.h"
 #include "src/interp/status_macros.h"
+#include "src/ir/let.h"
 #include "src/ir/op.h"
 
 namespace tessel::interp {
@@ -209,6 +211,10 @@ absl::StatusOr<StmtFn> Compiler::Statement(const ir::Stmt& s) {
           "the interpreter runs tile programs as recorded, not scheduled");
       break;
     case ir::StmtKind::kEvaluate: {
+      if (std::optional<ir::LetParts> let = ir::AsLet(s)) {
+        result = Let(*let);
+        break;
+      }
       absl::StatusOr<FloatFn> value = Double(s.As<ir::EvaluateNode>()->value);
       if (!value.ok()) {
         result = value.status();
@@ -280,6 +286,27 @@ absl::StatusOr<StmtFn> Compiler::For(const ir::ForNode* op) {
       body(f);
     }
   });
+}
+
+// A let's slot holds an integer value, or a float one's double bits (the
+// frame's variables are int64).
+absl::StatusOr<StmtFn> Compiler::Let(const ir::LetParts& let) {
+  if (var_slots_.contains(let.var)) {
+    return Error(absl::StatusCode::kInvalidArgument,
+                 absl::StrCat("variable '", let.var->name,
+                              "' is already bound by an enclosing scope"));
+  }
+  const int slot = exe_->num_vars++;
+  if (is_float(let.value.dtype())) {
+    INTERP_ASSIGN_OR_RETURN(FloatFn v, Double(let.value));
+    var_slots_[let.var] = slot;
+    return StmtFn([slot, v = std::move(v)](Frame& f) {
+      f.vars[slot] = std::bit_cast<int64_t>(v(f));
+    });
+  }
+  INTERP_ASSIGN_OR_RETURN(IntFn v, Int(let.value));
+  var_slots_[let.var] = slot;
+  return StmtFn([slot, v = std::move(v)](Frame& f) { f.vars[slot] = v(f); });
 }
 
 absl::StatusOr<StmtFn> Compiler::Store(const ir::StoreNode* op) {

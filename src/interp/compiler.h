@@ -21,6 +21,7 @@
 #include "src/interp/frame.h"
 #include "src/interp/tile_ops.h"
 #include "src/ir/expr.h"
+#include "src/ir/let.h"
 #include "src/ir/stmt.h"
 
 namespace tessel::interp {
@@ -55,6 +56,7 @@ class Compiler {
   absl::StatusOr<StmtFn> Kernel(const ir::KernelNode* op);
   absl::StatusOr<StmtFn> For(const ir::ForNode* op);
   absl::StatusOr<StmtFn> Store(const ir::StoreNode* op);
+  absl::StatusOr<StmtFn> Let(const ir::LetParts& let);
   absl::StatusOr<StmtFn> Allocate(const ir::AllocateNode* op);
   absl::StatusOr<StmtFn> Copy(const ir::CopyNode* op);
   absl::StatusOr<StmtFn> Gemm(const ir::GemmNode* op);

@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "src/ir/let.h"
 #include "src/ir/visitor.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
@@ -161,8 +162,13 @@ class Pipeliner : public ir::IRMutator {
 
     const ir::Var& k = loop.var;
     ir::Expr n = loop.extent;
+    // Copies that run ahead of their iteration read the values of the
+    // iteration's lets, not the lets (bound later, or for iteration k).
+    const ir::LetValues lets = ir::CollectLets(loop.body);
+    ir::VarMap inline_lets(lets.begin(), lets.end());
     auto producer_at = [&](ir::Expr iter, ir::Expr stage) {
-      ir::Stmt s = Substitute(ir::Seq(producers), {{k.get(), iter}});
+      ir::Stmt s = Substitute(Substitute(ir::Seq(producers), inline_lets),
+                              {{k.get(), iter}});
       return AddStage(staged, stage).MutateStmt(s);
     };
     std::vector<ir::Stmt> out;

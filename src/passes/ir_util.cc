@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "src/ir/let.h"
 #include "src/ir/visitor.h"
 
 namespace tessel::passes {
@@ -115,7 +116,9 @@ bool ReadsOnlyUnwrittenGlobals(const std::vector<ir::Expr>& exprs,
       IRVisitor::Visit(op);
     }
   } loads;
-  for (const ir::Expr& e : exprs) loads.VisitExpr(e);
+  // A let (T::let) stands for its value.
+  const ir::LetValues lets = ir::CollectLets(body);
+  for (const ir::Expr& e : exprs) loads.VisitExpr(ir::InlineLets(e, lets));
   for (const ir::BufferNode* b : loads.buffers)
     if (b->scope != ir::Scope::kGlobal) return false;
   if (loads.buffers.empty()) return true;
@@ -127,7 +130,8 @@ bool ReadsOnlyUnwrittenGlobals(const std::vector<ir::Expr>& exprs,
     if (const auto* f = s.As<ir::FillNode>()) dst = f->dst.buffer.get();
     if (const auto* a = s.As<ir::AtomicNode>()) dst = a->dst.buffer.get();
     for (const ir::BufferNode* b : loads.buffers) {
-      written |= dst == b || (s.As<ir::EvaluateNode>() && UsesBuffer(s, b));
+      written |= dst == b || (s.As<ir::EvaluateNode>() && !ir::AsLet(s) &&
+                              UsesBuffer(s, b));
     }
   });
   return !written;

@@ -70,7 +70,9 @@ std::optional<std::vector<int64_t>> ConstSqueezedExtents(const ir::Region& r);
 // a value such as cu_seqlens[b] that every thread reads alike at every
 // point of the kernel, so that a copy's origin may use it on the one thread
 // that issues a TMA copy, or ahead of the loop iteration that needs it.
-// True when there are no loads.
+// True when there are no loads. The lets of `body` count as their values:
+// a thread or iteration that uses the expression out of the let's scope
+// inlines them (ir::InlineLets).
 bool ReadsOnlyUnwrittenGlobals(const std::vector<ir::Expr>& exprs,
                                const ir::Stmt& body);
 

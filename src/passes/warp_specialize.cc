@@ -1,10 +1,12 @@
 #include "src/passes/warp_specialize.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "src/ir/let.h"
 #include "src/ir/visitor.h"
 #include "src/passes/epilogue_store.h"
 #include "src/passes/intrinsics.h"
@@ -27,6 +29,7 @@ class Specializer {
 
   Stmt Kernel(const ir::KernelNode& k) {
     kernel_ = &k;
+    lets_ = ir::CollectLets(k.body);
     Stmt body = Rewrite(k.body);
     if (!done_) return Stmt();
     // The staged tiles replace the originals in their allocations.
@@ -80,6 +83,18 @@ class Specializer {
       done_ = true;
       return Specialize(*f, *split, before, after);
     }
+    // Lets ahead of the allocations (T::let before T::alloc_shared) stay
+    // where they are, over producer and consumers alike.
+    const std::vector<Stmt>& all = seq->stmts;
+    if (all.size() > 1 &&
+        std::all_of(all.begin(), all.end() - 1,
+                    [](const Stmt& x) { return ir::AsLet(x).has_value(); })) {
+      Stmt last = Rewrite(all.back());
+      if (!done_) return s;
+      std::vector<Stmt> out(all.begin(), all.end() - 1);
+      out.push_back(last);
+      return ir::Seq(out, seq->loc);
+    }
     return s;
   }
 
@@ -94,7 +109,8 @@ class Specializer {
     for (const Expr& g : grid)
       if (!ir::AsConstInt(g)) return false;
     for (const ir::Var& b : kernel_->block_vars) {
-      if (UsesVar(loop.min, b.get()) || UsesVar(loop.extent, b.get()))
+      if (UsesVar(Inline(loop.min), b.get()) ||
+          UsesVar(Inline(loop.extent), b.get()))
         return false;
     }
     return true;
@@ -223,6 +239,9 @@ class Specializer {
                   std::vector<Stmt> before, const std::vector<Stmt>& after) {
     const int stages = loop.num_stages;
     const bool persistent = PersistentFits(loop);
+    // The producer runs none of the consumers' lets: its loop bounds and
+    // copy origins read their values instead.
+    const Expr loop_min = Inline(loop.min), loop_extent = Inline(loop.extent);
     ir::Var producer_tile("tile"), consumer_tile("tile");
     if (persistent) {
       first_tile_ = ir::Var("first_tile");
@@ -269,8 +288,8 @@ class Specializer {
     // Iteration i of either loop (counted on across tiles), its stage and
     // phase.
     auto iteration = [&](const ir::Var& k, const ir::Var& tile) {
-      Expr i = ir::IsConstInt(loop.min, 0) ? Expr(k) : Expr(k) - loop.min;
-      return persistent ? Expr(tile) * loop.extent + i : i;
+      Expr i = ir::IsConstInt(loop_min, 0) ? Expr(k) : Expr(k) - loop_min;
+      return persistent ? Expr(tile) * loop_extent + i : i;
     };
     ir::Var pk(loop.var->name);
     Expr pi = iteration(pk, producer_tile), ps = pi % stages;
@@ -281,12 +300,13 @@ class Specializer {
     VarMap to_pk{{loop.var.get(), Expr(pk)}};
     for (const ir::CopyNode* c : split.copies) {
       ir::Region src = c->src;
-      for (Expr& e : src.start) e = Substitute(e, to_pk);
+      for (Expr& e : src.start) e = Substitute(Inline(e), to_pk);
+      for (Expr& e : src.extent) e = Substitute(Inline(e), to_pk);
       ir::Region dst = StageIndex(staged_, ps).MutateRegion(c->dst);
       produce.push_back(ir::MakeStmt<ir::CopyNode>(src, dst, full, ps, c->loc));
     }
     produce.push_back(ir::MakeStmt<ir::MbarrierArriveNode>(full, ps, loop.loc));
-    Stmt producer = MakeFor(pk, loop.min, loop.extent, ir::ForKind::kSerial,
+    Stmt producer = MakeFor(pk, loop_min, loop_extent, ir::ForKind::kSerial,
                             ir::Seq(produce));
 
     Expr ci = iteration(loop.var, consumer_tile), cs = ci % stages;
@@ -357,7 +377,7 @@ class Specializer {
       // the producer waits on the empty barriers as `stages` more
       // iterations would.
       ir::Var j("drain");
-      Expr i = BlockTiles() * loop.extent + j;
+      Expr i = BlockTiles() * loop_extent + j;
       producer = ir::Seq(
           {producer,
            MakeFor(j, Expr(0), Expr(stages), ir::ForKind::kSerial,
@@ -382,8 +402,11 @@ class Specializer {
     return ir::MakeStmt<ir::AllocateNode>(full, body, loop.loc);
   }
 
+  Expr Inline(const Expr& e) const { return ir::InlineLets(e, lets_); }
+
   LoweringState& state_;
   const ir::KernelNode* kernel_ = nullptr;
+  ir::LetValues lets_;  // the kernel's T::let values
   BufferMap staged_;
   bool done_ = false;
   ir::Var first_tile_;  // defined: the grid is persistent

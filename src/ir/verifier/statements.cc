@@ -132,9 +132,11 @@ void Verifier::Visit(const ForNode* op) {
   }
   bool parallel = op->for_kind == ForKind::kParallel;
   parallel_depth_ += parallel;
+  if (parallel) parallel_vars_.insert(op->var.get());
   Bind(op->var, range);
   VisitStmt(op->body);
   Unbind(op->var);
+  if (parallel) parallel_vars_.erase(op->var.get());
   parallel_depth_ -= parallel;
 }
 
@@ -213,7 +215,68 @@ void Verifier::Visit(const PrintNode* op) {
 }
 
 void Verifier::Visit(const EvaluateNode* op) {
-  if (NeedKernel()) IRVisitor::Visit(op);
+  if (!NeedKernel()) return;
+  // A let outside a statement list binds nothing anyone reads.
+  if (std::optional<LetParts> let = AsLetCall(op->value))
+    return VisitLet(*let, /*bind=*/false);
+  IRVisitor::Visit(op);
+}
+
+// A let's variable is in scope for the rest of its statement list.
+void Verifier::Visit(const SeqNode* op) {
+  std::vector<const VarNode*> bound;
+  for (const Stmt& s : op->stmts) {
+    if (!status_.ok()) break;
+    std::optional<LetParts> let = AsLet(s);
+    if (!let || !NeedKernel()) {
+      VisitStmt(s);
+      continue;
+    }
+    SourceLoc saved = loc_;
+    std::string saved_op = op_;
+    if (s->loc.line() != 0) loc_ = s->loc;
+    op_ = absl::StrCat("T::let ", let->var->name);
+    VisitLet(*let, /*bind=*/true);
+    if (status_.ok()) bound.push_back(let->var);
+    loc_ = saved;
+    op_ = saved_op;
+  }
+  for (const VarNode* v : bound) {
+    if (--live_vars_[v] == 0) {
+      live_vars_.erase(v);
+      ranges_.Erase(v);
+    }
+  }
+}
+
+void Verifier::VisitLet(const LetParts& let, bool bind) {
+  if (live_vars_.count(let.var)) {
+    Fail(absl::StrCat("the variable ", let.var->name, " is bound twice"));
+    return;
+  }
+  if (!let.value.defined() || let.value.dtype() != let.var->dtype) {
+    Fail(absl::StrCat("the value of ", let.var->name, " has another dtype"));
+    return;
+  }
+  VisitExpr(let.value);
+  if (!status_.ok()) return;
+  if (std::optional<std::string> why =
+          PerThreadReason(let.value, parallel_vars_)) {
+    Fail(absl::StrCat("the value ", ToString(let.value),
+                      " is not the same in every thread of the block: ", *why));
+    return;
+  }
+  if (parallel_depth_ > 0) {
+    Fail(absl::StrCat(let.var->name,
+                      " is bound inside a Parallel loop, where each thread "
+                      "runs other iterations; bind it before the loop"));
+    return;
+  }
+  if (bind) {
+    live_vars_[let.var]++;
+    if (std::optional<Interval> r = ranges_.Bounds(let.value))
+      ranges_.Set(let.var, *r);
+  }
 }
 
 }  // namespace tessel::ir

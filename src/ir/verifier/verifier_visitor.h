@@ -11,11 +11,13 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "src/ir/arith/interval.h"
+#include "src/ir/let.h"
 #include "src/ir/program.h"
 #include "src/ir/visitor.h"
 
@@ -46,6 +48,7 @@ class Verifier : public IRVisitor {
   void Visit(const UseSwizzleNode* op) override;
   void Visit(const PrintNode* op) override;
   void Visit(const EvaluateNode* op) override;
+  void Visit(const SeqNode* op) override;
   // tile_ops.cc
   void Visit(const CopyNode* op) override;
   void Visit(const GemmNode* op) override;
@@ -66,6 +69,9 @@ class Verifier : public IRVisitor {
   void Bind(const Var& v, std::optional<arith::Interval> range);
   void Unbind(const Var& v);
   static std::string OpName(const Stmt& s);
+  // A let's checks; its variable stays bound when `bind` (the caller, a
+  // statement list, unbinds it at the list's end).
+  void VisitLet(const LetParts& let, bool bind);
 
   bool CheckIndices(const Buffer& b, const std::vector<Expr>& idx,
                     std::string_view what);
@@ -86,6 +92,7 @@ class Verifier : public IRVisitor {
   int kernel_depth_ = 0;
   int parallel_depth_ = 0;
   std::unordered_map<const VarNode*, int> live_vars_;
+  std::unordered_set<const VarNode*> parallel_vars_;
   arith::VarRanges ranges_;
   std::unordered_map<const BufferNode*, int> live_buffers_;
 };

@@ -271,7 +271,10 @@ class ProgramBuilder {
   ProgramBuilder(const ProgramBuilder&) = delete;
   ProgramBuilder& operator=(const ProgramBuilder&) = delete;
 
-  // A global tensor parameter; dims are positive numbers or T::dim(...).
+  // A global tensor parameter; dims are positive numbers, T::dim(...) or
+  // integer expressions of them (K / 2, T::ceildiv(K, 128)), which the
+  // launch and the interpreter check against the tensors passed. Each
+  // T::dim must also be a whole dimension of some tensor, which binds it.
   // Parameters are passed at launch in declaration order.
   Buffer tensor(std::string name, std::initializer_list<Expr> shape,
                 DataType dtype, SourceLocation loc = TESSEL_HERE);

@@ -12,6 +12,8 @@
 #include "src/ir/op.h"
 #include "src/ir/printer.h"
 #include "src/ir/verifier.h"
+#include "src/ir/visitor.h"
+#include "src/ir/walk.h"
 
 namespace tessel::dsl {
 namespace {
@@ -209,6 +211,24 @@ ir::Stmt BuilderState::Fold(std::vector<Entry> entries,
   return seq_of(reversed);
 }
 
+bool BuilderState::OfDims(const ir::Expr& e) const {
+  if (!e.defined() || !is_int(e.dtype()) || e.dtype() == DataType::kBool ||
+      ir::AsConstInt(e) || ir::ReadsMemory(e)) {
+    return false;
+  }
+  struct Vars : ir::IRVisitor {
+    explicit Vars(const std::vector<ir::Var>& dims) : dims(dims) {}
+    void Visit(const ir::VarNode* op) override {
+      all &= std::any_of(dims.begin(), dims.end(),
+                         [&](const ir::Var& v) { return v.get() == op; });
+    }
+    const std::vector<ir::Var>& dims;
+    bool all = true;
+  } vars(dims_);
+  vars.VisitExpr(e);
+  return vars.all;
+}
+
 ir::Buffer BuilderState::AddTensor(std::string name,
                                    std::vector<ir::Expr> shape, DataType dtype,
                                    const ir::SourceLoc& loc) {
@@ -232,6 +252,8 @@ ir::Buffer BuilderState::AddTensor(std::string name,
           e.defined() && e.As<ir::VarNode>() != nullptr &&
           std::any_of(dims_.begin(), dims_.end(),
                       [&](const ir::Var& v) { return v.get() == e.get(); });
+      // K / 2, ceildiv(K, 128): checked against the tensors at launch.
+      is_dim |= OfDims(e);
       std::optional<int64_t> c = e.defined() ? ir::AsConstInt(e) : std::nullopt;
       if (!is_dim && c && *c > std::numeric_limits<int32_t>::max()) {
         Error(loc, op,
@@ -244,7 +266,8 @@ ir::Buffer BuilderState::AddTensor(std::string name,
               absl::StrCat(
                   "dimension ", d, " is ",
                   e.defined() ? ir::ToString(e) : "undefined",
-                  "; it must be a positive number or a T::dim(\"name\")"));
+                  "; it must be a positive number, a T::dim(\"name\") or an "
+                  "integer expression of T::dims (K / 2)"));
         shape[d] = ir::IntImm(DataType::kI32, 1);
       } else if (c) {
         shape[d] = ir::IntImm(DataType::kI32, *c);

@@ -135,6 +135,8 @@ class BuilderState {
 
  private:
   ir::Stmt Fold(std::vector<Entry> entries, const ir::SourceLoc& loc);
+  // An integer expression of symbolic sizes only (a tensor dim K / 2).
+  bool OfDims(const ir::Expr& e) const;
 
   const uint64_t id_;
   std::string name_;

@@ -18,6 +18,7 @@
 #include "src/interp/tile_ops.h"
 #include "src/ir/limits.h"
 #include "src/ir/op.h"
+#include "src/ir/printer.h"
 
 namespace tessel::interp {
 
@@ -59,7 +60,7 @@ std::string ExpectedShape(const ir::BufferNode* node) {
     } else if (std::optional<int64_t> c = ir::AsConstInt(d)) {
       dims.push_back(absl::StrCat(*c));
     } else {
-      dims.push_back("<expr>");
+      dims.push_back(ir::ToString(d));
     }
   }
   return absl::StrCat(DtypeName(node->dtype), "[", absl::StrJoin(dims, ", "),

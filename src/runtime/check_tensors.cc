@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "src/ir/op.h"
 #include "src/ir/printer.h"
+#include "src/ir/walk.h"
 
 namespace tessel::runtime {
 namespace {
@@ -73,9 +74,8 @@ absl::Status CheckTensor(const KernelImpl& k, const ir::Buffer& p,
                          it->second, " from an earlier tensor)"));
       }
       if (t.shape[d] <= 0 || t.shape[d] > INT32_MAX) return mismatch();
-    } else {
-      absl::StatusOr<int64_t> n = EvalInt(want, values);
-      if (!n.ok() || *n != t.shape[d]) return mismatch();
+    } else if (std::optional<int64_t> c = ir::AsConstInt(want)) {
+      if (*c != t.shape[d]) return mismatch();
     }
   }
   if (absl::Status s = CheckStrides(k, p, t); !s.ok()) return s;
@@ -111,6 +111,32 @@ absl::StatusOr<SizeBindings> CheckTensors(
   for (size_t i = 0; i < tensors.size(); ++i) {
     absl::Status s = CheckTensor(k, k.params[i], tensors[i], values);
     if (!s.ok()) return s;
+  }
+  // Dims declared as expressions of sizes (K / 2), once every size is bound.
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const ir::Buffer& p = k.params[i];
+    for (size_t d = 0; d < p->shape.size(); ++d) {
+      const ir::Expr& want = p->shape[d];
+      if (want.As<ir::VarNode>() || ir::AsConstInt(want)) continue;
+      absl::StatusOr<int64_t> n = EvalInt(want, values);
+      if (!n.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(k.name, ": ", p->name, ": dimension ", d, " is ",
+                         ir::ToString(want), ": ", n.status().message()));
+      }
+      if (*n != tensors[i].shape[d]) {
+        std::vector<std::string> sizes;
+        for (const auto& [v, value] : values)
+          if (ir::UsesVar(want, v))
+            sizes.push_back(absl::StrCat(v->name, " = ", value));
+        std::sort(sizes.begin(), sizes.end());
+        return absl::InvalidArgumentError(absl::StrCat(
+            k.name, ": ", p->name, ": expected ", Expected(p), ", got ",
+            tensors[i].ToString(), ": dimension ", d, " is ",
+            tensors[i].shape[d], ", but ", ir::ToString(want), " = ", *n, " (",
+            absl::StrJoin(sizes, ", "), ")"));
+      }
+    }
   }
   for (const passes::AlignmentRequirement& a : k.alignment) {
     if (!alignment) break;

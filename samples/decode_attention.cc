@@ -53,8 +53,9 @@ void GatherKeys(const Buffer& cache, const Buffer& table, const Expr& b,
                 const Expr& pages, const Expr& key0, const Expr& kv_head,
                 const Buffer& tile, const DecodeAttentionConfig& c) {
   const int P = c.page_size, bn = c.block_n;
+  // The page's first row, looked up once per page and step.
   auto row_of = [&](const Expr& logical) {
-    return table(b, T::max(T::min(logical, pages - 1), 0)) * P;
+    return T::let(table(b, T::max(T::min(logical, pages - 1), 0)) * P, "row");
   };
   if (P <= bn) {
     for (int j = 0; j < bn / P; ++j) {
@@ -80,7 +81,10 @@ int DecodeRows(const DecodeAttentionConfig& c) {
 
 int DecodeBlockM(const DecodeAttentionConfig& c) {
   if (c.block_m > 0) return c.block_m;
-  return std::max(64, (DecodeRows(c) + 63) / 64 * 64);
+  // Below 64 rows the scheduler pads the gemms itself (one m16 tile a warp,
+  // wgmma on sm_90a); the tiles keep the group's real rows.
+  const int rows = DecodeRows(c);
+  return rows < 64 ? rows : (rows + 63) / 64 * 64;
 }
 
 int DecodeSplits(const DecodeAttentionConfig& c, int sms, int blocks_per_sm) {
@@ -129,10 +133,11 @@ absl::Status CheckDecodeAttentionConfig(const DecodeAttentionConfig& c) {
         absl::StrCat(k, ": kv_dtype ", DtypeName(c.kv_dtype),
                      " must be the dtype of Q or fp8_e4m3"));
   }
-  if (DecodeBlockM(c) < DecodeRows(c) || DecodeBlockM(c) % 16 != 0) {
+  const int bm = DecodeBlockM(c);
+  if (bm < DecodeRows(c) || (bm != DecodeRows(c) && bm % 16 != 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        k, ": block_m=", DecodeBlockM(c), " must hold the ", DecodeRows(c),
-        " query rows (q_len * H / heads_kv) and be a multiple of 16"));
+        k, ": block_m=", bm, " must hold the ", DecodeRows(c),
+        " query rows (q_len * H / heads_kv): those rows, or a multiple of 16"));
   }
   if (c.threads <= 0 || c.threads % 32 != 0 || c.num_stages < 0) {
     return absl::InvalidArgumentError(
@@ -183,13 +188,16 @@ absl::StatusOr<Program> DecodeAttentionProgram(const DecodeAttentionConfig& c) {
     // The sequence's length, its pages and steps; this split's steps, an
     // equal share of the sequence's (none for a short sequence's last
     // splits).
-    const T::Expr len = lens(b);
-    const T::Expr pages = T::ceildiv(len, c.page_size);
-    const T::Expr steps = T::ceildiv(len, bn);
-    const T::Expr per_split = S == 1 ? steps : T::ceildiv(steps, S);
-    const T::Expr first = split * per_split;
+    // Read once per block (block-uniform lets).
+    const T::Expr len = T::let(lens(b), "len");
+    const T::Expr pages = T::let(T::ceildiv(len, c.page_size), "pages");
+    const T::Expr steps = T::let(T::ceildiv(len, bn), "steps");
+    const T::Expr per_split =
+        S == 1 ? steps : T::let(T::ceildiv(steps, S), "per_split");
+    const T::Expr first = T::let(split * per_split, "first");
     const T::Expr count =
-        S == 1 ? steps : T::max(T::min(steps - first, per_split), 0);
+        S == 1 ? steps
+               : T::let(T::max(T::min(steps - first, per_split), 0), "count");
     // Row i of the tiles: query token i / group of head kv_head * group +
     // i % group; rows from `rows` on are padding (zero queries).
     auto token = [&](const T::Expr& i) {

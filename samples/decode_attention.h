@@ -65,9 +65,9 @@ struct DecodeAttentionConfig {
   // Keys per pipelined step (several pages at page size 16; a page's part
   // at larger pages): a multiple of page_size or a divisor of it.
   int block_n = 64;
-  // Rows of the query tile: the group's rows (q_len * H / Hkv) padded up to
-  // the gemm shape the scheduler puts on tensor cores (0: the rows rounded
-  // up to 64, one warpgroup's wgmma / four warps of mma.sync).
+  // Rows of the query tile (0: the group's rows, q_len * H / Hkv, which the
+  // scheduler pads to the tensor cores' tile itself below 64; from 64 on,
+  // rounded up to a multiple of 64).
   int block_m = 0;
   // Three stages keep two steps of keys and values (64 KB at D128 f16) in
   // flight per block while one is computed: 112 KB of shared memory.

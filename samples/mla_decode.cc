@@ -98,8 +98,8 @@ absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& c) {
   {
     T::Kernel kernel(c.H / bh, c.B, {.threads = c.threads});
     auto [head_block, b] = kernel.block_index();
-    const T::Expr len = lens(b);
-    const T::Expr pages = T::ceildiv(len, P);
+    const T::Expr len = T::let(lens(b), "len");  // read once per block
+    const T::Expr pages = T::let(T::ceildiv(len, P), "pages");
     auto Q_shared = T::alloc_shared({bh, c.d_qk}, c.dtype, "Q_shared");
     auto KV_shared = T::alloc_shared({bn, c.d_qk}, c.dtype, "KV_shared");
     // P through shared memory: with 64 rows over 8 warps no warp owns whole
@@ -129,7 +129,8 @@ absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& c) {
       // The step's rows of the cache, page by page (decode_attention.cc's
       // gather: pages past the last one read as it and masked).
       auto row_of = [&](const T::Expr& logical) {
-        return table(b, T::max(T::min(logical, pages - 1), 0)) * P;
+        return T::let(table(b, T::max(T::min(logical, pages - 1), 0)) * P,
+                      "row");
       };
       if (P <= bn) {
         for (int j = 0; j < bn / P; ++j) {

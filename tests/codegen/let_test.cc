@@ -119,7 +119,15 @@ TEST(Let, EachLetIsDeclaredOnceAndCompiles) {
                   t.sm() >= 90 ? 1 : 2)
             << cuda;
       }
+      absl::StatusOr<jit::CompileInput> input = jit::ChooseCompileInput(
+          lowered->generated.source, lowered->jit_options);
+      ASSERT_TRUE(input.ok()) << input.status();
+      // The PTX emitter spells the kernel (ptxas assembles it) ...
+      EXPECT_EQ(input->source.language, jit::SourceLanguage::kPtx);
       absl::StatusOr<CompiledKernel> k = compile(*program, {.target = t});
+      ASSERT_TRUE(k.ok()) << k.status();
+      // ... and NVRTC compiles the CUDA.
+      k = compile(*program, {.target = t, .direct_ptx = false});
       ASSERT_TRUE(k.ok()) << k.status();
     }
   }

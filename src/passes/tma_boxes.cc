@@ -70,9 +70,12 @@ std::optional<TmaCopyPlan> PlanTmaCopy(const ir::CopyNode& c,
   TmaCopyPlan plan;
   plan.param = param;
   std::vector<int64_t> squeezed;
-  for (const ir::Expr& e : src.extent) {
-    auto v = ir::AsConstInt(e);
-    if (!v || *v <= 0 || *v > kMaxBoxExtent)
+  for (size_t d = 0; d < src.extent.size(); ++d) {
+    auto v = ir::AsConstInt(src.extent[d]);
+    // The innermost extent is checked below, once a tile of 128-byte atoms
+    // has cut it into boxes of one atom (576 bf16 columns: 9 boxes of 64).
+    const bool innermost = d + 1 == src.extent.size();
+    if (!v || *v <= 0 || (!innermost && *v > kMaxBoxExtent))
       return Refuse(why, "box extent not a constant in [1, 256]");
     plan.box.push_back(*v);
     if (*v != 1) squeezed.push_back(*v);

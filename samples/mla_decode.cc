@@ -50,6 +50,11 @@ absl::Status CheckMlaConfig(const MlaDecodeConfig& c) {
     return absl::InvalidArgumentError(absl::StrCat(
         k, ": dtype ", DtypeName(c.dtype), " must be bf16 or f16"));
   }
+  if (c.v_split <= 0 || c.d_v % (16 * c.v_split) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(k, ": v_split=", c.v_split,
+                                                   " must divide d_v=", c.d_v,
+                                                   " into multiples of 16"));
+  }
   if (c.threads <= 0 || c.threads % 128 != 0 || c.B > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat(k, ": threads must be whole warpgroups, B at most 65535"));
@@ -78,6 +83,8 @@ absl::StatusOr<Program> MakeMlaDecode(const nlohmann::json& json) {
                            params.IntInRange("num_stages", 0, 8, c.num_stages));
   SAMPLES_ASSIGN_OR_RETURN(c.threads,
                            params.IntInRange("threads", 128, 1024, c.threads));
+  SAMPLES_ASSIGN_OR_RETURN(c.v_split,
+                           params.IntInRange("v_split", 1, 16, c.v_split));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return MlaDecodeProgram(c);
 }
@@ -96,8 +103,14 @@ absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& c) {
   auto lens = p.tensor("seq_lens", {c.B}, i32);
   auto O = p.tensor("O", {c.B, c.H, c.d_v}, c.dtype);
   {
-    T::Kernel kernel(c.H / bh, c.B, {.threads = c.threads});
-    auto [head_block, b] = kernel.block_index();
+    const int dv = c.d_v / c.v_split;  // O columns of one block
+    // The blocks of one head block and sequence side by side (their key
+    // tiles then meet in L2).
+    T::Kernel kernel(c.v_split * (c.H / bh), c.B, {.threads = c.threads});
+    auto [block, b] = kernel.block_index();
+    const bool split = c.v_split > 1;
+    const T::Expr head_block = split ? block / c.v_split : block;
+    const T::Expr part = split ? block % c.v_split : T::Expr(0);
     const T::Expr len = T::let(lens(b), "len");  // read once per block
     const T::Expr pages = T::let(T::ceildiv(len, P), "pages");
     auto Q_shared = T::alloc_shared({bh, c.d_qk}, c.dtype, "Q_shared");
@@ -106,7 +119,7 @@ absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& c) {
     // rows of the scores, which a register A operand needs.
     auto P_shared = T::alloc_shared({bh, bn}, c.dtype, "P_shared");
     auto acc_s = T::alloc_fragment({bh, bn}, f32, "acc_s");
-    auto acc_o = T::alloc_fragment({bh, c.d_v}, f32, "acc_o");
+    auto acc_o = T::alloc_fragment({bh, dv}, f32, "acc_o");
     auto row_max = T::alloc_fragment({bh}, f32, "row_max");
     // The row statistics the rescale loops read stay in shared memory: over
     // 256 threads the reduce's rows and the accumulator's rows sit on
@@ -155,7 +168,7 @@ absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& c) {
       for (auto i : T::Parallel(bh)) {
         rescale(i) = T::exp2(prev_max(i) - finite(row_max(i)));
       }
-      for (auto [i, d] : T::Parallel(bh, c.d_v)) acc_o(i, d) *= rescale(i);
+      for (auto [i, d] : T::Parallel(bh, dv)) acc_o(i, d) *= rescale(i);
       for (auto [i, j] : T::Parallel(bh, bn)) {
         acc_s(i, j) = T::exp2(acc_s(i, j) - finite(row_max(i)));
       }
@@ -164,15 +177,21 @@ absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& c) {
         denom(i) = denom(i) * rescale(i) + row_sum(i);
       }
       T::copy(acc_s, P_shared);
-      // V: the latent's first d_v columns of the same rows.
-      T::gemm(P_shared, KV_shared(T::all, T::slice(0, c.d_v)), acc_o,
-              {.policy = T::GemmWarpPolicy::kFullRow});
+      // V: the latent's first d_v columns of the same rows (this block's
+      // part of them; a constant slice per part, for the wgmma descriptor).
+      auto pv = [&](int j) {
+        T::gemm(P_shared, KV_shared(T::all, T::slice(j * dv, (j + 1) * dv)),
+                acc_o, {.policy = T::GemmWarpPolicy::kFullRow});
+      };
+      if (!split) pv(0);
+      for (int j = 0; split && j < c.v_split; ++j)
+        T::If(part == j, [&] { pv(j); });
     }
     for (auto i : T::Parallel(bh)) {
       row_sum(i) = T::select(denom(i) > 0, 1.0f / denom(i), T::Expr(0.0f));
     }
-    for (auto [i, d] : T::Parallel(bh, c.d_v)) acc_o(i, d) *= row_sum(i);
-    T::copy(acc_o, O(b, head_block * bh, 0));
+    for (auto [i, d] : T::Parallel(bh, dv)) acc_o(i, d) *= row_sum(i);
+    T::copy(acc_o, O(b, head_block * bh, split ? part * dv : T::Expr(0)));
   }
   return p.finish();
 }

@@ -13,7 +13,8 @@
 //
 // A sequence of length 0 gets an output of zeros. Registered for
 // tessel-warmup as "mla_decode" (params B, H, d_qk, d_v, page_size,
-// max_pages, dtype, block_h, block_n, num_stages, threads).
+// max_pages, dtype, block_h, block_n, num_stages, threads,
+// v_split).
 #ifndef TESSEL_SAMPLES_MLA_DECODE_H_
 #define TESSEL_SAMPLES_MLA_DECODE_H_
 
@@ -42,6 +43,13 @@ struct MlaDecodeConfig {
   int block_n = 32;
   int num_stages = 2;
   int threads = 256;
+  // Blocks that share one (64 heads, sequence), each computing S = Q K^T
+  // again and its d_v / v_split columns of O. At 1 the [64, 512]
+  // accumulator needs two warpgroups, which wgmma would split by rows (64
+  // each: 128 rows), so the gemms run as mma.sync; at 2 with 128 threads
+  // one warpgroup holds [64, 256] and both gemms take wgmma on sm_90a, for
+  // 576 more multiply-adds per key and head (the S gemm twice).
+  int v_split = 1;
 };
 
 absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& config);

@@ -21,7 +21,9 @@ constexpr char kUsage[] =
     "  --heads=N            query heads (default 128; small: 64)\n"
     "  --page-size=N        rows per cache page (default 64)\n"
     "  --dtype=bf16|f16     (default bf16)\n"
-    "  --block-h, --block-n, --stages, --threads  the tile\n";
+    "  --block-h, --block-n, --stages, --threads  the tile\n"
+    "  --v-split=N          blocks per 64 heads, each its d_v / N columns of\n"
+    "                       O (2 with --threads=128: wgmma on sm_90a)\n";
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
@@ -31,7 +33,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                       {"block-h", &base.block_h},
                                       {"block-n", &base.block_n},
                                       {"stages", &base.num_stages},
-                                      {"threads", &base.threads}}));
+                                      {"threads", &base.threads},
+                                      {"v-split", &base.v_split}}));
   SAMPLES_ASSIGN_OR_RETURN(base.dtype, flags.Dtype("dtype", bf16));
   std::vector<std::vector<int>> batches;
   std::vector<MlaDecodeConfig> configs;

@@ -1,7 +1,8 @@
 // samples/decode_attention beyond the shared sample cases: zero-length
 // sequences give exact zeros, the split count does not change the result,
 // bad configs are refused, the split heuristic fills the GPU, and on sm_90a
-// the page gather stays one run of cp.async copies under tensor-core gemms.
+// the page gather stays one run of cp.async copies under tensor-core gemms;
+// mla_decode's split-value tile takes wgmma and the TMA on sm_90a.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -95,6 +96,8 @@ TEST(MlaDecode, RejectsBadConfigs) {
   EXPECT_THAT(message({.H = 96}), HasSubstr("block_h=64 must divide H=96"));
   EXPECT_THAT(message({.dtype = f32}), HasSubstr("must be bf16 or f16"));
   EXPECT_THAT(message({.threads = 192}), HasSubstr("whole warpgroups"));
+  EXPECT_THAT(message({.v_split = 3}),
+              HasSubstr("v_split=3 must divide d_v=512 into multiples of 16"));
   EXPECT_EQ(MlaDecodeWorkload({}, {}, 1).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
@@ -139,6 +142,28 @@ TEST(DecodeAttention, Sm90aGathersPagesByCpAsyncIntoWgmma) {
     ++syncs;
   }
   EXPECT_EQ(syncs, 1u) << prefetch;
+}
+
+TEST(MlaDecode, Sm90aSplitValuesTakeWgmmaAndTheTma) {
+  // One warpgroup of 64 heads holds half of O: both gemms on wgmma (at one
+  // split the [64, 512] accumulator needs two warpgroups, which wgmma
+  // splits by rows: mma.sync). The key tile's 576 columns reach the TMA as
+  // nine boxes of one 128-byte atom each, under a producer warpgroup.
+  absl::StatusOr<Program> p =
+      MlaDecodeProgram({.B = 4, .max_pages = 64, .threads = 128, .v_split = 2});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  std::string s;
+  for (const std::string& line : k->schedule()) s += line + "\n";
+  EXPECT_THAT(s, HasSubstr("gemm acc_s += Q_shared * KV_shared: wgmma, "
+                           "warps 4x1"));
+  EXPECT_THAT(s, HasSubstr("gemm acc_o += P_shared * KV_shared: wgmma, "
+                           "warps 4x1, warp tile 16x256"));
+  EXPECT_THAT(s, HasSubstr("warp-specialized: 128 TMA producer threads, 128 "
+                           "consumer threads; tensor maps KV_cache_tma box "
+                           "[32, 64] swizzle 128"));
+  EXPECT_THAT(s, ::testing::Not(HasSubstr("mma.sync")));
 }
 
 }  // namespace

@@ -537,6 +537,20 @@ std::vector<SampleCase> SmallCases() {
                                                 31);
                      }});
   }
+  // The sm_90a wgmma tile: one warpgroup, O's columns in two blocks; 32
+  // keys a step (half a 64-row page, two 16-row pages) so that sm_80 holds
+  // it too.
+  for (int page : {64, 16}) {
+    cases.push_back({"mla_decode_h64_vsplit2_p" + std::to_string(page), [page] {
+                       return MlaDecodeWorkload({.H = 64,
+                                                 .page_size = page,
+                                                 .block_n = 32,
+                                                 .threads = 128,
+                                                 .v_split = 2},
+                                                {0, 1, 15, 64, 65, 300, 1000},
+                                                37);
+                     }});
+  }
   return cases;
 }
 

@@ -115,17 +115,24 @@ absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& c) {
     const T::Expr pages = T::let(T::ceildiv(len, P), "pages");
     auto Q_shared = T::alloc_shared({bh, c.d_qk}, c.dtype, "Q_shared");
     auto KV_shared = T::alloc_shared({bn, c.d_qk}, c.dtype, "KV_shared");
-    // P through shared memory: with 64 rows over 8 warps no warp owns whole
-    // rows of the scores, which a register A operand needs.
-    auto P_shared = T::alloc_shared({bh, bn}, c.dtype, "P_shared");
+    // One warpgroup (128 threads): each warp owns whole rows of the
+    // scores, so P stays in registers (the A operand of P V) and the row
+    // statistics in fragments. Over more warps P goes through shared
+    // memory: with 64 rows over 8 warps no warp owns whole rows.
+    const bool one_group = c.threads == 128;
+    auto alloc = [&](T::Shape shape, DataType t, const char* name) {
+      return one_group ? T::alloc_fragment(std::move(shape), t, name)
+                       : T::alloc_shared(std::move(shape), t, name);
+    };
+    auto P_tile = alloc({bh, bn}, c.dtype, one_group ? "P_frag" : "P_shared");
     auto acc_s = T::alloc_fragment({bh, bn}, f32, "acc_s");
     auto acc_o = T::alloc_fragment({bh, dv}, f32, "acc_o");
     auto row_max = T::alloc_fragment({bh}, f32, "row_max");
-    // The row statistics the rescale loops read stay in shared memory: over
-    // 256 threads the reduce's rows and the accumulator's rows sit on
-    // different threads (layout inference would refuse the fragments).
-    auto prev_max = T::alloc_shared({bh}, f32, "prev_max");
-    auto rescale = T::alloc_shared({bh}, f32, "rescale");
+    // Over more than one warpgroup the row statistics the rescale loops
+    // read stay in shared memory: the reduce's rows and the accumulator's
+    // rows sit on different threads (layout inference would refuse them).
+    auto prev_max = alloc({bh}, f32, "prev_max");
+    auto rescale = alloc({bh}, f32, "rescale");
     auto row_sum = T::alloc_fragment({bh}, f32, "row_sum");
     auto denom = T::alloc_fragment({bh}, f32, "denom");
     const T::Expr neg_inf = -T::infinity(f32);
@@ -176,11 +183,11 @@ absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& c) {
       for (auto i : T::Parallel(bh)) {
         denom(i) = denom(i) * rescale(i) + row_sum(i);
       }
-      T::copy(acc_s, P_shared);
+      T::copy(acc_s, P_tile);
       // V: the latent's first d_v columns of the same rows (this block's
       // part of them; a constant slice per part, for the wgmma descriptor).
       auto pv = [&](int j) {
-        T::gemm(P_shared, KV_shared(T::all, T::slice(j * dv, (j + 1) * dv)),
+        T::gemm(P_tile, KV_shared(T::all, T::slice(j * dv, (j + 1) * dv)),
                 acc_o, {.policy = T::GemmWarpPolicy::kFullRow});
       };
       if (!split) pv(0);

@@ -145,10 +145,11 @@ TEST(DecodeAttention, Sm90aGathersPagesByCpAsyncIntoWgmma) {
 }
 
 TEST(MlaDecode, Sm90aSplitValuesTakeWgmmaAndTheTma) {
-  // One warpgroup of 64 heads holds half of O: both gemms on wgmma (at one
-  // split the [64, 512] accumulator needs two warpgroups, which wgmma
-  // splits by rows: mma.sync). The key tile's 576 columns reach the TMA as
-  // nine boxes of one 128-byte atom each, under a producer warpgroup.
+  // One warpgroup of 64 heads holds half of O: both gemms on wgmma, P in
+  // registers (at one split the [64, 512] accumulator needs two
+  // warpgroups, which wgmma splits by rows: mma.sync). The key tile's 576
+  // columns reach the TMA as nine boxes of one 128-byte atom each, under a
+  // producer warpgroup.
   absl::StatusOr<Program> p =
       MlaDecodeProgram({.B = 4, .max_pages = 64, .threads = 128, .v_split = 2});
   ASSERT_TRUE(p.ok()) << p.status();
@@ -158,8 +159,9 @@ TEST(MlaDecode, Sm90aSplitValuesTakeWgmmaAndTheTma) {
   for (const std::string& line : k->schedule()) s += line + "\n";
   EXPECT_THAT(s, HasSubstr("gemm acc_s += Q_shared * KV_shared: wgmma, "
                            "warps 4x1"));
-  EXPECT_THAT(s, HasSubstr("gemm acc_o += P_shared * KV_shared: wgmma, "
-                           "warps 4x1, warp tile 16x256"));
+  EXPECT_THAT(s, HasSubstr("gemm acc_o += P_frag * KV_shared: wgmma, "
+                           "warps 4x1, warp tile 16x256 (1x32 tiles), 2 k16 "
+                           "steps, A registers"));
   EXPECT_THAT(s, HasSubstr("warp-specialized: 128 TMA producer threads, 128 "
                            "consumer threads; tensor maps KV_cache_tma box "
                            "[32, 64] swizzle 128"));

@@ -183,8 +183,9 @@ class BufferRef {
   SourceLocation loc() const { return loc_; }
 
  protected:
-  // Records buf[idx] = value.
-  BufferRef& Store(const Expr& value);
+  // Records buf[idx] = value, at `loc` (the reference's own by default).
+  BufferRef& Store(const Expr& value) { return Store(value, loc_); }
+  BufferRef& Store(const Expr& value, SourceLocation loc);
 
  private:
   friend class Buffer;
@@ -200,21 +201,29 @@ class BufferRef {
 // `auto s = T::alloc_var(T::f32); s = 0; s += x;`.
 class ScalarVar : public BufferRef {
  public:
+  // An assigned value with the assignment's line (errors name it).
+  struct Assigned {
+    template <typename E>
+    requires std::convertible_to<E, Expr> Assigned(
+        E&& e, SourceLocation at = TESSEL_HERE)  // NOLINT
+        : value(static_cast<Expr>(std::forward<E>(e))), loc(at) {}
+    Expr value;
+    SourceLocation loc;
+  };
   ScalarVar(const ScalarVar&) = default;
-  ScalarVar& operator=(const Expr& v) { return Set(v); }
+  ScalarVar& operator=(Assigned v) { return Set(v.value, v.loc); }
   ScalarVar& operator=(const ScalarVar& o) { return Set(static_cast<Expr>(o)); }
-  ScalarVar& operator=(const BufferRef& o) { return Set(static_cast<Expr>(o)); }
-  ScalarVar& operator+=(const Expr& v) {
-    return Set(static_cast<Expr>(*this) + v);
+  ScalarVar& operator+=(Assigned v) {
+    return Set(static_cast<Expr>(*this) + v.value, v.loc);
   }
-  ScalarVar& operator-=(const Expr& v) {
-    return Set(static_cast<Expr>(*this) - v);
+  ScalarVar& operator-=(Assigned v) {
+    return Set(static_cast<Expr>(*this) - v.value, v.loc);
   }
-  ScalarVar& operator*=(const Expr& v) {
-    return Set(static_cast<Expr>(*this) * v);
+  ScalarVar& operator*=(Assigned v) {
+    return Set(static_cast<Expr>(*this) * v.value, v.loc);
   }
-  ScalarVar& operator/=(const Expr& v) {
-    return Set(static_cast<Expr>(*this) / v);
+  ScalarVar& operator/=(Assigned v) {
+    return Set(static_cast<Expr>(*this) / v.value, v.loc);
   }
 
  private:
@@ -222,6 +231,10 @@ class ScalarVar : public BufferRef {
   explicit ScalarVar(BufferRef ref) : BufferRef(std::move(ref)) {}
   ScalarVar& Set(const Expr& v) {
     Store(v);
+    return *this;
+  }
+  ScalarVar& Set(const Expr& v, SourceLocation loc) {
+    Store(v, loc);
     return *this;
   }
 };
@@ -546,6 +559,21 @@ ScalarVar alloc_var(DataType dtype, std::string name = "",
 // clang-format on
 Expr let(const Expr& value, std::string name = "",
          SourceLocation loc = TESSEL_HERE);
+// A block-uniform variable, assignable: every thread holds it and updates
+// it alike, so its reads are uniform as a let's (loop bounds, guards around
+// tile ops and gemms, copy starts). An assignment takes a uniform value (as
+// T::let's) and stands outside Parallel loops and outside T::Ifs whose
+// condition differs between threads; the verifier refuses others, saying
+// why. A copy whose start reads it runs in its own iteration (a pipeline
+// or TMA producer does not issue it ahead).
+// clang-format off
+//   auto e = T::alloc_uniform(T::i32, "expert");     // find a row's group
+//   e = 0;
+//   for (auto g : T::Serial(G))
+//     T::If(offsets(g + 1) <= row0, [&] { e = g + 1; });
+// clang-format on
+ScalarVar alloc_uniform(DataType dtype, std::string name = "",
+                        SourceLocation loc = TESSEL_HERE);
 // mbarriers, barrier i expecting arrive_counts[i] arrivals per phase; use
 // as T::mbarrier_arrive(bars[i]).
 Buffer alloc_barrier(std::vector<Expr> arrive_counts, std::string name = "",

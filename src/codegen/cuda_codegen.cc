@@ -385,7 +385,7 @@ void Printer::Stmt(const ir::Stmt& s) {
             absl::StrAppend(&dims, "[", Expr(d), "]");
         }
         Line(absl::StrCat(CudaType(b->dtype), " ", BufName(b), dims, ";"));
-      } else if (b->scope == ir::Scope::kVar) {
+      } else if (ir::IsScalarVar(b->scope)) {
         Line(absl::StrCat(CudaType(b->dtype), " ", BufName(b), ";"));
       }
       Stmt(a->body);

@@ -189,7 +189,7 @@ std::optional<int64_t> ConstFlatOffset(const std::vector<int64_t>& extents,
 std::string Printer::Access(const ir::Buffer& b,
                             const std::vector<ir::Expr>& idx) {
   std::string name = BufName(b.get());
-  if (b->scope == ir::Scope::kVar) return name;
+  if (ir::IsScalarVar(b->scope)) return name;
   const std::vector<int64_t>* extents = FlatExtents(b.get());
   if (extents == nullptr || idx.empty()) {
     if (idx.size() == 1 && !rebases_.empty()) {

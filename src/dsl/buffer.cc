@@ -56,29 +56,29 @@ bool BufferRef::is_element() const {
   return true;
 }
 
-BufferRef& BufferRef::Store(const Expr& value) {
+BufferRef& BufferRef::Store(const Expr& value, SourceLocation loc) {
   std::string op =
       buffer_.defined() ? absl::StrCat("store to ", buffer_.name()) : "store";
-  dsl::BuilderState* state = dsl::BuilderState::ForOp(loc_, op);
+  dsl::BuilderState* state = dsl::BuilderState::ForOp(loc, op);
   if (state == nullptr) return *this;
-  if (!state->BeginOp(loc_, op)) return *this;
+  if (!state->BeginOp(loc, op)) return *this;
   absl::StatusOr<std::vector<ir::Expr>> idx = dsl::ElementIndices(*this);
   if (!idx.ok()) {
-    state->Error(loc_, op, std::string(idx.status().message()));
+    state->Error(loc, op, std::string(idx.status().message()));
     return *this;
   }
   ir::Buffer b = Access::ToIr(buffer_);
   if (b->scope == ir::Scope::kBarrier) {
-    state->Error(loc_, op, "mbarriers are not data; use the T::mbarrier_* ops");
+    state->Error(loc, op, "mbarriers are not data; use the T::mbarrier_* ops");
     return *this;
   }
   ir::Expr v = Access::ToIr(value);
   if (!v.defined()) {
-    state->Error(loc_, op, "the stored value is an undefined expression");
+    state->Error(loc, op, "the stored value is an undefined expression");
     return *this;
   }
   state->Append(ir::MakeStmt<ir::StoreNode>(b, *std::move(idx),
-                                            ir::Cast(b->dtype, v), loc_));
+                                            ir::Cast(b->dtype, v), loc));
   return *this;
 }
 

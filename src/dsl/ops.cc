@@ -248,6 +248,12 @@ ScalarVar alloc_var(DataType dtype, std::string name, SourceLocation loc) {
                                      ir::Scope::kVar, "var", "alloc_var", loc));
   return Access::MakeVar(Access::MakeRef(b, {Index(0, loc)}, loc));
 }
+ScalarVar alloc_uniform(DataType dtype, std::string name, SourceLocation loc) {
+  Buffer b =
+      Access::FromIr(Allocate({1}, dtype, std::move(name), ir::Scope::kUniform,
+                              "uniform", "alloc_uniform", loc));
+  return Access::MakeVar(Access::MakeRef(b, {Index(0, loc)}, loc));
+}
 Buffer alloc_barrier(std::vector<Expr> arrive_counts, std::string name,
                      SourceLocation loc) {
   return Access::FromIr(

@@ -20,6 +20,8 @@ const char* ScopeName(Scope scope) {
       return "var";
     case Scope::kBarrier:
       return "barrier";
+    case Scope::kUniform:
+      return "uniform";
   }
   return "?";
 }

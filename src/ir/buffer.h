@@ -25,9 +25,18 @@ enum class Scope : uint8_t {
   kLocal,     // per-thread array in registers
   kVar,       // per-thread scalar variable (shape {1}), T.alloc_var
   kBarrier,   // per-block array of mbarriers (shared memory, 8 bytes each)
+  kUniform,   // block-uniform scalar variable (shape {1}), T::alloc_uniform:
+              // one register per thread, assigned only uniform values under
+              // uniform control (the verifier checks), so all threads agree
 };
 
 const char* ScopeName(Scope scope);  // "global", "shared", ...
+
+// A scalar variable (shape {1}, one register per thread): T::alloc_var's
+// or T::alloc_uniform's.
+inline bool IsScalarVar(Scope s) {
+  return s == Scope::kVar || s == Scope::kUniform;
+}
 
 // How a buffer's elements are placed in memory. kDefault is row-major
 // (last index fastest). kSwizzled is the XOR swizzle of shared tiles that

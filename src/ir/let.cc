@@ -57,7 +57,8 @@ std::optional<std::string> PerThreadReason(
     }
     void Visit(const LoadNode* op) override {
       const Scope s = op->buffer->scope;
-      if (!reason && s != Scope::kGlobal && s != Scope::kShared) {
+      if (!reason && s != Scope::kGlobal && s != Scope::kShared &&
+          s != Scope::kUniform) {
         reason = absl::StrCat(
             "it reads ", op->buffer->name, " (", ScopeName(s), " ",
             std::string(dtype_name(op->buffer->dtype)),

@@ -231,7 +231,8 @@ class Printer {
     }
     switch (n->scope) {
       case Scope::kVar:
-        return absl::StrCat(name, " = T.alloc_var(",
+      case Scope::kUniform:
+        return absl::StrCat(name, " = T.alloc_", ScopeName(n->scope), "(",
                             std::string(dtype_name(n->dtype)), ")");
       case Scope::kBarrier:
         return absl::StrCat(name, " = T.alloc_barrier(", Print(n->shape[0]),

@@ -351,7 +351,8 @@ class Planner {
       bool found = false;
       void Visit(const ir::LoadNode* op) override {
         found |= op->buffer->scope != ir::Scope::kGlobal &&
-                 op->buffer->scope != ir::Scope::kShared;
+                 op->buffer->scope != ir::Scope::kShared &&
+                 op->buffer->scope != ir::Scope::kUniform;
         IRVisitor::Visit(op);
       }
       void Visit(const ir::CallNode* op) override {

@@ -22,7 +22,7 @@ bool Emitter::Speculatable(const ir::Expr& e) {
     void Visit(const ir::LoadNode* op) override {
       ir::IRVisitor::Visit(op);
       const ir::Scope s = op->buffer->scope;
-      if (!ok || s == ir::Scope::kLocal || s == ir::Scope::kVar) return;
+      if (!ok || s == ir::Scope::kLocal || ir::IsScalarVar(s)) return;
       ok = emitter->LoadedBefore(*op);
     }
     void Visit(const ir::CallNode* op) override {

@@ -175,7 +175,7 @@ void Emitter::Stmt(const ir::Stmt& s) {
 
 void Emitter::Allocate(const ir::AllocateNode& a) {
   const ir::BufferNode* b = a.buffer.get();
-  if (b->scope == ir::Scope::kLocal || b->scope == ir::Scope::kVar) {
+  if (b->scope == ir::Scope::kLocal || ir::IsScalarVar(b->scope)) {
     if (!Spelled(b->dtype)) return Fail("a local of an 8-bit or f64 dtype");
     std::vector<int64_t> extents;
     int64_t n = 1;
@@ -326,14 +326,14 @@ void Emitter::Store(const ir::StoreNode& s) {
   const ir::BufferNode* b = s.buffer.get();
   const Value v = Expr(s.value);
   if (failed()) return;
-  if (b->scope == ir::Scope::kLocal || b->scope == ir::Scope::kVar) {
+  if (b->scope == ir::Scope::kLocal || ir::IsScalarVar(b->scope)) {
     std::vector<int64_t> idx;
     for (const ir::Expr& i : s.indices) {
       const Value c = Expr(i);
       if (!c.int_const) return Fail("a local array indexed by a variable");
       idx.push_back(*c.int_const);
     }
-    if (b->scope == ir::Scope::kVar) idx.assign(1, 0);
+    if (ir::IsScalarVar(b->scope)) idx.assign(1, 0);
     const std::string r = LocalElement(b, idx);
     if (failed()) return;
     if (v.reg == r) return;

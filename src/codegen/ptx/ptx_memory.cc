@@ -229,7 +229,7 @@ bool Emitter::LoadedBefore(const ir::LoadNode& l) {
 
 Value Emitter::Load(const ir::LoadNode& l) {
   const ir::BufferNode* b = l.buffer.get();
-  if (b->scope == ir::Scope::kLocal || b->scope == ir::Scope::kVar) {
+  if (b->scope == ir::Scope::kLocal || ir::IsScalarVar(b->scope)) {
     std::vector<int64_t> idx;
     for (const ir::Expr& i : l.indices) {
       const Value c = Expr(i);
@@ -239,7 +239,7 @@ Value Emitter::Load(const ir::LoadNode& l) {
       }
       idx.push_back(*c.int_const);
     }
-    if (b->scope == ir::Scope::kVar) idx.assign(1, 0);
+    if (ir::IsScalarVar(b->scope)) idx.assign(1, 0);
     const std::string r = LocalElement(b, idx);
     return Value{
         .dtype = b->dtype, .reg = r, .key = absl::StrCat(r, "@", versions_[r])};

@@ -107,11 +107,15 @@ absl::StatusOr<Stmt> Parser::ParseStmt(int indent, bool* is_alloc,
 absl::StatusOr<Buffer> Parser::ParseAlloc(const std::string& name) {
   const Token at = Peek();
   Buffer b;
-  if (AcceptTDot("alloc_var")) {
+  std::optional<Scope> scalar;
+  if (AcceptTDot("alloc_var")) scalar = Scope::kVar;
+  if (!scalar && AcceptTDot("alloc_uniform")) scalar = Scope::kUniform;
+  if (scalar) {
+    const Scope scope = *scalar;
     TESSEL_RETURN_IF_ERROR(Expect("("));
     TESSEL_ASSIGN_OR_RETURN(auto d, Dtype());
     TESSEL_RETURN_IF_ERROR(Expect(")"));
-    b = MakeBuffer(NodeName(name), d, {IntImm(DataType::kI32, 1)}, Scope::kVar);
+    b = MakeBuffer(NodeName(name), d, {IntImm(DataType::kI32, 1)}, scope);
   } else if (AcceptTDot("alloc_barrier")) {
     TESSEL_RETURN_IF_ERROR(Expect("("));
     TESSEL_ASSIGN_OR_RETURN(auto n, ParseExpr());

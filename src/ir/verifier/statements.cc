@@ -131,6 +131,17 @@ void Verifier::Visit(const ForNode* op) {
     range = Interval{lo->lo, lo->lo + n->lo - 1, true};
   }
   bool parallel = op->for_kind == ForKind::kParallel;
+  // A serial loop whose bounds differ between threads runs its body a
+  // different number of times in each: per-thread control, as an If's.
+  std::optional<std::string> per_thread =
+      PerThreadReason(op->min, parallel_vars_);
+  if (!per_thread) per_thread = PerThreadReason(op->extent, parallel_vars_);
+  const DivergentControl saved = divergent_;
+  if (per_thread && !parallel && divergent_.why.empty()) {
+    divergent_ = {loc_, absl::StrCat("a loop whose bounds differ between "
+                                     "threads (",
+                                     *per_thread, ")")};
+  }
   parallel_depth_ += parallel;
   if (parallel) parallel_vars_.insert(op->var.get());
   Bind(op->var, range);
@@ -138,6 +149,7 @@ void Verifier::Visit(const ForNode* op) {
   Unbind(op->var);
   if (parallel) parallel_vars_.erase(op->var.get());
   parallel_depth_ -= parallel;
+  divergent_ = saved;
 }
 
 void Verifier::Visit(const IfThenElseNode* op) {
@@ -147,8 +159,18 @@ void Verifier::Visit(const IfThenElseNode* op) {
     Fail(absl::StrCat("the condition ", ToString(op->cond), " is not bool"));
     return;
   }
+  const DivergentControl saved = divergent_;
+  if (divergent_.why.empty()) {
+    if (std::optional<std::string> why =
+            PerThreadReason(op->cond, parallel_vars_)) {
+      divergent_ = {loc_,
+                    absl::StrCat("a T::If whose condition ", ToString(op->cond),
+                                 " differs between threads (", *why, ")")};
+    }
+  }
   VisitStmt(op->then_case);
   VisitStmt(op->else_case);
+  divergent_ = saved;
 }
 
 void Verifier::Visit(const StoreNode* op) {
@@ -174,6 +196,35 @@ void Verifier::Visit(const StoreNode* op) {
     // Global tensors too (wholly outside: written past the tensor).
     std::vector<Expr> ones(op->indices.size(), IntImm(DataType::kI32, 1));
     CheckBounds(op->buffer, op->indices, ones, "the stored element");
+  }
+  if (status_.ok() && op->buffer->scope == Scope::kUniform)
+    CheckUniformStore(*op);
+}
+
+// Every thread must assign a uniform variable alike: the same value, at
+// the same points of the program.
+void Verifier::CheckUniformStore(const StoreNode& op) {
+  const std::string& name = op.buffer->name;
+  if (parallel_depth_ > 0) {
+    Fail(absl::StrCat(name, " (uniform ",
+                      std::string(dtype_name(op.buffer->dtype)),
+                      ") is assigned inside a Parallel loop, where each thread "
+                      "runs other iterations; assign it outside the loop "
+                      "(or use T::alloc_var for a per-thread value)"));
+    return;
+  }
+  if (!divergent_.why.empty()) {
+    Fail(absl::StrCat(name, " (uniform) is assigned inside ", divergent_.why,
+                      " at ", FormatLoc(divergent_.loc),
+                      ", so threads would disagree on it"));
+    return;
+  }
+  if (std::optional<std::string> why =
+          PerThreadReason(op.value, parallel_vars_)) {
+    Fail(absl::StrCat("the value ", ToString(op.value), " assigned to ", name,
+                      " (uniform) is not the same in every thread of the "
+                      "block: ",
+                      *why));
   }
 }
 

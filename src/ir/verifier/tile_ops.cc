@@ -44,8 +44,8 @@ void Verifier::Visit(const CopyNode* op) {
   if (!status_.ok() || !CheckRegion(op->src, "src") ||
       !CheckRegion(op->dst, "dst"))
     return;
-  if (op->src.buffer->scope == Scope::kVar ||
-      op->dst.buffer->scope == Scope::kVar) {
+  if (IsScalarVar(op->src.buffer->scope) ||
+      IsScalarVar(op->dst.buffer->scope)) {
     Fail("copy of a scalar variable; assign it instead");
     return;
   }
@@ -193,7 +193,7 @@ void Verifier::Visit(const AtomicNode* op) {
   if (op->src) {
     if (!CheckRegion(*op->src, "src")) return;
     if (op->src->buffer->scope == Scope::kGlobal ||
-        op->src->buffer->scope == Scope::kVar) {
+        IsScalarVar(op->src->buffer->scope)) {
       Fail(absl::StrCat("src ", Describe(op->src->buffer),
                         " must be a shared, fragment or local tile"));
       return;

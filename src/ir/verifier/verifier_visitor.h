@@ -72,6 +72,8 @@ class Verifier : public IRVisitor {
   // A let's checks; its variable stays bound when `bind` (the caller, a
   // statement list, unbinds it at the list's end).
   void VisitLet(const LetParts& let, bool bind);
+  // T::alloc_uniform: a uniform value, assigned under uniform control.
+  void CheckUniformStore(const StoreNode& op);
 
   bool CheckIndices(const Buffer& b, const std::vector<Expr>& idx,
                     std::string_view what);
@@ -93,6 +95,13 @@ class Verifier : public IRVisitor {
   int parallel_depth_ = 0;
   std::unordered_map<const VarNode*, int> live_vars_;
   std::unordered_set<const VarNode*> parallel_vars_;
+  // The outermost If / loop around the current statement whose control
+  // differs between threads ("" outside any).
+  struct DivergentControl {
+    SourceLoc loc;
+    std::string why;
+  };
+  DivergentControl divergent_;
   arith::VarRanges ranges_;
   std::unordered_map<const BufferNode*, int> live_buffers_;
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "samples/decode_attention.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
@@ -21,6 +23,7 @@ namespace {
 namespace T = tessel;
 
 constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
 constexpr double kSentinel = 3.0;  // O before the kernel
 
 absl::Status CheckMlaConfig(const MlaDecodeConfig& c) {
@@ -55,6 +58,10 @@ absl::Status CheckMlaConfig(const MlaDecodeConfig& c) {
                                                    " must divide d_v=", c.d_v,
                                                    " into multiples of 16"));
   }
+  if (c.splits <= 0 || c.splits > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(k, ": splits=", c.splits, " must be in [1, 1024]"));
+  }
   if (c.threads <= 0 || c.threads % 128 != 0 || c.B > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat(k, ": threads must be whole warpgroups, B at most 65535"));
@@ -85,6 +92,8 @@ absl::StatusOr<Program> MakeMlaDecode(const nlohmann::json& json) {
                            params.IntInRange("threads", 128, 1024, c.threads));
   SAMPLES_ASSIGN_OR_RETURN(c.v_split,
                            params.IntInRange("v_split", 1, 16, c.v_split));
+  SAMPLES_ASSIGN_OR_RETURN(c.splits,
+                           params.IntInRange("splits", 1, 1024, c.splits));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return MlaDecodeProgram(c);
 }
@@ -101,18 +110,33 @@ absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& c) {
   auto KV = p.tensor("KV_cache", {cache_rows, c.d_qk}, c.dtype);
   auto table = p.tensor("block_table", {c.B, c.max_pages}, i32);
   auto lens = p.tensor("seq_lens", {c.B}, i32);
-  auto O = p.tensor("O", {c.B, c.H, c.d_v}, c.dtype);
-  {
-    const int dv = c.d_v / c.v_split;  // O columns of one block
-    // The blocks of one head block and sequence side by side (their key
-    // tiles then meet in L2).
-    T::Kernel kernel(c.v_split * (c.H / bh), c.B, {.threads = c.threads});
-    auto [block, b] = kernel.block_index();
-    const bool split = c.v_split > 1;
-    const T::Expr head_block = split ? block / c.v_split : block;
-    const T::Expr part = split ? block % c.v_split : T::Expr(0);
+  const int S = c.splits, head_blocks = c.H / bh;
+  std::optional<T::Buffer> O, O_partial, LSE_partial;
+  if (S == 1) {
+    O = p.tensor("O", {c.B, c.H, c.d_v}, c.dtype);
+  } else {
+    O_partial = p.tensor("O_partial", {c.B, head_blocks, S, bh, c.d_v}, T::f32);
+    LSE_partial = p.tensor("LSE_partial", {c.B, head_blocks, bh, S}, T::f32);
+  }
+  const int dv = c.d_v / c.v_split;  // O columns of one block
+  // The kernel's body, for a grid (v_split * head blocks, B) or, split,
+  // (splits, v_split * head blocks, B).
+  auto body = [&](const T::Expr& split, const T::Expr& block,
+                  const T::Expr& b) {
+    const bool split_v = c.v_split > 1;
+    const T::Expr head_block = split_v ? block / c.v_split : block;
+    const T::Expr part = split_v ? block % c.v_split : T::Expr(0);
     const T::Expr len = T::let(lens(b), "len");  // read once per block
     const T::Expr pages = T::let(T::ceildiv(len, P), "pages");
+    // This split's steps of bn keys: [first, first + count).
+    const T::Expr steps = T::ceildiv(len, bn);
+    const T::Expr per_split =
+        S == 1 ? steps : T::let(T::ceildiv(steps, S), "per_split");
+    const T::Expr first =
+        S == 1 ? T::Expr(0) : T::let(split * per_split, "first");
+    const T::Expr count =
+        S == 1 ? steps
+               : T::let(T::max(T::min(steps - first, per_split), 0), "count");
     auto Q_shared = T::alloc_shared({bh, c.d_qk}, c.dtype, "Q_shared");
     auto KV_shared = T::alloc_shared({bn, c.d_qk}, c.dtype, "KV_shared");
     // One warpgroup (128 threads): each warp owns whole rows of the
@@ -143,9 +167,9 @@ absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& c) {
     T::fill(acc_o, 0);
     T::fill(denom, 0);
     T::fill(row_max, neg_inf);
-    for (auto k : T::Pipelined(T::ceildiv(len, bn),
-                               {.num_stages = c.num_stages, .name = "k"})) {
-      const T::Expr key0 = k * bn;
+    for (auto k :
+         T::Pipelined(count, {.num_stages = c.num_stages, .name = "k"})) {
+      const T::Expr key0 = S == 1 ? k * bn : (first + k) * bn;
       // The step's rows of the cache, page by page (decode_attention.cc's
       // gather: pages past the last one read as it and masked).
       auto row_of = [&](const T::Expr& logical) {
@@ -190,17 +214,61 @@ absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& c) {
         T::gemm(P_tile, KV_shared(T::all, T::slice(j * dv, (j + 1) * dv)),
                 acc_o, {.policy = T::GemmWarpPolicy::kFullRow});
       };
-      if (!split) pv(0);
-      for (int j = 0; split && j < c.v_split; ++j)
+      if (!split_v) pv(0);
+      for (int j = 0; split_v && j < c.v_split; ++j)
         T::If(part == j, [&] { pv(j); });
     }
     for (auto i : T::Parallel(bh)) {
       row_sum(i) = T::select(denom(i) > 0, 1.0f / denom(i), T::Expr(0.0f));
     }
     for (auto [i, d] : T::Parallel(bh, dv)) acc_o(i, d) *= row_sum(i);
-    T::copy(acc_o, O(b, head_block * bh, split ? part * dv : T::Expr(0)));
+    if (S == 1) {
+      T::copy(acc_o,
+              (*O)(b, head_block * bh, split_v ? part * dv : T::Expr(0)));
+    } else {
+      T::copy(acc_o, (*O_partial)(b, head_block, split, 0, part * dv));
+      // The log-sum-exp (natural log) of each row's scores; -inf where the
+      // split saw no key. The v_split blocks agree: the first writes it.
+      // The max is read from prev_max (shared over two warpgroups, where
+      // denom's and row_max's rows sit on different threads).
+      T::copy(row_max, prev_max);
+      T::If(part == 0, [&] {
+        for (auto i : T::Parallel(bh)) {
+          (*LSE_partial)(b, head_block, i, split) = T::select(
+              denom(i) > 0,
+              (T::log2(denom(i)) + prev_max(i)) * static_cast<float>(kLn2),
+              neg_inf);
+        }
+      });
+    }
+  };
+  // The blocks of one head block and sequence side by side (their key
+  // tiles then meet in L2).
+  if (S == 1) {
+    T::Kernel kernel(c.v_split * head_blocks, c.B, {.threads = c.threads});
+    auto [block, b] = kernel.block_index();
+    body(T::Expr(0), block, b);
+  } else {
+    T::Kernel kernel(S, c.v_split * head_blocks, c.B, {.threads = c.threads});
+    auto [split, block, b] = kernel.block_index();
+    body(split, block, b);
   }
   return p.finish();
+}
+
+absl::StatusOr<Program> MlaDecodeCombineProgram(const MlaDecodeConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckMlaConfig(c));
+  // decode_attention's combine: the head blocks as its kv heads, each of
+  // block_h query rows, d_v columns.
+  return DecodeCombineProgram({.B = c.B,
+                               .H = c.H,
+                               .heads_kv = c.H / c.block_h,
+                               .D = c.d_v,
+                               .page_size = c.page_size,
+                               .max_pages = c.max_pages,
+                               .splits = c.splits,
+                               .dtype = c.dtype,
+                               .kv_dtype = c.dtype});
 }
 
 absl::StatusOr<Workload> MlaDecodeWorkload(MlaDecodeConfig c,
@@ -246,9 +314,35 @@ absl::StatusOr<Workload> MlaDecodeWorkload(MlaDecodeConfig c,
       HostTensor::FromDoubles(
           c.dtype, o_shape,
           std::vector<double>(NumElements(o_shape), kSentinel)));
-  w.steps.push_back({.program = program,
-                     .args = {"Q", Arg("KV_cache", {num_pages * P, c.d_qk}),
-                              "block_table", "seq_lens", "O"}});
+  Step step{.program = program,
+            .args = {"Q", Arg("KV_cache", {num_pages * P, c.d_qk}),
+                     "block_table", "seq_lens"}};
+  if (c.splits == 1) {
+    step.args.push_back("O");
+    w.steps.push_back(std::move(step));
+  } else {
+    // The workspace starts as the sentinel: every element is written (-inf
+    // / 0 where a split saw no key) before the combine reads it.
+    const int64_t head_blocks = c.H / c.block_h;
+    const std::vector<int64_t> o_part = {c.B, head_blocks, c.splits, c.block_h,
+                                         c.d_v};
+    const std::vector<int64_t> lse_part = {c.B, head_blocks, c.block_h,
+                                           c.splits};
+    for (const auto& [name, shape] :
+         {std::pair{"O_partial", o_part}, std::pair{"LSE_partial", lse_part}}) {
+      SAMPLES_ASSIGN_OR_RETURN(
+          w.tensors[name],
+          HostTensor::FromDoubles(
+              f32, shape, std::vector<double>(NumElements(shape), kSentinel)));
+    }
+    step.args.push_back("O_partial");
+    step.args.push_back("LSE_partial");
+    w.steps.push_back(std::move(step));
+    SAMPLES_ASSIGN_OR_RETURN(Program combine, MlaDecodeCombineProgram(c));
+    w.steps.push_back(
+        {.program = combine,
+         .args = {"O_partial", "LSE_partial", Arg("O", {c.B, 1, c.H, c.d_v})}});
+  }
   w.outputs = {"O"};
   w.bytes = double(keys) * c.d_qk * dtype_bytes(c.dtype);  // rows read once
   w.label = BenchLabel{.kernel = "mla_decode",

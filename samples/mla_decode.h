@@ -14,7 +14,7 @@
 // A sequence of length 0 gets an output of zeros. Registered for
 // tessel-warmup as "mla_decode" (params B, H, d_qk, d_v, page_size,
 // max_pages, dtype, block_h, block_n, num_stages, threads,
-// v_split).
+// v_split, splits).
 #ifndef TESSEL_SAMPLES_MLA_DECODE_H_
 #define TESSEL_SAMPLES_MLA_DECODE_H_
 
@@ -50,9 +50,17 @@ struct MlaDecodeConfig {
   // one warpgroup holds [64, 256] and both gemms take wgmma on sm_90a, for
   // 576 more multiply-adds per key and head (the S gemm twice).
   int v_split = 1;
+  // Blocks per (head block, sequence), each a range of the keys (split-KV):
+  // they write f32 partial outputs O_partial [B, H / block_h, splits,
+  // block_h, d_v] and LSE_partial [B, H / block_h, block_h, splits], which
+  // decode_attention's combine kernel (MlaDecodeCombineProgram) merges.
+  int splits = 1;
 };
 
 absl::StatusOr<Program> MlaDecodeProgram(const MlaDecodeConfig& config);
+// The splits' combine (config.splits > 1): O [B, 1, H, d_v] (O seen with a
+// query-token dim) from the partial outputs.
+absl::StatusOr<Program> MlaDecodeCombineProgram(const MlaDecodeConfig& config);
 
 // Random Q and cache, sequences of `lens` on shuffled pages, the float64
 // reference (scores scaled by 1 / sqrt(d_qk)). Records: kernel

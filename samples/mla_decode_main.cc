@@ -23,7 +23,9 @@ constexpr char kUsage[] =
     "  --dtype=bf16|f16     (default bf16)\n"
     "  --block-h, --block-n, --stages, --threads  the tile\n"
     "  --v-split=N          blocks per 64 heads, each its d_v / N columns of\n"
-    "                       O (2 with --threads=128: wgmma on sm_90a)\n";
+    "                       O (2 with --threads=128: wgmma on sm_90a)\n"
+    "  --splits=N           blocks per sequence and head block, each a range\n"
+    "                       of keys, then a combine kernel (split-KV)\n";
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
@@ -34,7 +36,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                       {"block-n", &base.block_n},
                                       {"stages", &base.num_stages},
                                       {"threads", &base.threads},
-                                      {"v-split", &base.v_split}}));
+                                      {"v-split", &base.v_split},
+                                      {"splits", &base.splits}}));
   SAMPLES_ASSIGN_OR_RETURN(base.dtype, flags.Dtype("dtype", bf16));
   std::vector<std::vector<int>> batches;
   std::vector<MlaDecodeConfig> configs;

@@ -96,6 +96,7 @@ TEST(MlaDecode, RejectsBadConfigs) {
   EXPECT_THAT(message({.H = 96}), HasSubstr("block_h=64 must divide H=96"));
   EXPECT_THAT(message({.dtype = f32}), HasSubstr("must be bf16 or f16"));
   EXPECT_THAT(message({.threads = 192}), HasSubstr("whole warpgroups"));
+  EXPECT_THAT(message({.splits = 0}), HasSubstr("splits=0 must be in"));
   EXPECT_THAT(message({.v_split = 3}),
               HasSubstr("v_split=3 must divide d_v=512 into multiples of 16"));
   EXPECT_EQ(MlaDecodeWorkload({}, {}, 1).status().code(),

@@ -551,6 +551,22 @@ std::vector<SampleCase> SmallCases() {
                                                 37);
                      }});
   }
+  // Split-KV: key ranges per block, then decode_attention's combine (a
+  // split with no key of a short sequence: -inf / zeros).
+  cases.push_back({"mla_decode_h64_vsplit2_s3_p64", [] {
+                     return MlaDecodeWorkload({.H = 64,
+                                               .block_n = 32,
+                                               .threads = 128,
+                                               .v_split = 2,
+                                               .splits = 3},
+                                              {0, 1, 15, 64, 65, 300, 1000},
+                                              41);
+                   }});
+  cases.push_back({"mla_decode_h64_s4_p16", [] {
+                     return MlaDecodeWorkload(
+                         {.H = 64, .page_size = 16, .splits = 4},
+                         {0, 1, 15, 64, 65, 300, 1000}, 43);
+                   }});
   return cases;
 }
 

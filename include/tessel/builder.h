@@ -574,6 +574,15 @@ Expr let(const Expr& value, std::string name = "",
 // clang-format on
 ScalarVar alloc_uniform(DataType dtype, std::string name = "",
                         SourceLocation loc = TESSEL_HERE);
+// The bits of `value` read as `dtype`, of the same width: f32 <-> i32 /
+// u32, f16 / bf16 <-> i16 (T::cast converts the value instead). Another
+// pair is an error at this line.
+// clang-format off
+//   auto bits = T::bitcast(x, T::u32);               // sign bit: bits >> 31
+//   auto next = T::bitcast(bits + 1u, T::f32);       // the next float
+// clang-format on
+Expr bitcast(const Expr& value, DataType dtype,
+             SourceLocation loc = TESSEL_HERE);
 // mbarriers, barrier i expecting arrive_counts[i] arrivals per phase; use
 // as T::mbarrier_arrive(bars[i]).
 Buffer alloc_barrier(std::vector<Expr> arrive_counts, std::string name = "",

@@ -382,6 +382,33 @@ std::string Printer::Math(const ir::MathNode& m) {
   return f;
 }
 
+// CUDA's reinterpreting intrinsics; 16-bit values pass through short.
+std::string Printer::Bitcast(DataType from, DataType to, std::string v) {
+  using D = DataType;
+  auto short_of = [](D t, const std::string& x) {
+    if (t == D::kF16) return absl::StrCat("__half_as_short(", x, ")");
+    if (t == D::kBF16) return absl::StrCat("__bfloat16_as_short(", x, ")");
+    return x;
+  };
+  switch (to) {
+    case D::kF16:
+      return absl::StrCat("__short_as_half(", short_of(from, v), ")");
+    case D::kBF16:
+      return absl::StrCat("__short_as_bfloat16(", short_of(from, v), ")");
+    case D::kI16:
+      return short_of(from, v);
+    case D::kF32:
+      return absl::StrCat(
+          from == D::kU32 ? "__uint_as_float(" : "__int_as_float(", v, ")");
+    default:
+      if (from == D::kF32) {
+        return absl::StrCat(
+            to == D::kU32 ? "__float_as_uint(" : "__float_as_int(", v, ")");
+      }
+      return absl::StrCat("static_cast<", CudaType(to), ">(", v, ")");
+  }
+}
+
 std::string Printer::Call(const ir::CallNode& c) {
   using I = passes::Intrinsic;
   auto args = [&] {
@@ -425,6 +452,8 @@ std::string Printer::Call(const ir::CallNode& c) {
     case I::kWgmmaDescSw128:
     case I::kWgmmaDescAdd:
       return absl::StrCat("tl::", c.name, "(", args(), ")");
+    case I::kBitcast:
+      return Bitcast(c.args[0].dtype(), c.dtype, Expr(c.args[0]));
     default:
       error_ =
           absl::StrCat("codegen: intrinsic ", c.name, " used as an expression");

@@ -64,6 +64,7 @@ class Printer {
   std::string Binary(const ir::BinaryNode& b);
   std::string Math(const ir::MathNode& m);
   std::string Call(const ir::CallNode& c);
+  std::string Bitcast(DataType from, DataType to, std::string v);
 
   // Statements (cuda_codegen.cc).
   void Line(std::string_view s);

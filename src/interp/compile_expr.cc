@@ -14,6 +14,7 @@
 #include "src/interp/compiler.h"
 #include "src/interp/numeric.h"
 #include "src/interp/status_macros.h"
+#include "src/ir/bitcast.h"
 #include "src/ir/op.h"
 
 namespace tessel::interp {
@@ -466,6 +467,7 @@ absl::StatusOr<IntFn> Compiler::Int(const ir::Expr& e) {
     case ir::ExprKind::kLoad:
       return IntLoad(e.As<ir::LoadNode>());
     case ir::ExprKind::kCall:
+      if (const ir::Expr* v = ir::AsBitcast(e)) return IntBitcast(*v, t);
       return Error(absl::StatusCode::kUnimplemented,
                    absl::StrCat("the interpreter does not know intrinsic '",
                                 e.As<ir::CallNode>()->name, "'"));
@@ -528,6 +530,7 @@ absl::StatusOr<FloatFn> Compiler::Float(const ir::Expr& e) {
           [slot](Frame& f) { return std::bit_cast<double>(f.vars[slot]); });
     }
     case ir::ExprKind::kCall:
+      if (const ir::Expr* v = ir::AsBitcast(e)) return FloatBitcast(*v, t);
       return Error(absl::StatusCode::kUnimplemented,
                    absl::StrCat("the interpreter does not know intrinsic '",
                                 e.As<ir::CallNode>()->name, "'"));

@@ -52,6 +52,9 @@ class Compiler {
   absl::StatusOr<IntFn> IntLoad(const ir::LoadNode* op);
   absl::StatusOr<FloatFn> FloatLoad(const ir::LoadNode* op);
   absl::StatusOr<FloatFn> FloatMath(const ir::MathNode* op);
+  // compile_bitcast.cc: T::bitcast of `value` to `to`.
+  absl::StatusOr<IntFn> IntBitcast(const ir::Expr& value, DataType to);
+  absl::StatusOr<FloatFn> FloatBitcast(const ir::Expr& value, DataType to);
 
   absl::StatusOr<StmtFn> Kernel(const ir::KernelNode* op);
   absl::StatusOr<StmtFn> For(const ir::ForNode* op);

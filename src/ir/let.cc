@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "src/ir/bitcast.h"
 #include "src/ir/op.h"
 #include "src/ir/substitute.h"
 #include "src/ir/visitor.h"
@@ -71,6 +72,7 @@ std::optional<std::string> PerThreadReason(
       IRVisitor::Visit(op);
     }
     void Visit(const CallNode* op) override {
+      if (op->name == kBitcastName) return IRVisitor::Visit(op);
       if (!reason) {
         reason = absl::StrCat("it calls the intrinsic ", op->name,
                               ", whose value may differ between threads");

@@ -89,6 +89,7 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kPackB16x2, "pack_b16x2", 2, 2, {}, kExpression},
       {I::kWgmmaDescSw128, "wgmma_desc_sw128", 3, 2, {}, kExpression},
       {I::kWgmmaDescAdd, "wgmma_desc_add", 2, 2, {}, kExpression},
+      {I::kBitcast, "bitcast", 1, 1, {}, kExpression},
   };
   return *table;
 }

@@ -153,6 +153,7 @@ enum class Intrinsic {
   kPackB16x2,
   kWgmmaDescSw128,
   kWgmmaDescAdd,
+  kBitcast,  // T::bitcast (src/ir/bitcast.h)
 };
 
 // What an intrinsic does besides computing its value (bits of

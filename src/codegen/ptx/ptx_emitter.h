@@ -211,6 +211,7 @@ class Emitter {
                       const std::string& addr, int64_t offset);
   std::pair<std::optional<Value>, int64_t> Linear(const ir::Expr& e);
   Value Cast(const Value& v, DataType to);
+  Value Bitcast(const Value& v, DataType to);
   Value Emit(DataType t, const std::string& op, std::vector<Value> in);
 
   const passes::LoweringState& st_;

@@ -2,6 +2,7 @@
 // (a side evaluated only when C++ would, where that matters), casts and
 // math. Arithmetic is ptx_arithmetic.cc, memory ptx_memory.cc, the values
 // and Emit ptx_values.cc.
+#include <bit>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -164,6 +165,32 @@ Value Emitter::Select(const ir::SelectNode& s) {
 }
 
 Value Emitter::Convert(const Value& v, DataType to) { return Cast(v, to); }
+
+// The same bits in a register of the other dtype (constants folded).
+Value Emitter::Bitcast(const Value& v, DataType to) {
+  if (failed()) return v;
+  if (!Spelled(v.dtype) || !Spelled(to)) {
+    Fail(absl::StrCat("a bitcast from ", ValueType(v.dtype), " to ",
+                      ValueType(to)));
+    return v;
+  }
+  if (v.int_const && to == DataType::kF32) {
+    return Value{.dtype = to,
+                 .float_const =
+                     std::bit_cast<float>(static_cast<uint32_t>(*v.int_const))};
+  }
+  if (v.int_const && IsInt(to)) return Const(to, Wrap(to, *v.int_const));
+  if (v.float_const && v.dtype == DataType::kF32 && IsInt(to)) {
+    const uint32_t bits =
+        std::bit_cast<uint32_t>(static_cast<float>(*v.float_const));
+    return Const(to, Wrap(to, bits));
+  }
+  // Not through Emit: its reuse of equal instructions ignores the dtype.
+  const std::string in = InReg(v), r = NewReg(to);
+  Line(absl::StrCat(dtype_bytes(to) == 2 ? "mov.b16 " : "mov.b32 ", r, ", ", in,
+                    ";"));
+  return Value{.dtype = to, .reg = r, .key = r};
+}
 
 Value Emitter::Cast(const Value& v, DataType to) {
   const DataType from = v.dtype;

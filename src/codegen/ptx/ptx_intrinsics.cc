@@ -103,6 +103,8 @@ Value Emitter::CallExpr(const ir::CallNode& c) {
     case I::kWarpGroupLast:
     case I::kWarpUniform:
       return WarpShuffle(c, *id);
+    case I::kBitcast:
+      return Bitcast(Expr(c.args[0]), c.dtype);
     case I::kPackB16x2: {
       const Value lo = Expr(c.args[0]), hi = Expr(c.args[1]);
       // Two f32 values rounded: one cvt rounds and packs both.

@@ -48,6 +48,8 @@ endfunction()
 function(tessel_add_test name)
   cmake_parse_arguments(ARG "GPU" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
+  # Tests include internals (src/, jit/) and tests/common by their paths.
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock
                                         GTest::gtest_main)
   tessel_set_warnings(${name})

@@ -11,13 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "jit/ptx_translation.h"
 #include "src/interp/numeric.h"
-#include "src/runtime/lower.h"
 #include "tessel/compile.h"
 #include "tessel/interpret.h"
 #include "tests/codegen/bitcast_cases.h"
 #include "tests/common/error_at.h"
+#include "tests/common/generated_code.h"
 
 namespace tessel::testing {
 namespace {
@@ -116,29 +115,20 @@ TEST(Bitcast, CudaAndPtxSpellItAndCompile) {
     ASSERT_TRUE(program.ok()) << program.status();
     for (Target t : {Target::sm90a(), Target::sm80()}) {
       SCOPED_TRACE(t.sm());
-      absl::StatusOr<runtime::Lowered> lowered =
-          runtime::Lower(program->ir(), {.target = t, .direct_ptx = true});
-      ASSERT_TRUE(lowered.ok()) << lowered.status();
-      const std::string& cuda = lowered->generated.source.text;
-      absl::StatusOr<jit::CompileInput> input = jit::ChooseCompileInput(
-          lowered->generated.source, lowered->jit_options);
-      ASSERT_TRUE(input.ok()) << input.status();
+      const GeneratedCode code = Generate(*program, t);
+      const std::string& cuda = code.cuda;
       if (wide) {
         EXPECT_THAT(cuda, HasSubstr("__float_as_int(X["));
         EXPECT_THAT(cuda, HasSubstr("__uint_as_float((__float_as_uint("));
         EXPECT_THAT(cuda, HasSubstr("__short_as_bfloat16(__half_as_short(H["));
         // The PTX emitter spells the kernel: movs between register kinds.
-        EXPECT_EQ(input->source.language, jit::SourceLanguage::kPtx);
-        EXPECT_THAT(input->source.text, HasSubstr("mov.b32"));
-        EXPECT_THAT(input->source.text, HasSubstr("mov.b16"));
+        EXPECT_THAT(code.ptx, HasSubstr("mov.b32"));
+        EXPECT_THAT(code.ptx, HasSubstr("mov.b16"));
       } else {
         EXPECT_THAT(cuda, HasSubstr("__short_as_half(__bfloat16_as_short(B["));
         EXPECT_THAT(cuda, HasSubstr("__half_as_short(H["));
       }
-      absl::StatusOr<CompiledKernel> k = compile(*program, {.target = t});
-      ASSERT_TRUE(k.ok()) << k.status();
-      k = compile(*program, {.target = t, .direct_ptx = false});
-      ASSERT_TRUE(k.ok()) << k.status();
+      ExpectCompilesBothWays(*program, t);
     }
   }
 }

@@ -10,43 +10,15 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "jit/ptx_translation.h"
-#include "src/runtime/lower.h"
 #include "tessel/compile.h"
 #include "tessel/host_tensor.h"
 #include "tessel/interpret.h"
 #include "tests/codegen/element_guard_cases.h"
+#include "tests/common/count.h"
+#include "tests/common/generated_code.h"
 
 namespace tessel::testing {
 namespace {
-
-// The generated CUDA and, where the PTX emitter spells the kernel, its PTX.
-struct Code {
-  std::string cuda, ptx;
-};
-
-Code Generate(const Program& program, const Target& target) {
-  Code code;
-  absl::StatusOr<runtime::Lowered> lowered =
-      runtime::Lower(program.ir(), {.target = target, .direct_ptx = true});
-  EXPECT_TRUE(lowered.ok()) << lowered.status();
-  if (!lowered.ok()) return code;
-  code.cuda = lowered->generated.source.text;
-  absl::StatusOr<jit::CompileInput> input =
-      jit::ChooseCompileInput(lowered->generated.source, lowered->jit_options);
-  EXPECT_TRUE(input.ok()) << input.status();
-  if (input.ok() && input->source.language == jit::SourceLanguage::kPtx)
-    code.ptx = input->source.text;
-  return code;
-}
-
-int Count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (size_t at = s.find(what); at != std::string::npos;
-       at = s.find(what, at + 1))
-    ++n;
-  return n;
-}
 
 HostTensor Filled(std::vector<int64_t> shape, double first) {
   HostTensor t = *HostTensor::Create(DataType::kF32, std::move(shape));
@@ -82,7 +54,7 @@ TEST(ElementGuards, TheGeneratedCodeChecksWhatTheRangesCannotProve) {
   ASSERT_TRUE(program.ok()) << program.status();
   for (Target t : {Target::sm90a(), Target::sm80()}) {
     SCOPED_TRACE(t.arch());
-    const Code code = Generate(*program, t);
+    const GeneratedCode code = Generate(*program, t);
     const std::string& cu = code.cuda;
     // Row r - 1 of the Parallel loop: both sides checked; its row r + 1 and
     // the scalar statement's X[32 b + 32]: the end only. A masked read is 0.
@@ -112,7 +84,7 @@ TEST(ElementGuards, ProvableAccessesGetNoCheck) {
   ASSERT_TRUE(program.ok()) << program.status();
   for (Target t : {Target::sm90a(), Target::sm80()}) {
     SCOPED_TRACE(t.arch());
-    const Code code = Generate(*program, t);
+    const GeneratedCode code = Generate(*program, t);
     EXPECT_EQ(Count(code.cuda, "if ("), 0) << code.cuda;
     EXPECT_EQ(Count(code.cuda, " ? "), 0) << code.cuda;
     ASSERT_FALSE(code.ptx.empty());

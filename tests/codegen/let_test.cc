@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "jit/ptx_translation.h"
-#include "src/runtime/lower.h"
 #include "tessel/compile.h"
 #include "tessel/host_tensor.h"
 #include "tessel/interpret.h"
 #include "tests/codegen/let_cases.h"
+#include "tests/common/count.h"
+#include "tests/common/generated_code.h"
 
 namespace tessel::testing {
 namespace {
@@ -86,14 +86,6 @@ TEST(Let, GuardedGemmRunsInTheInterpreter) {
   ExpectNear(a.tensors[4], want);
 }
 
-int Count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (size_t at = s.find(what); at != std::string::npos;
-       at = s.find(what, at + 1))
-    ++n;
-  return n;
-}
-
 // Each let is one register per thread, assigned once; sm_90a's producer
 // issues the page's TMA copy (reading the table itself), sm_80 pipelines
 // cp.async copies; NVRTC (and ptxas, where the PTX emitter spells the
@@ -106,10 +98,8 @@ TEST(Let, EachLetIsDeclaredOnceAndCompiles) {
     ASSERT_TRUE(program.ok()) << program.status();
     for (Target t : {Target::sm90a(), Target::sm80()}) {
       SCOPED_TRACE(t.sm());
-      absl::StatusOr<runtime::Lowered> lowered =
-          runtime::Lower(program->ir(), {.target = t, .direct_ptx = true});
-      ASSERT_TRUE(lowered.ok()) << lowered.status();
-      const std::string& cuda = lowered->generated.source.text;
+      const GeneratedCode code = Generate(*program, t);
+      const std::string& cuda = code.cuda;
       EXPECT_EQ(Count(cuda, "const int npages = "), 1) << cuda;
       EXPECT_EQ(Count(cuda, "const int page = "), 1) << cuda;
       if (paged) {
@@ -119,16 +109,8 @@ TEST(Let, EachLetIsDeclaredOnceAndCompiles) {
                   t.sm() >= 90 ? 1 : 2)
             << cuda;
       }
-      absl::StatusOr<jit::CompileInput> input = jit::ChooseCompileInput(
-          lowered->generated.source, lowered->jit_options);
-      ASSERT_TRUE(input.ok()) << input.status();
-      // The PTX emitter spells the kernel (ptxas assembles it) ...
-      EXPECT_EQ(input->source.language, jit::SourceLanguage::kPtx);
-      absl::StatusOr<CompiledKernel> k = compile(*program, {.target = t});
-      ASSERT_TRUE(k.ok()) << k.status();
-      // ... and NVRTC compiles the CUDA.
-      k = compile(*program, {.target = t, .direct_ptx = false});
-      ASSERT_TRUE(k.ok()) << k.status();
+      EXPECT_FALSE(code.ptx.empty());  // the PTX emitter spells the kernel
+      ExpectCompilesBothWays(*program, t);
     }
   }
 }

@@ -9,12 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "jit/ptx_translation.h"
-#include "src/runtime/lower.h"
 #include "tessel/compile.h"
 #include "tessel/host_tensor.h"
 #include "tessel/interpret.h"
 #include "tests/codegen/uniform_cases.h"
+#include "tests/common/generated_code.h"
 
 namespace tessel::testing {
 namespace {
@@ -79,10 +78,8 @@ TEST_P(UniformGuarded, TheGroupIsARegisterAndCompiles) {
   ASSERT_TRUE(program.ok()) << program.status();
   for (Target t : {Target::sm90a(), Target::sm80()}) {
     SCOPED_TRACE(t.sm());
-    absl::StatusOr<runtime::Lowered> lowered =
-        runtime::Lower(program->ir(), {.target = t, .direct_ptx = true});
-    ASSERT_TRUE(lowered.ok()) << lowered.status();
-    const std::string& cuda = lowered->generated.source.text;
+    const GeneratedCode code = Generate(*program, t);
+    const std::string& cuda = code.cuda;
     EXPECT_NE(cuda.find("int group;"), std::string::npos) << cuda;
     EXPECT_NE(cuda.find("group = (i + 1);"), std::string::npos) << cuda;
     if (guarded) {
@@ -96,14 +93,8 @@ TEST_P(UniformGuarded, TheGroupIsARegisterAndCompiles) {
         << cuda;
     EXPECT_NE(cuda.find("tl::cp_async<16>((Xs_addr"), std::string::npos)
         << cuda;
-    absl::StatusOr<jit::CompileInput> input = jit::ChooseCompileInput(
-        lowered->generated.source, lowered->jit_options);
-    ASSERT_TRUE(input.ok()) << input.status();
-    EXPECT_EQ(input->source.language, jit::SourceLanguage::kPtx);
-    absl::StatusOr<CompiledKernel> k = compile(*program, {.target = t});
-    ASSERT_TRUE(k.ok()) << k.status();
-    k = compile(*program, {.target = t, .direct_ptx = false});
-    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_FALSE(code.ptx.empty());  // the PTX emitter spells the kernel
+    ExpectCompilesBothWays(*program, t);
   }
 }
 

@@ -13,12 +13,14 @@
 #include "src/ir/structural.h"
 #include "tessel/tessel.h"
 #include "tests/common/error_at.h"
+#include "tests/common/one_kernel.h"
 
 namespace tessel {
 namespace {
 
 namespace T = tessel;
 using ::testing::HasSubstr;
+using testing::BuildOneKernel;
 
 void ExpectErrorAt(const absl::Status& status, int line,
                    std::initializer_list<std::string> words) {
@@ -73,19 +75,9 @@ TEST(Let, TextReadsBackAndHashesByValue) {
   EXPECT_NE(ir::StructuralHash(a->ir()), ir::StructuralHash(b->ir()));
 }
 
-absl::Status InKernel(const std::function<void(const T::Buffer&)>& body) {
-  T::ProgramBuilder p("test");
-  auto G = p.tensor("G", {64, 64}, T::f32);
-  {
-    T::Kernel kernel(1, {.threads = 128});
-    body(G);
-  }
-  return p.finish().status();
-}
-
 TEST(Let, AFragmentElementIsRefused) {
   int line = 0;
-  absl::Status s = InKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     auto acc = T::alloc_fragment({64}, T::f32, "acc");
     T::clear(acc);
     line = __LINE__ + 1;
@@ -99,7 +91,7 @@ TEST(Let, AFragmentElementIsRefused) {
 
 TEST(Let, AParallelIndexIsRefused) {
   int line = 0;
-  absl::Status s = InKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     for (auto i : T::Parallel(64)) {
       line = __LINE__ + 1;
       auto x = T::let(G(0, i), "x");
@@ -111,7 +103,7 @@ TEST(Let, AParallelIndexIsRefused) {
 
 TEST(Let, APerThreadVarIsRefused) {
   int line = 0;
-  absl::Status s = InKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     auto v = T::alloc_var(T::f32, "v");
     v = G(0, 0);
     line = __LINE__ + 1;
@@ -123,7 +115,7 @@ TEST(Let, APerThreadVarIsRefused) {
 
 TEST(Let, AUniformValueInsideAParallelLoopIsRefused) {
   int line = 0;
-  absl::Status s = InKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     for (auto i : T::Parallel(64)) {
       line = __LINE__ + 1;
       auto x = T::let(G(0, 0), "x");
@@ -135,7 +127,7 @@ TEST(Let, AUniformValueInsideAParallelLoopIsRefused) {
 
 TEST(Let, OutOfScopeUseIsRefused) {
   T::Expr leaked;
-  absl::Status s = InKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     for (auto k : T::Serial(4)) {
       leaked = T::let(G(k, 0), "x");
     }

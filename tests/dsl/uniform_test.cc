@@ -14,12 +14,14 @@
 #include "src/ir/structural.h"
 #include "tessel/tessel.h"
 #include "tests/common/error_at.h"
+#include "tests/common/one_kernel.h"
 
 namespace tessel {
 namespace {
 
 namespace T = tessel;
 using ::testing::HasSubstr;
+using testing::BuildOneKernel;
 
 void ExpectErrorAt(const absl::Status& status, int line,
                    std::initializer_list<std::string> words) {
@@ -74,19 +76,9 @@ TEST(Uniform, TextReadsBack) {
   EXPECT_EQ(ir::StructuralHash(*parsed), ir::StructuralHash(p->ir()));
 }
 
-absl::Status InKernel(const std::function<void(const T::Buffer&)>& body) {
-  T::ProgramBuilder p("test");
-  auto G = p.tensor("G", {64, 64}, T::f32);
-  {
-    T::Kernel kernel(1, {.threads = 128});
-    body(G);
-  }
-  return p.finish().status();
-}
-
 TEST(Uniform, APerThreadValueIsRefused) {
   int line = 0;
-  absl::Status s = InKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     auto v = T::alloc_var(T::f32, "v");
     v = G(0, 0);
     auto u = T::alloc_uniform(T::f32, "u");
@@ -101,7 +93,7 @@ TEST(Uniform, APerThreadValueIsRefused) {
 
 TEST(Uniform, AnAssignmentInAParallelLoopIsRefused) {
   int line = 0;
-  absl::Status s = InKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     auto u = T::alloc_uniform(T::f32, "u");
     for (auto i : T::Parallel(64)) {
       line = __LINE__ + 1;
@@ -114,7 +106,7 @@ TEST(Uniform, AnAssignmentInAParallelLoopIsRefused) {
 
 TEST(Uniform, AnAssignmentUnderAPerThreadIfIsRefused) {
   int line = 0, if_line = 0;
-  absl::Status s = InKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     auto v = T::alloc_var(T::f32, "v");
     v = G(0, 0);
     auto u = T::alloc_uniform(T::i32, "u");
@@ -135,7 +127,7 @@ TEST(Uniform, AnAssignmentUnderAPerThreadIfIsRefused) {
 
 TEST(Uniform, ALoopOfPerThreadBoundsIsRefused) {
   int line = 0;
-  absl::Status s = InKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     auto n = T::alloc_var(T::i32, "n");
     n = T::cast(G(0, 0), T::i32);
     auto u = T::alloc_uniform(T::i32, "u");
@@ -150,7 +142,7 @@ TEST(Uniform, ALoopOfPerThreadBoundsIsRefused) {
 }
 
 TEST(Uniform, ALetMayReadIt) {
-  absl::Status s = InKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     auto u = T::alloc_uniform(T::i32, "u");
     u = 3;
     auto x = T::let(G(u, 0), "x");

@@ -14,6 +14,7 @@
 #include "src/ir/verifier.h"
 #include "tessel/tessel.h"
 #include "tests/common/error_at.h"
+#include "tests/common/one_kernel.h"
 
 namespace tessel {
 namespace {
@@ -27,19 +28,10 @@ void ExpectErrorAt(const absl::Status& status, int line,
   testing::ExpectInvalidArgumentAt(status, "verifier_test.cc", line, words);
 }
 
-// A builder with G (global f32 [64, 64]) and one kernel around `body`.
-absl::Status BuildKernel(const std::function<void(const T::Buffer& G)>& body) {
-  T::ProgramBuilder p("test");
-  auto G = p.tensor("G", {64, 64}, T::f32);
-  {
-    T::Kernel kernel(1, {.threads = 128});
-    body(G);
-  }
-  return p.finish().status();
-}
+using testing::BuildOneKernel;  // G (global f32 [64, 64]) in one kernel
 
 TEST(VerifierTest, AcceptsAWellFormedKernel) {
-  EXPECT_TRUE(BuildKernel([](const T::Buffer& G) {
+  EXPECT_TRUE(BuildOneKernel([](const T::Buffer& G) {
                 auto s = T::alloc_shared({64, 64}, T::f32, "s");
                 T::copy(G, s);
                 T::copy(s, G);
@@ -48,7 +40,7 @@ TEST(VerifierTest, AcceptsAWellFormedKernel) {
 
 TEST(VerifierTest, CopyShapeMismatch) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     auto a = T::alloc_shared({32, 32}, T::f32, "a");
     auto b = T::alloc_fragment({32, 16}, T::f32, "b");
     line = __LINE__ + 1;
@@ -61,7 +53,7 @@ TEST(VerifierTest, CopyShapeMismatch) {
 
 TEST(VerifierTest, GemmShapeMismatch) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto a = T::alloc_shared({64, 32}, T::f16, "a");
     auto b = T::alloc_shared({16, 64}, T::f16, "b");
     auto c = T::alloc_fragment({64, 64}, T::f32, "c");
@@ -73,7 +65,7 @@ TEST(VerifierTest, GemmShapeMismatch) {
 }
 
 TEST(VerifierTest, GemmTransposeIsTakenIntoAccount) {
-  EXPECT_TRUE(BuildKernel([](const T::Buffer&) {
+  EXPECT_TRUE(BuildOneKernel([](const T::Buffer&) {
                 auto a = T::alloc_shared({32, 64}, T::f16, "a");
                 auto b = T::alloc_shared({64, 32}, T::f16, "b");
                 auto c = T::alloc_fragment({64, 64}, T::f32, "c");
@@ -83,7 +75,7 @@ TEST(VerifierTest, GemmTransposeIsTakenIntoAccount) {
 
 TEST(VerifierTest, GemmDtypeMismatch) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto a = T::alloc_shared({64, 32}, T::f16, "a");
     auto b = T::alloc_shared({32, 64}, T::bf16, "b");
     auto c = T::alloc_fragment({64, 64}, T::f32, "c");
@@ -96,7 +88,7 @@ TEST(VerifierTest, GemmDtypeMismatch) {
 
 TEST(VerifierTest, GemmUnsupportedAccumulator) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto a = T::alloc_shared({64, 32}, T::bf16, "a");
     auto b = T::alloc_shared({32, 64}, T::bf16, "b");
     auto c = T::alloc_fragment({64, 64}, T::f16, "c");
@@ -109,7 +101,7 @@ TEST(VerifierTest, GemmUnsupportedAccumulator) {
 
 TEST(VerifierTest, GemmAccumulatorMustBeAFragment) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto a = T::alloc_shared({64, 32}, T::f16, "a");
     auto b = T::alloc_shared({32, 64}, T::f16, "b");
     auto c = T::alloc_shared({64, 64}, T::f32, "c");
@@ -138,7 +130,7 @@ TEST(VerifierTest, GemmOperandsMustBeSharedOrFragment) {
 
 TEST(VerifierTest, ReduceDimOutOfRange) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto x = T::alloc_fragment({32, 64}, T::f32, "x");
     auto m = T::alloc_fragment({32}, T::f32, "m");
     line = __LINE__ + 1;
@@ -151,7 +143,7 @@ TEST(VerifierTest, ReduceDimOutOfRange) {
 
 TEST(VerifierTest, ReduceDestinationShape) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto x = T::alloc_fragment({32, 64}, T::f32, "x");
     auto m = T::alloc_fragment({64}, T::f32, "m");
     line = __LINE__ + 1;
@@ -163,7 +155,7 @@ TEST(VerifierTest, ReduceDestinationShape) {
 
 TEST(VerifierTest, AtomicOnANonGlobalBuffer) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto dst = T::alloc_shared({16, 16}, T::f32, "dst");
     auto src = T::alloc_fragment({16, 16}, T::f32, "src");
     line = __LINE__ + 1;
@@ -205,7 +197,7 @@ TEST(VerifierTest, AtomicMaxOnHalfIsUnsupported) {
 
 TEST(VerifierTest, RegionStaticallyOutOfBounds) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto t = T::alloc_shared({16, 16}, T::f32, "t");
     line = __LINE__ + 1;
     T::fill(t(T::slice(8, 24), T::all), 0);
@@ -217,7 +209,7 @@ TEST(VerifierTest, RegionStaticallyOutOfBounds) {
 
 TEST(VerifierTest, ElementStoreOutOfBoundsInALoop) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto t = T::alloc_fragment({16}, T::f32, "t");
     for (auto i : T::Serial(17)) {
       line = __LINE__ + 1;
@@ -229,7 +221,7 @@ TEST(VerifierTest, ElementStoreOutOfBoundsInALoop) {
 
 TEST(VerifierTest, GlobalRegionsMayRunPastTheEdge) {
   // A 48-row tile at row 32 of a 64-row tensor: the boundary rule applies.
-  EXPECT_TRUE(BuildKernel([](const T::Buffer& G) {
+  EXPECT_TRUE(BuildOneKernel([](const T::Buffer& G) {
                 auto t = T::alloc_shared({48, 64}, T::f32, "t");
                 T::copy(G(32, 0), t);
                 T::copy(t, G(32, 0));
@@ -238,7 +230,7 @@ TEST(VerifierTest, GlobalRegionsMayRunPastTheEdge) {
 
 TEST(VerifierTest, GlobalRegionWhollyOutside) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     auto t = T::alloc_shared({16, 64}, T::f32, "t");
     line = __LINE__ + 1;
     T::copy(G(64, 0), t);
@@ -249,7 +241,7 @@ TEST(VerifierTest, GlobalRegionWhollyOutside) {
 
 TEST(VerifierTest, BufferUsedOutsideItsScope) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     T::Buffer inner;
     for (auto i : T::Serial(2)) {
       (void)i;
@@ -270,7 +262,7 @@ TEST(VerifierTest, BufferOfAnotherProgram) {
     foreign = other.tensor("X", {16}, T::f32);
   }
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto t = T::alloc_fragment({16}, T::f32, "t");
     line = __LINE__ + 1;
     T::copy(foreign, t);
@@ -282,7 +274,7 @@ TEST(VerifierTest, BufferOfAnotherProgram) {
 
 TEST(VerifierTest, VariableUsedOutsideItsScope) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto t = T::alloc_fragment({16}, T::i32, "t");
     T::Expr leaked;
     for (auto i : T::Serial(4, {.name = "leaky"})) leaked = i;
@@ -324,7 +316,7 @@ TEST(VerifierTest, NestedKernels) {
 
 TEST(VerifierTest, NegativeNumStages) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     line = __LINE__ + 1;
     for (auto k : T::Pipelined(4, {.num_stages = -1})) (void)k;
   });
@@ -367,7 +359,7 @@ TEST(VerifierTest, FinishTwice) {
 
 TEST(VerifierTest, TileOpInsideParallel) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto t = T::alloc_fragment({16}, T::f32, "t");
     for (auto i : T::Parallel(16)) {
       (void)i;
@@ -380,7 +372,7 @@ TEST(VerifierTest, TileOpInsideParallel) {
 
 TEST(VerifierTest, ExpressionErrorIsReportedAtTheNextOp) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto t = T::alloc_fragment({16}, T::f32, "t");
     for (auto i : T::Parallel(16)) {
       line = __LINE__ + 1;
@@ -392,7 +384,7 @@ TEST(VerifierTest, ExpressionErrorIsReportedAtTheNextOp) {
 
 TEST(VerifierTest, IndexCountMustMatchRank) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto t = T::alloc_fragment({16, 16}, T::f32, "t");
     line = __LINE__ + 1;
     t(0) = 1.0;
@@ -404,7 +396,7 @@ TEST(VerifierTest, IndexCountMustMatchRank) {
 
 TEST(VerifierTest, TwoStartPointsHaveNoExtent) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer& G) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer& G) {
     auto t = T::alloc_shared({16, 16}, T::f32, "t");
     line = __LINE__ + 1;
     T::copy(G(0, 0), t(0, 0));
@@ -414,7 +406,7 @@ TEST(VerifierTest, TwoStartPointsHaveNoExtent) {
 
 TEST(VerifierTest, IfConditionMustBeBool) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto t = T::alloc_fragment({16}, T::f32, "t");
     for (auto i : T::Parallel(16)) {
       line = __LINE__ + 1;
@@ -426,7 +418,7 @@ TEST(VerifierTest, IfConditionMustBeBool) {
 
 TEST(VerifierTest, ElseMustFollowItsIf) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto t = T::alloc_fragment({16}, T::f32, "t");
     for (auto i : T::Parallel(16)) {
       auto chain = T::If(i < 8, [&] { t(i) = 0; });
@@ -452,7 +444,7 @@ TEST(VerifierTest, TensorDeclaredInsideTheKernel) {
 
 TEST(VerifierTest, MbarrierIdWithoutAList) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     line = __LINE__ + 1;
     T::mbarrier_arrive(0);
   });
@@ -461,7 +453,7 @@ TEST(VerifierTest, MbarrierIdWithoutAList) {
 
 TEST(VerifierTest, MbarrierIndexOutOfBounds) {
   int line = 0;
-  absl::Status s = BuildKernel([&](const T::Buffer&) {
+  absl::Status s = BuildOneKernel([&](const T::Buffer&) {
     auto bars = T::alloc_barrier({128, 128}, "bars");
     line = __LINE__ + 1;
     T::mbarrier_wait_parity(bars[2], 0);

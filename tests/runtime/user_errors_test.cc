@@ -45,6 +45,22 @@ struct GemmTensors {
   T::Buffer A, B, C;
 };
 
+// One accumulator fragment per name, each A x B on tensor cores, through
+// one pair of shared tiles.
+std::vector<T::Buffer> Products(const T::Buffer& A, const T::Buffer& B,
+                                std::initializer_list<const char*> names) {
+  auto a = T::alloc_shared({64, 32}, T::f16, "a");
+  auto b = T::alloc_shared({32, 64}, T::f16, "b");
+  T::copy(A(0, 0), a);
+  T::copy(B(0, 0), b);
+  std::vector<T::Buffer> accs;
+  for (const char* name : names) {
+    accs.push_back(T::alloc_fragment({64, 64}, T::f32, name));
+    T::gemm(a, b, accs.back(), {.clear_accum = true});
+  }
+  return accs;
+}
+
 // A gemm accumulator read transposed in a T.Parallel loop: each thread holds
 // other elements than the loop's, which the lowering cannot reach.
 TEST(UserErrors, FragmentReadAtAnotherThreadsElements) {
@@ -53,13 +69,8 @@ TEST(UserErrors, FragmentReadAtAnotherThreadsElements) {
   int line = 0;
   {
     T::Kernel kernel(1, {.threads = 128});
-    auto a = T::alloc_shared({64, 32}, T::f16, "a");
-    auto b = T::alloc_shared({32, 64}, T::f16, "b");
-    auto acc = T::alloc_fragment({64, 64}, T::f32, "acc");
+    auto acc = Products(A, B, {"acc"})[0];
     auto out = T::alloc_fragment({64, 64}, T::f32, "out");
-    T::copy(A(0, 0), a);
-    T::copy(B(0, 0), b);
-    T::gemm(a, b, acc, {.clear_accum = true});
     for (auto [i, j] : T::Parallel(64, 64)) {
       line = __LINE__ + 1;
       out(i, j) = acc(j, i);
@@ -94,15 +105,9 @@ TEST(UserErrors, EveryUnreachableFragmentOfALoopAtOnce) {
   int line = 0;
   {
     T::Kernel kernel(1, {.threads = 128});
-    auto a = T::alloc_shared({64, 32}, T::f16, "a");
-    auto b = T::alloc_shared({32, 64}, T::f16, "b");
-    auto acc = T::alloc_fragment({64, 64}, T::f32, "acc");
-    auto acc2 = T::alloc_fragment({64, 64}, T::f32, "acc2");
+    auto accs = Products(A, B, {"acc", "acc2"});
+    const T::Buffer &acc = accs[0], &acc2 = accs[1];
     auto out = T::alloc_fragment({64, 64}, T::f32, "out");
-    T::copy(A(0, 0), a);
-    T::copy(B(0, 0), b);
-    T::gemm(a, b, acc, {.clear_accum = true});
-    T::gemm(a, b, acc2, {.clear_accum = true});
     for (auto [i, j] : T::Parallel(64, 64)) {
       line = __LINE__ + 1;
       out(i, j) = acc(j, i) + acc2(j, i);

@@ -1,0 +1,216 @@
+#include "samples/fp8_blockscaled_gemm.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "samples/sample_util.h"
+#include "samples/status_macros.h"
+#include "tessel/registry.h"
+
+namespace tessel::samples {
+namespace {
+
+namespace T = tessel;
+constexpr int kBlock = kFp8ScaleBlock;
+
+absl::Status Refuse(const std::source_location& loc, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      loc.file_name(), ":", loc.line(), ": fp8_blockscaled_gemm: ", what));
+}
+
+absl::Status CheckConfig(const Fp8BlockScaledGemmConfig& c,
+                         const std::source_location& loc) {
+  if (c.M <= 0 || c.N <= 0 || c.K <= 0) {
+    return Refuse(loc, absl::StrCat("sizes must be positive, got M=", c.M,
+                                    " N=", c.N, " K=", c.K));
+  }
+  if (c.K % kBlock != 0) {
+    return Refuse(loc, absl::StrCat("K=", c.K, " is not a multiple of ", kBlock,
+                                    " (sa and sb scale blocks of 128 along K; "
+                                    "pad K with zeros to ",
+                                    (c.K + kBlock - 1) / kBlock * kBlock, ")"));
+  }
+  if (c.block_m <= 0 || c.block_n <= 0 || c.num_stages < 0 || c.panel < 0 ||
+      c.threads <= 0 || c.threads % 32 != 0) {
+    return Refuse(
+        loc, absl::StrCat("bad tile: block_m=", c.block_m,
+                          " block_n=", c.block_n, " num_stages=", c.num_stages,
+                          " threads=", c.threads, " (threads whole warps)"));
+  }
+  // A tile's columns meet at most two rows of sb unless block_n is a
+  // multiple of 128 or divides it; those are the tiles the scale index
+  // below covers exactly.
+  if (c.block_n % kBlock != 0 && kBlock % c.block_n != 0) {
+    return Refuse(loc, absl::StrCat("block_n=", c.block_n,
+                                    " must divide 128 or be a multiple of it "
+                                    "(B's scale blocks are 128 columns)"));
+  }
+  return absl::OkStatus();
+}
+
+// The rows of sb an output tile's columns use.
+int ScaleRowsOfTile(int block_n) {
+  return block_n % kBlock == 0 ? block_n / kBlock : 1;
+}
+
+absl::StatusOr<Program> MakeFp8BlockScaledGemm(const nlohmann::json& json,
+                                               const Target& target) {
+  KernelParams params(json);
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  Fp8BlockScaledGemmConfig c;
+  SAMPLES_ASSIGN_OR_RETURN(c.M, params.IntInRange("M", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.N, params.IntInRange("N", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.K, params.IntInRange("K", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.block_m,
+                           params.IntInRange("block_m", 1, 512, c.block_m));
+  SAMPLES_ASSIGN_OR_RETURN(c.block_n,
+                           params.IntInRange("block_n", 1, 512, c.block_n));
+  SAMPLES_ASSIGN_OR_RETURN(c.num_stages,
+                           params.IntInRange("num_stages", 0, 8, c.num_stages));
+  SAMPLES_ASSIGN_OR_RETURN(c.threads,
+                           params.IntInRange("threads", 32, 1024, c.threads));
+  SAMPLES_ASSIGN_OR_RETURN(c.panel, params.IntInRange("panel", 0, 64, c.panel));
+  SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
+  if (target.arch() != "sm_90a") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "fp8_blockscaled_gemm: built for sm_90a only, not ", target.arch(),
+        ": fp8 tensor cores need sm_89 or later and tessel's fp8 gemms take "
+        "wgmma (sm_90a); elsewhere they would run as FMA loops"));
+  }
+  return Fp8BlockScaledGemmProgram(c);
+}
+
+}  // namespace
+
+int64_t Fp8ScaleRows(int64_t M) { return (M + 3) / 4 * 4; }
+
+absl::StatusOr<Program> Fp8BlockScaledGemmProgram(
+    const Fp8BlockScaledGemmConfig& c, std::source_location loc) {
+  SAMPLES_RETURN_IF_ERROR(CheckConfig(c, loc));
+  const int bm = c.block_m, bn = c.block_n;
+  const int kb = c.K / kBlock;  // K blocks
+  const int sb_rows = ScaleRowsOfTile(bn);
+  T::ProgramBuilder p("fp8_blockscaled_gemm");
+  auto A = p.tensor("A", {c.M, c.K}, fp8_e4m3);
+  auto SA = p.tensor("sa", {kb, Fp8ScaleRows(c.M)}, f32);
+  auto B = p.tensor("B", {c.N, c.K}, fp8_e4m3);
+  auto SB = p.tensor("sb", {(c.N + kBlock - 1) / kBlock, kb}, f32);
+  auto D = p.tensor("D", {c.M, c.N}, bf16);
+  {
+    T::Kernel kernel(T::ceildiv(c.N, bn), T::ceildiv(c.M, bm),
+                     {.threads = c.threads});
+    auto [bx, by] = kernel.block_index();
+    auto A_shared = T::alloc_shared({bm, kBlock}, fp8_e4m3, "A_shared");
+    auto B_shared = T::alloc_shared({bn, kBlock}, fp8_e4m3, "B_shared");
+    auto sa_shared = T::alloc_shared({1, bm}, f32, "sa_shared");
+    auto sb_shared = T::alloc_shared({sb_rows, kb}, f32, "sb_shared");
+    auto acc = T::alloc_fragment({bm, bn}, f32, "acc");
+    auto acc_step = T::alloc_fragment({bm, bn}, f32, "acc_step");
+    if (c.panel > 0) T::use_swizzle(c.panel);
+    // The tile's B scales for every K block, once per output tile.
+    T::copy(SB(bx * bn / kBlock, 0), sb_shared);
+    T::clear(acc);
+    for (auto k : T::Pipelined(kb, {.num_stages = c.num_stages, .name = "k"})) {
+      T::copy(A(by * bm, k * kBlock), A_shared);
+      T::copy(B(bx * bn, k * kBlock), B_shared);
+      T::copy(SA(k, by * bm), sa_shared);
+      // This K block alone, in a fresh f32 tile...
+      T::gemm(A_shared, B_shared, acc_step,
+              {.transpose_B = true, .clear_accum = true});
+      // ... promoted into the main accumulator at its scales.
+      for (auto [i, j] : T::Parallel(bm, bn)) {
+        T::Expr scale = sa_shared(0, i) * sb_shared(j / kBlock, k);
+        acc(i, j) += acc_step(i, j) * scale;
+      }
+    }
+    T::copy(acc, D(by * bm, bx * bn));
+  }
+  return p.finish();
+}
+
+HostTensor ReferenceFp8BlockScaledGemm(const HostTensor& a,
+                                       const HostTensor& sa,
+                                       const HostTensor& b,
+                                       const HostTensor& sb) {
+  const int64_t M = a.shape()[0], K = a.shape()[1], N = b.shape()[0];
+  const int64_t kb = K / kBlock, sa_row = sa.shape()[1];
+  std::vector<double> av = a.to_doubles(), bv = b.to_doubles();
+  std::vector<double> sav = sa.to_doubles(), sbv = sb.to_doubles();
+  std::vector<double> d(M * N);
+  ParallelFor(M, [&](int64_t m) {
+    for (int64_t n = 0; n < N; ++n) {
+      double sum = 0;
+      for (int64_t q = 0; q < kb; ++q) {
+        double part = 0;
+        for (int64_t k = q * kBlock; k < (q + 1) * kBlock; ++k)
+          part += av[m * K + k] * bv[n * K + k];
+        sum += part * sav[q * sa_row + m] * sbv[(n / kBlock) * kb + q];
+      }
+      d[m * N + n] = sum;
+    }
+  });
+  return F64Tensor({M, N}, std::move(d));
+}
+
+absl::StatusOr<Workload> Fp8BlockScaledGemmWorkload(
+    const Fp8BlockScaledGemmConfig& c, uint64_t seed) {
+  SAMPLES_ASSIGN_OR_RETURN(Program program, Fp8BlockScaledGemmProgram(c));
+  const int64_t kb = c.K / kBlock;
+  Workload w;
+  w.kernel = "fp8_blockscaled_gemm";
+  w.shape = absl::StrCat(c.M, "x", c.N, "x", c.K, " fp8_e4m3->bf16 tile ",
+                         c.block_m, "x", c.block_n, "x", kBlock, " s",
+                         c.num_stages, " t", c.threads);
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["A"],
+                           RandomInput(fp8_e4m3, {c.M, c.K}, seed));
+  SAMPLES_ASSIGN_OR_RETURN(w.tensors["B"],
+                           RandomInput(fp8_e4m3, {c.N, c.K}, seed + 1));
+  // Scales in [0.5, 1.5): a scale dropped or taken from the wrong block
+  // moves the result by a large part of itself.
+  auto scales = [](HostTensor t) {
+    for (int64_t e = 0; e < t.num_elements(); ++e)
+      t.set_flat(e, 1.0 + 0.5 * t.get_flat(e));
+    return t;
+  };
+  SAMPLES_ASSIGN_OR_RETURN(HostTensor sa,
+                           RandomInput(f32, {kb, Fp8ScaleRows(c.M)}, seed + 2));
+  SAMPLES_ASSIGN_OR_RETURN(
+      HostTensor sb,
+      RandomInput(f32, {(c.N + kBlock - 1) / kBlock, kb}, seed + 3));
+  w.tensors["sa"] = scales(std::move(sa));
+  w.tensors["sb"] = scales(std::move(sb));
+  w.tensors["D"] = Zeros(bf16, {c.M, c.N});
+  w.steps.push_back({.program = program, .args = {"A", "sa", "B", "sb", "D"}});
+  w.outputs = {"D"};
+  w.flops = 2.0 * c.M * c.N * c.K;
+  w.bytes = double(c.M) * c.K + double(c.N) * c.K + 2.0 * c.M * c.N +
+            4.0 * (kb * Fp8ScaleRows(c.M) + kb * ((c.N + 127) / 128));
+  w.label = {.kernel = "fp8_blockscaled_gemm",
+             .variant = "NT",
+             .dtype = "fp8_e4m3",
+             .shape = {{"M", c.M}, {"N", c.N}, {"K", c.K}},
+             .size = c.M == c.N && c.N == c.K
+                         ? absl::StrCat(c.M, "^3")
+                         : absl::StrCat(c.M, "x", c.N, "x", c.K)};
+  // bf16 rounding (rtol), plus the tensor cores' fp8 accumulation within
+  // each 128-product block (about 2^-13 of a block's partial sum, summed
+  // over the blocks as a random walk). A missed promotion or scale is off
+  // by a large part of the sum (~sqrt(K) / 3).
+  const double atol = 1e-2 + 1e-3 * std::sqrt(double(kb));
+  w.reference =
+      [atol](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    HostTensor ref =
+        ReferenceFp8BlockScaledGemm(w.tensors.at("A"), w.tensors.at("sa"),
+                                    w.tensors.at("B"), w.tensors.at("sb"));
+    return std::vector<Expected>{{"D", std::move(ref), 1e-2, atol}};
+  };
+  return w;
+}
+
+TESSEL_REGISTER_KERNEL(fp8_blockscaled_gemm, MakeFp8BlockScaledGemm);
+
+}  // namespace tessel::samples

@@ -1,0 +1,83 @@
+// fp8 GEMM with fine-grained scales, DeepGEMM's (DeepSeek-V3 sec. 3.3):
+// D = (A * sa) (B * sb)^T in bf16, A [M, K] and B [N, K] e4m3, A scaled per
+// row and 128 of K, B per 128 x 128 block. Each 128-wide K step's wgmma
+// result goes into a fresh f32 tile, which the consumers add into the main
+// accumulator times sa[k, m] * sb[n / 128, k]: the tensor cores' fp8
+// accumulation (about 14 bits) never runs longer than 128 products.
+//
+//   tessel::samples::Fp8BlockScaledGemmConfig c{.M = 4096, .N = 7168,
+//                                               .K = 16384};
+//   absl::StatusOr<tessel::Program> p =
+//       tessel::samples::Fp8BlockScaledGemmProgram(c);
+//   // parameters: A [M, K] e4m3, sa [K / 128, ScaleRows(M)] f32,
+//   // B [N, K] e4m3, sb [ceildiv(N, 128), K / 128] f32, D [M, N] bf16.
+//
+// sa is stored transposed, one row of M scales per K block (DeepGEMM's
+// TMA-aligned column-major scales, and torch._scaled_mm's outer-dim-major
+// [M, K / 128] 1x128 scales, are these bytes), each row padded to a
+// multiple of 4 floats so that it is whole 16-byte chunks: the producer
+// loads a [1, block_m] box of it per K step with the A and B tiles. sb's
+// row of the block's columns is loaded once per output tile. Rows past M
+// and columns past N read zeros (the TMA's boundary) and are not stored.
+// K must be a multiple of 128.
+//
+// On sm_90a this is the warp-specialized TMA kernel (a producer warpgroup,
+// two consumer warpgroups each m64n128k32 wgmma); fp8 tensor cores need
+// sm_89+ and tessel's fp8 gemm path is wgmma, so elsewhere the gemms run
+// as FMA loops (CompiledKernel::schedule() says so) and the registered
+// factory refuses archs other than sm_90a.
+//
+// Registered for tessel-warmup as "fp8_blockscaled_gemm" with params M, N,
+// K and optional block_m, block_n, num_stages, threads, panel.
+#ifndef TESSEL_SAMPLES_FP8_BLOCKSCALED_GEMM_H_
+#define TESSEL_SAMPLES_FP8_BLOCKSCALED_GEMM_H_
+
+#include <cstdint>
+#include <source_location>
+
+#include "absl/status/statusor.h"
+#include "samples/workload.h"
+#include "tessel/tessel.h"
+
+namespace tessel::samples {
+
+// The scale granularity along K (and along N for B), and the K step.
+inline constexpr int kFp8ScaleBlock = 128;
+
+struct Fp8BlockScaledGemmConfig {
+  int M = 0;
+  int N = 0;
+  int K = 0;  // a multiple of 128
+  // 128 x 128 over two consumer warpgroups: 64 registers of accumulator and
+  // 64 of the step's fresh tile a thread; 6 stages of 32.5 KB.
+  int block_m = 128;
+  int block_n = 128;
+  int num_stages = 6;
+  int threads = 256;
+  int panel = 8;  // T::use_swizzle; 0: plain raster order
+};
+
+// sa's padded row length: M rounded up to a multiple of 4.
+int64_t Fp8ScaleRows(int64_t M);
+
+// The tile program; InvalidArgument naming `loc` (the caller's line) for a
+// bad size or tile, K not a multiple of 128 among them.
+absl::StatusOr<Program> Fp8BlockScaledGemmProgram(
+    const Fp8BlockScaledGemmConfig& config,
+    std::source_location loc = std::source_location::current());
+
+// Random A, B (e4m3 in [-1, 1]) and scales (f32 in [0.5, 1.5)), D zeroed,
+// one step, and the float64 reference of the dequantized inputs.
+absl::StatusOr<Workload> Fp8BlockScaledGemmWorkload(
+    const Fp8BlockScaledGemmConfig& config, uint64_t seed = 1);
+
+// D = sum over K blocks kb of sa[kb, m] sb[n / 128, kb] A[m, kb] . B[n, kb]
+// in float64 (shapes as above).
+HostTensor ReferenceFp8BlockScaledGemm(const HostTensor& a,
+                                       const HostTensor& sa,
+                                       const HostTensor& b,
+                                       const HostTensor& sb);
+
+}  // namespace tessel::samples
+
+#endif  // TESSEL_SAMPLES_FP8_BLOCKSCALED_GEMM_H_

@@ -1,0 +1,128 @@
+// samples/fp8_blockscaled_gemm: the interpreter against float64 at ragged
+// sizes (and a kernel that skipped the promotion's scales fails the same
+// check), K not a multiple of 128 refused at the caller's line, the sm_80
+// factory refusal, and on sm_90a the warp-specialized TMA kernel with the
+// scales' boxes in the producer and the e4m3 wgmma in the consumers.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <source_location>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+#include "samples/execute.h"
+#include "samples/fp8_blockscaled_gemm.h"
+#include "tessel/registry.h"
+
+namespace tessel::samples {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+CheckResult RunOnCpu(Workload& w) {
+  absl::StatusOr<RunResult> run = Execute(w, {.backend = Backend::kCpu});
+  EXPECT_TRUE(run.ok()) << run.status();
+  absl::StatusOr<CheckResult> check = CheckOutputs(w);
+  EXPECT_TRUE(check.ok()) << check.status();
+  return check.ok() ? *check : CheckResult{};
+}
+
+TEST(Fp8BlockScaledGemm, MatchesFloat64AtRaggedSizes) {
+  // Rows past M (sa's padded rows too), columns past N, several K blocks,
+  // a 64-column tile (one sb row for two tiles) and a 256-column one (two).
+  for (const Fp8BlockScaledGemmConfig& c :
+       {Fp8BlockScaledGemmConfig{.M = 131, .N = 250, .K = 384},
+        Fp8BlockScaledGemmConfig{.M = 1, .N = 129, .K = 128},
+        Fp8BlockScaledGemmConfig{.M = 70, .N = 200, .K = 256, .block_n = 64},
+        Fp8BlockScaledGemmConfig{
+            .M = 64, .N = 300, .K = 256, .block_n = 256, .num_stages = 3}}) {
+    absl::StatusOr<Workload> w = Fp8BlockScaledGemmWorkload(c, 3);
+    ASSERT_TRUE(w.ok()) << w.status();
+    CheckResult check = RunOnCpu(*w);
+    EXPECT_TRUE(check.ok) << w->shape << "\n" << check.report;
+  }
+}
+
+TEST(Fp8BlockScaledGemm, TheCheckCatchesAScaleTakenFromTheWrongBlock) {
+  // The reference with sb's K blocks swapped: the kernel's output must not
+  // pass against it (the tolerance is tight enough to see a scale).
+  absl::StatusOr<Workload> w =
+      Fp8BlockScaledGemmWorkload({.M = 64, .N = 128, .K = 256}, 4);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_TRUE(RunOnCpu(*w).ok);
+  HostTensor swapped = w->tensors.at("sb");
+  const int64_t kb = swapped.shape()[1];
+  for (int64_t r = 0; r < swapped.shape()[0]; ++r) {
+    const double first = swapped.get_flat(r * kb);
+    swapped.set_flat(r * kb, swapped.get_flat(r * kb + 1));
+    swapped.set_flat(r * kb + 1, first);
+  }
+  w->reference =
+      [swapped](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
+    return std::vector<Expected>{
+        {"D",
+         ReferenceFp8BlockScaledGemm(w.tensors.at("A"), w.tensors.at("sa"),
+                                     w.tensors.at("B"), swapped),
+         1e-2, 1e-2}};
+  };
+  absl::StatusOr<CheckResult> check = CheckOutputs(*w);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_FALSE(check->ok);
+}
+
+TEST(Fp8BlockScaledGemm, RefusesKNotAMultipleOf128AtTheCallersLine) {
+  // The builder takes the caller's line from a defaulted argument.
+  const std::source_location here = std::source_location::current();
+  absl::StatusOr<Program> p =
+      Fp8BlockScaledGemmProgram({.M = 64, .N = 64, .K = 1000}, here);
+  ASSERT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(p.status().message(),
+              HasSubstr(absl::StrCat("fp8_blockscaled_gemm_test.cc:",
+                                     here.line(), ": fp8_blockscaled_gemm")))
+      << p.status();
+  EXPECT_THAT(p.status().message(), HasSubstr("K=1000 is not a multiple of "
+                                              "128"));
+  EXPECT_THAT(
+      Fp8BlockScaledGemmProgram({.M = 64, .N = 64, .K = 128, .block_n = 96})
+          .status()
+          .message(),
+      HasSubstr("block_n=96 must divide 128 or be a multiple of it"));
+}
+
+TEST(Fp8BlockScaledGemm, TheFactoryBuildsForSm90aOnly) {
+  const nlohmann::json params = {{"M", 256}, {"N", 256}, {"K", 256}};
+  EXPECT_TRUE(KernelRegistry::Global()
+                  .Build("fp8_blockscaled_gemm", params, Target::sm90a())
+                  .ok());
+  absl::StatusOr<Program> sm80 = KernelRegistry::Global().Build(
+      "fp8_blockscaled_gemm", params, Target::sm80());
+  EXPECT_EQ(sm80.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(sm80.status().message(),
+              HasSubstr("fp8 tensor cores need sm_89 or later"));
+}
+
+TEST(Fp8BlockScaledGemm, Sm90aIsTheWarpSpecializedTmaKernel) {
+  // The producer loads A, B and sa's row of the block per K step; the
+  // consumers run the e4m3 wgmma into the fresh tile and the promotion.
+  absl::StatusOr<Program> p =
+      Fp8BlockScaledGemmProgram({.M = 4096, .N = 7168, .K = 16384});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  const std::string s = absl::StrJoin(k->schedule(), "\n");
+  EXPECT_THAT(s, HasSubstr("gemm acc_step += A_shared * B_shared: wgmma, warps "
+                           "8x1, warp tile 16x128 (1x16 tiles), 4 k32 steps, "
+                           "A descriptor (K-major), B descriptor (K-major)"));
+  EXPECT_THAT(s, HasSubstr("warp-specialized: 128 TMA producer threads, 256 "
+                           "consumer threads"));
+  EXPECT_THAT(s, HasSubstr("A_tma box [128, 128] swizzle 128, B_tma box "
+                           "[128, 128] swizzle 128, sa_tma box [1, 128]"));
+  EXPECT_THAT(s, HasSubstr("persistent grid"));
+  EXPECT_THAT(s, Not(HasSubstr("FMA")));
+}
+
+}  // namespace
+}  // namespace tessel::samples

@@ -22,6 +22,9 @@ Suites (no names: gemm attention rows linear-attention fuzz sanitizers):
   decode            decode_attention (paged split-KV, GQA 4:1 and MHA) and a
                     copy, mla_decode (bf16, B64/128); torch SDPA per sequence
                     and batched, torch's copy (not by default)
+  fp8               fp8_blockscaled_gemm (e4m3, 1x128 / 128x128 scales);
+                    torch._scaled_mm block-wise and row-wise, memcheck
+                    (not by default)
 Each suite's steps run tessel first, then its peers, in the order of
 bench/harness/suites.py (which also gives rough times per suite).
 

@@ -43,6 +43,9 @@
   column-major operand cuBLASLt's fp8 path needs), unit float32 scales,
   f16 output (impl "torch_scaled_mm"): the peer of
   `samples/gemm --dtype=e4m3 --layout=NT`.
+- fp8 block-scaled GEMM ("fp8_blockscaled", --blockscaled-shapes M,N,K):
+  torch._scaled_mm with 1x128 / 128x128 block scales and with row-wise
+  scales, bf16 output, the peers of `samples/fp8_blockscaled_gemm`.
 - linear attention (causal, unnormalised, q scaled by 1/sqrt(D), layout
   [B, S, H, D]): flash-linear-attention's chunk_linear_attn and
   fused_chunk_linear_attn (impl "fla:chunk", "fla:fused_chunk", and the
@@ -78,7 +81,7 @@ def parse_args():
     p.add_argument("--only",
                    default="sdpa,sdpa_varlen,fla,torch_ref,norms,fp8_gemm",
                    help="comma list of: sdpa, sdpa_varlen, fla, torch_ref, "
-                   "norms, fp8_gemm, decode")
+                   "norms, fp8_gemm, decode, fp8_blockscaled")
     p.add_argument("--row-shapes", default="4096,8192;16384,4096;8192,1024",
                    help="M,N;... for the row kernels (norms)")
     p.add_argument("--compile-norms", action="store_true",
@@ -111,6 +114,10 @@ def parse_args():
                    "decode_attention --size bench)")
     p.add_argument("--gemm-shapes", default="8192,8192,8192;4096,4096,4096",
                    help="M,N,K;... for the fp8 GEMM")
+    p.add_argument("--blockscaled-shapes",
+                   default="4096,7168,16384;8192,8192,8192",
+                   help="M,N,K;... for the fp8 block-scaled GEMM "
+                   "(fp8_blockscaled)")
     p.add_argument("--no-check", action="store_true",
                    help="skip comparing fla against the torch reference")
     return p.parse_args()
@@ -598,6 +605,56 @@ def bench_fp8_gemm(torch, timer, shapes, log):
     return out
 
 
+def bench_fp8_blockscaled(torch, timer, shapes, log):
+    """D = (A sa)(B sb)^T in bf16, A [M, K] and B [N, K] e4m3: the peers of
+    `samples/fp8_blockscaled_gemm --bench --size bench`.
+
+    torch._scaled_mm twice: with DeepGEMM's scales (impl
+    "torch_scaled_mm_blockwise": sa 1x128 per row and 128 of K, an [M, K/128]
+    tensor stored outer-dim-major, i.e. tessel's [K/128, M] bytes; sb one per
+    128x128 block of B, [N/128, K/128] passed transposed), which cuBLASLt
+    takes on sm_90 from CUDA 12.9; and with row-wise scales (impl
+    "torch_scaled_mm_rowwise": [M, 1] and [1, N], less work, the fallback
+    where a torch lacks block scales). A torch without the form records its
+    error.
+    """
+    out = []
+    for shape in shapes:
+        m, n, k = shape["M"], shape["N"], shape["K"]
+        flops = 2.0 * m * n * k
+        bytes_ = 1.0 * (m * k + n * k) + 2.0 * m * n
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        a = (torch.rand(m, k, device="cuda", generator=gen) * 2 - 1).to(
+            torch.float8_e4m3fn)
+        b = (torch.rand(n, k, device="cuda", generator=gen) * 2 - 1).to(
+            torch.float8_e4m3fn)
+
+        def scales(rows, cols):
+            return torch.rand(rows, cols, device="cuda", generator=gen) + 0.5
+        forms = {
+            "blockwise": (scales(k // 128, m).t(),  # [M, K/128] outer-major
+                          scales(-(-n // 128), k // 128).t()),
+            "rowwise": (scales(m, 1), scales(1, n)),
+        }
+        for form, (sa, sb) in forms.items():
+            args = ("fp8_blockscaled_gemm", "torch_scaled_mm_" + form, "fwd",
+                    "NT", shape, flops, bytes_)
+            try:
+                def fn(sa=sa, sb=sb):
+                    return torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb,
+                                            out_dtype=torch.bfloat16)
+                fn()
+                r = record(*args, timer(fn), dtype="fp8_e4m3")
+            except Exception as exc:  # this torch lacks the form
+                r = error_record(*args, exc, dtype="fp8_e4m3")
+            r["scales"] = form
+            log(r)
+            out.append(r)
+        del a, b, forms
+        torch.cuda.empty_cache()
+    return out
+
+
 def bench_norms(torch, timer, shapes, compile_norms, timings, log):
     """Row kernels in f16, as tessel's samples: bytes = inputs + outputs."""
     import torch.nn.functional as F
@@ -827,6 +884,9 @@ def main():
     if "decode" in which:
         sections.append(("decode", lambda: bench_decode(
             torch, timer, parse_decode_shapes(args.decode_shapes), log)))
+    if "fp8_blockscaled" in which:
+        sections.append(("fp8_blockscaled", lambda: bench_fp8_blockscaled(
+            torch, timer, parse_gemms(args.blockscaled_shapes), log)))
     if "fp8_gemm" in which:
         sections.append(("fp8_gemm", lambda: bench_fp8_gemm(
             torch, timer, parse_gemms(args.gemm_shapes), log)))

@@ -8,6 +8,8 @@ GOALS = {
     ("linear_attention", "fla"): 1.0,
     ("decode_attention", "torch_sdpa"): 1.0,  # issue 45
     ("decode_attention", "torch_sdpa_per_seq"): 1.0,
+    ("fp8_blockscaled_gemm", "torch_scaled_mm_blockwise"): 1.0,  # issue 46
+    ("fp8_blockscaled_gemm", "torch_scaled_mm_rowwise"): 1.0,
 }
 
 

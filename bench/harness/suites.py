@@ -17,6 +17,7 @@ log timed that step alone), default / --quick:
   tests             ~90 s (every *gpu_test binary; samples_gpu_test 35 s)
   jit               ~5 s
   decode            ~150 s est. / ~50 s est. (not by default: run it by name)
+  fp8               ~90 s est. / ~40 s est. (not by default: run it by name)
 The default `run` (gemm attention rows linear-attention fuzz sanitizers) is
 held to --budget seconds (default 530): steps that would start later are
 recorded as skipped, so a 10-minute device call always returns its JSON.
@@ -137,6 +138,26 @@ def _decode():
     ]
 
 
+def _fp8():
+    # issue 46: fp8 e4m3 with DeepGEMM's 1x128 / 128x128 scales at
+    # 4096x7168x16384 and 8192^3, torch._scaled_mm (block-wise and row-wise
+    # scales) in the same run, and the sample's memcheck at its small sizes
+    # (see _sanitizers for the warm run).
+    return [
+        _sample_bench("tessel_fp8_blockscaled_gemm", "fp8_blockscaled_gemm",
+                      ["--size", "bench"], ["--size=4096x7168x16384"]),
+        _peers("peers_fp8_blockscaled", "fp8_blockscaled",
+               ["--blockscaled-shapes", "4096,7168,16384"], timeout=200),
+        # Warm first: compute-sanitizer over cold compiles crashed (above).
+        Step("warm_fp8_blockscaled_gemm", "warm",
+             ["{build}/samples/fp8_blockscaled_gemm", "--check",
+              "--size=small"], SKIP, timeout=240),
+        Step("memcheck_fp8_blockscaled_gemm", "sanitizer",
+             SANITIZER + ["memcheck", "{build}/samples/fp8_blockscaled_gemm",
+                          "--check", "--size=small"], SKIP, timeout=240),
+    ]
+
+
 def _random(seed, scale):
     return Step("random_programs_seed_{}".format(seed), "gtest",
                 ["{build}/tests/fuzz/tessel_random_gpu_test"], SKIP,
@@ -210,8 +231,9 @@ DEFAULT = ["gemm", "attention", "rows", "linear-attention", "fuzz",
            "sanitizers"]
 _BUILDERS = {"gemm": _gemm, "attention": _attention, "rows": _rows,
              "linear-attention": _linear_attention, "fuzz": _fuzz,
-             "sanitizers": _sanitizers, "jit": _jit, "decode": _decode}
-NAMES = DEFAULT + ["tests", "jit", "decode"]
+             "sanitizers": _sanitizers, "jit": _jit, "decode": _decode,
+             "fp8": _fp8}
+NAMES = DEFAULT + ["tests", "jit", "decode", "fp8"]
 # Binaries (relative to the build folder) a suite needs staged.
 TESTS_GLOB = "tests/*/*gpu_test"
 

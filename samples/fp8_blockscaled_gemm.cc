@@ -1,5 +1,6 @@
 #include "samples/fp8_blockscaled_gemm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -41,20 +42,20 @@ absl::Status CheckConfig(const Fp8BlockScaledGemmConfig& c,
                           " block_n=", c.block_n, " num_stages=", c.num_stages,
                           " threads=", c.threads, " (threads whole warps)"));
   }
-  // A tile's columns meet at most two rows of sb unless block_n is a
-  // multiple of 128 or divides it; those are the tiles the scale index
-  // below covers exactly.
-  if (c.block_n % kBlock != 0 && kBlock % c.block_n != 0) {
-    return Refuse(loc, absl::StrCat("block_n=", c.block_n,
-                                    " must divide 128 or be a multiple of it "
-                                    "(B's scale blocks are 128 columns)"));
-  }
   return absl::OkStatus();
 }
 
-// The rows of sb an output tile's columns use.
+// Whether every output tile's columns start on a row of sb (block_n a
+// multiple of 128 or dividing it): then column j of the tile takes sb row
+// j / 128 of the tile's.
+bool TilesAlignedToScaleRows(int block_n) {
+  return block_n % kBlock == 0 || kBlock % block_n == 0;
+}
+
+// The rows of sb an output tile's columns use (at most).
 int ScaleRowsOfTile(int block_n) {
-  return block_n % kBlock == 0 ? block_n / kBlock : 1;
+  if (TilesAlignedToScaleRows(block_n)) return std::max(1, block_n / kBlock);
+  return (block_n + kBlock - 2) / kBlock + 1;
 }
 
 absl::StatusOr<Program> MakeFp8BlockScaledGemm(const nlohmann::json& json,
@@ -110,6 +111,7 @@ absl::StatusOr<Program> Fp8BlockScaledGemmProgram(
     auto sb_shared = T::alloc_shared({sb_rows, kb}, f32, "sb_shared");
     auto acc = T::alloc_fragment({bm, bn}, f32, "acc");
     auto acc_step = T::alloc_fragment({bm, bn}, f32, "acc_step");
+    auto row_scale = T::alloc_fragment({bm}, f32, "row_scale");
     if (c.panel > 0) T::use_swizzle(c.panel);
     // The tile's B scales for every K block, once per output tile.
     T::copy(SB(bx * bn / kBlock, 0), sb_shared);
@@ -121,10 +123,22 @@ absl::StatusOr<Program> Fp8BlockScaledGemmProgram(
       // This K block alone, in a fresh f32 tile...
       T::gemm(A_shared, B_shared, acc_step,
               {.transpose_B = true, .clear_accum = true});
-      // ... promoted into the main accumulator at its scales.
-      for (auto [i, j] : T::Parallel(bm, bn)) {
-        T::Expr scale = sa_shared(0, i) * sb_shared(j / kBlock, k);
-        acc(i, j) += acc_step(i, j) * scale;
+      // ... promoted into the main accumulator at its scales: one scale per
+      // row (sa times this block's sb, each thread its own rows), or with
+      // two sb rows in the tile, sa per row and sb per column.
+      if (sb_rows == 1) {
+        T::Expr sb_k = T::let(sb_shared(0, k), "sb_k");
+        for (auto i : T::Parallel(bm)) row_scale(i) = sa_shared(0, i) * sb_k;
+        for (auto [i, j] : T::Parallel(bm, bn))
+          acc(i, j) += acc_step(i, j) * row_scale(i);
+      } else {
+        for (auto i : T::Parallel(bm)) row_scale(i) = sa_shared(0, i);
+        for (auto [i, j] : T::Parallel(bm, bn)) {
+          T::Expr row = TilesAlignedToScaleRows(bn)
+                            ? j / kBlock
+                            : (bx * bn + j) / kBlock - bx * bn / kBlock;
+          acc(i, j) += acc_step(i, j) * (row_scale(i) * sb_shared(row, k));
+        }
       }
     }
     T::copy(acc, D(by * bm, bx * bn));

@@ -32,13 +32,16 @@ CheckResult RunOnCpu(Workload& w) {
 
 TEST(Fp8BlockScaledGemm, MatchesFloat64AtRaggedSizes) {
   // Rows past M (sa's padded rows too), columns past N, several K blocks,
-  // a 64-column tile (one sb row for two tiles) and a 256-column one (two).
+  // a 64-column tile (one sb row for two tiles), a 256-column one (two) and
+  // a 160-column one (tiles starting inside an sb row).
   for (const Fp8BlockScaledGemmConfig& c :
        {Fp8BlockScaledGemmConfig{.M = 131, .N = 250, .K = 384},
         Fp8BlockScaledGemmConfig{.M = 1, .N = 129, .K = 128},
         Fp8BlockScaledGemmConfig{.M = 70, .N = 200, .K = 256, .block_n = 64},
         Fp8BlockScaledGemmConfig{
-            .M = 64, .N = 300, .K = 256, .block_n = 256, .num_stages = 3}}) {
+            .M = 64, .N = 300, .K = 256, .block_n = 256, .num_stages = 3},
+        Fp8BlockScaledGemmConfig{
+            .M = 40, .N = 500, .K = 256, .block_n = 160}}) {
     absl::StatusOr<Workload> w = Fp8BlockScaledGemmWorkload(c, 3);
     ASSERT_TRUE(w.ok()) << w.status();
     CheckResult check = RunOnCpu(*w);
@@ -85,11 +88,6 @@ TEST(Fp8BlockScaledGemm, RefusesKNotAMultipleOf128AtTheCallersLine) {
       << p.status();
   EXPECT_THAT(p.status().message(), HasSubstr("K=1000 is not a multiple of "
                                               "128"));
-  EXPECT_THAT(
-      Fp8BlockScaledGemmProgram({.M = 64, .N = 64, .K = 128, .block_n = 96})
-          .status()
-          .message(),
-      HasSubstr("block_n=96 must divide 128 or be a multiple of it"));
 }
 
 TEST(Fp8BlockScaledGemm, TheFactoryBuildsForSm90aOnly) {
@@ -122,6 +120,22 @@ TEST(Fp8BlockScaledGemm, Sm90aIsTheWarpSpecializedTmaKernel) {
                            "[128, 128] swizzle 128, sa_tma box [1, 128]"));
   EXPECT_THAT(s, HasSubstr("persistent grid"));
   EXPECT_THAT(s, Not(HasSubstr("FMA")));
+}
+
+TEST(Fp8BlockScaledGemm, Sm90aTilesOfOtherWidthsStaySpecialized) {
+  // 160 columns (tiles starting inside an sb row, sa and sb per element)
+  // and 64 (one wgmma n64 per warpgroup) keep the same kernel shape.
+  for (int block_n : {160, 64}) {
+    absl::StatusOr<Program> p = Fp8BlockScaledGemmProgram(
+        {.M = 4096, .N = 7168, .K = 16384, .block_n = block_n});
+    ASSERT_TRUE(p.ok()) << p.status();
+    absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+    ASSERT_TRUE(k.ok()) << k.status();
+    const std::string s = absl::StrJoin(k->schedule(), "\n");
+    EXPECT_THAT(s, HasSubstr(absl::StrCat("warp tile 16x", block_n)));
+    EXPECT_THAT(s, HasSubstr("warp-specialized: 128 TMA producer threads"));
+    EXPECT_THAT(s, Not(HasSubstr("FMA"))) << s;
+  }
 }
 
 }  // namespace

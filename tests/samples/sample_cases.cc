@@ -15,6 +15,7 @@
 #include "samples/rmsnorm.h"
 #include "samples/softmax.h"
 #include "samples/splitk_gemm.h"
+#include "samples/w4a16_gemm.h"
 
 namespace tessel::samples {
 
@@ -567,6 +568,17 @@ std::vector<SampleCase> SmallCases() {
                          {.H = 64, .page_size = 16, .splits = 4},
                          {0, 1, 15, 64, 65, 300, 1000}, 43);
                    }});
+  // w4a16: int4 weights, a scale per 128 of K; the small-M tile (M = 1, 5),
+  // 64 x 128 (M = 33) and 128 x 128 over two row tiles (M = 130), ragged N
+  // and K (K % 8 = 4, 1).
+  for (auto [m, n, k] : std::array<std::array<int, 3>, 4>{
+           {{1, 72, 300}, {5, 130, 257}, {33, 64, 128}, {130, 100, 388}}}) {
+    cases.push_back({"w4a16_gemm_" + std::to_string(m) + "x" +
+                         std::to_string(n) + "x" + std::to_string(k),
+                     [m, n, k] {
+                       return W4A16GemmWorkload({.M = m, .N = n, .K = k}, 47);
+                     }});
+  }
   return cases;
 }
 

@@ -25,6 +25,9 @@ Suites (no names: gemm attention rows linear-attention fuzz sanitizers):
   fp8               fp8_blockscaled_gemm (e4m3, 1x128 / 128x128 scales);
                     torch._scaled_mm block-wise and row-wise, memcheck
                     (not by default)
+  w4a16             w4a16_gemm (int4 weights, g128, M 1..256); torch f16
+                    matmul on the dequantized weights, memcheck (not by
+                    default)
 Each suite's steps run tessel first, then its peers, in the order of
 bench/harness/suites.py (which also gives rough times per suite).
 

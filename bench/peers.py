@@ -46,6 +46,11 @@
 - fp8 block-scaled GEMM ("fp8_blockscaled", --blockscaled-shapes M,N,K):
   torch._scaled_mm with 1x128 / 128x128 block scales and with row-wise
   scales, bf16 output, the peers of `samples/fp8_blockscaled_gemm`.
+- w4a16 GEMM ("w4a16", --w4a16-shapes M,N,K): torch f16 matmul
+  A [M, K] @ W^T with W [N, K] the dequantized int4 weights (random 4-bit
+  values minus 8 times a random f16 scale per 128 of K, dequantized on the
+  device once, outside the timing; impl "torch_f16_matmul"): the peer of
+  `samples/w4a16_gemm --bench --size bench`. Bytes count W in f16.
 - linear attention (causal, unnormalised, q scaled by 1/sqrt(D), layout
   [B, S, H, D]): flash-linear-attention's chunk_linear_attn and
   fused_chunk_linear_attn (impl "fla:chunk", "fla:fused_chunk", and the
@@ -81,7 +86,7 @@ def parse_args():
     p.add_argument("--only",
                    default="sdpa,sdpa_varlen,fla,torch_ref,norms,fp8_gemm",
                    help="comma list of: sdpa, sdpa_varlen, fla, torch_ref, "
-                   "norms, fp8_gemm, decode, fp8_blockscaled")
+                   "norms, fp8_gemm, decode, fp8_blockscaled, w4a16")
     p.add_argument("--row-shapes", default="4096,8192;16384,4096;8192,1024",
                    help="M,N;... for the row kernels (norms)")
     p.add_argument("--compile-norms", action="store_true",
@@ -118,6 +123,11 @@ def parse_args():
                    default="4096,7168,16384;8192,8192,8192",
                    help="M,N,K;... for the fp8 block-scaled GEMM "
                    "(fp8_blockscaled)")
+    p.add_argument("--w4a16-shapes",
+                   default="1,8192,8192;16,8192,8192;64,8192,8192;"
+                   "256,8192,8192;1,28672,8192;16,28672,8192;"
+                   "64,28672,8192;256,28672,8192",
+                   help="M,N,K;... for the w4a16 GEMM's f16 peer (w4a16)")
     p.add_argument("--no-check", action="store_true",
                    help="skip comparing fla against the torch reference")
     return p.parse_args()
@@ -655,6 +665,37 @@ def bench_fp8_blockscaled(torch, timer, shapes, log):
     return out
 
 
+def bench_w4a16(torch, timer, shapes, log):
+    """C = A W^T in f16, W [N, K] the int4 weights dequantized to f16 (the
+    same formula as samples/w4a16_gemm: (u - 8) * scale[k / 128, n])."""
+    out = []
+    for shape in shapes:
+        m, n, k = shape["M"], shape["N"], shape["K"]
+        flops = 2.0 * m * n * k
+        bytes_ = 2.0 * (m * k + n * k + m * n)
+        args = ("w4a16_gemm", "torch_f16_matmul", "fwd", "g128", shape,
+                flops, bytes_)
+        try:
+            gen = torch.Generator(device="cuda").manual_seed(0)
+            a = (torch.rand(m, k, device="cuda", generator=gen) * 2 - 1).half()
+            u = torch.randint(0, 16, (n, k), device="cuda", generator=gen)
+            groups = -(-k // 128)
+            s = (torch.rand(groups, n, device="cuda", generator=gen) - 0.5) / 8
+            w = ((u - 8).float() * s.repeat_interleave(128, 0)[:k].t()).half()
+            del u, s
+
+            def fn():
+                return torch.matmul(a, w.t())
+            r = record(*args, timer(fn))
+            del a, w
+        except Exception as exc:
+            r = error_record(*args, exc)
+        log(r)
+        out.append(r)
+        torch.cuda.empty_cache()
+    return out
+
+
 def bench_norms(torch, timer, shapes, compile_norms, timings, log):
     """Row kernels in f16, as tessel's samples: bytes = inputs + outputs."""
     import torch.nn.functional as F
@@ -890,6 +931,9 @@ def main():
     if "fp8_gemm" in which:
         sections.append(("fp8_gemm", lambda: bench_fp8_gemm(
             torch, timer, parse_gemms(args.gemm_shapes), log)))
+    if "w4a16" in which:
+        sections.append(("w4a16", lambda: bench_w4a16(
+            torch, timer, parse_gemms(args.w4a16_shapes), log)))
     if which & {"fla", "torch_ref"}:
         if "fla" in which:
             try:

@@ -63,10 +63,11 @@ bool LeavesScratchOpen(const ir::ReduceNode& r, const LoweringState& s) {
 int64_t ReduceScratchBytes(const ir::ReduceNode& r, const LoweringState& s) {
   if (IsRowsReduce(r, s))
     return RowsReduceScratchBytes(r, s.layouts.at(r.src.get()));
-  auto it = s.layouts.find(r.src.get());
-  if (it != s.layouts.end() &&
-      it->second.kind() == FragmentLayout::Kind::kMma && r.dim == 1) {
-    const FragmentLayout& l = it->second;
+  // Partials of the warps that share rows, only when the destination holds
+  // the accumulator's rows (LowerReduce's shuffles); an mma accumulator
+  // reduced into any other layout is staged whole, as every other tile.
+  if (IsMmaRowReduce(r, s)) {
+    const FragmentLayout& l = s.layouts.at(r.src.get());
     if (l.warps_n() == 1) return 0;
     return l.warps_n() * l.shape()[0] * 4;
   }

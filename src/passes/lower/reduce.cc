@@ -88,6 +88,15 @@ std::function<Expr(const std::vector<Expr>&)> Lowerer::Staged(
   ir::Buffer scratch = Scratch(&r, b->dtype);
   ir::Buffer local = Local(b);
   const FragmentLayout& l = Layout(b);
+  // The shared memory plan sizes this scratch for the whole tile
+  // (ReduceScratchBytes); a shorter one would be written past its end.
+  if (scratch->ConstNumElements().value_or(0) <
+      b->ConstNumElements().value_or(0)) {
+    Fail(&r, absl::StrCat("internal: the reduction scratch holds ",
+                          scratch->ConstNumElements().value_or(0),
+                          " elements, the staged tile ", b->name, " ",
+                          b->ConstNumElements().value_or(0)));
+  }
   out.push_back(ForEachLocal(
       b, [&](const std::vector<Expr>& li, const std::vector<Expr>& logical) {
         std::vector<Expr> shape;

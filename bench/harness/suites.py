@@ -140,11 +140,15 @@ def _decode():
 
 
 def _fp8():
-    # issue 46: fp8 e4m3 with DeepGEMM's 1x128 / 128x128 scales at
+    # issue 46: the GPU test against float64 at ragged sizes, then fp8 e4m3
+    # with DeepGEMM's 1x128 / 128x128 scales at
     # 4096x7168x16384 and 8192^3, torch._scaled_mm (block-wise and row-wise
     # scales) in the same run, and the sample's memcheck at its small sizes
     # (see _sanitizers for the warm run).
     return [
+        Step("fp8_blockscaled_gemm_gpu_test", "gtest",
+             ["{build}/tests/samples/fp8_blockscaled_gemm_gpu_test"],
+             timeout=240),
         _sample_bench("tessel_fp8_blockscaled_gemm", "fp8_blockscaled_gemm",
                       ["--size", "bench"], ["--size=4096x7168x16384"]),
         _peers("peers_fp8_blockscaled", "fp8_blockscaled",

@@ -72,7 +72,7 @@ absl::StatusOr<Program> MakeW4A16(const nlohmann::json& json,
 W4A16Tile DefaultW4A16Tile(int64_t M, int sm) {
   W4A16Tile t =
       M <= 16   ? W4A16Tile{.block_m = 16, .block_n = 64, .num_stages = 6}
-      : M <= 64 ? W4A16Tile{.block_m = 64, .block_n = 128}
+      : M <= 64 ? W4A16Tile{.block_m = 64, .block_n = 64}
                 : W4A16Tile{.block_m = 128, .block_n = 128, .num_stages = 3};
   // 128 x 128 in 4 stages is 193 KB: Hopper's shared memory only.
   if (M > 64 && HopperSharedMemory(sm)) t.num_stages = 4;

@@ -47,7 +47,8 @@ struct W4A16Tile {
 
 // The tile for M rows: one m16 row tile (padded by the scheduler, small-M
 // path) and 64 columns a block at M <= 16, so that N = 8192 gives 128
-// blocks, 6 stages; 64 x 128 in 4 stages to M = 64; 128 x 128 above, 3
+// blocks, 6 stages; 64 x 64 in 4 stages to M = 64 (128 blocks again);
+// 128 x 128 above, 3
 // stages (4 on Hopper's 227 KB). block_k is the group (128). For sm_<sm>
 // (0: sm_80's 163 KB fits) the stages are cut to what its shared memory
 // holds (1 for 128 x 128 on sm_86's 99 KB).

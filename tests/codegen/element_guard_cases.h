@@ -58,6 +58,28 @@ inline absl::StatusOr<Program> ProvableElementsProgram() {
   return p.finish();
 }
 
+// Tile copies that start before row 0 (a halo of 8 rows): S = X[32 b - 8
+// ...], Y[32 b ...] = S and Z[32 b - 8 ...] = S, over ceildiv(M, 32)
+// blocks. Block 0 reads 8 rows of zeros and skips its first 8 stores; the
+// last block's rows past M read 0 and are not stored.
+inline absl::StatusOr<Program> HaloCopyProgram() {
+  namespace T = tessel;
+  T::ProgramBuilder p("halo_copy");
+  T::Expr M = p.dim("M");
+  auto X = p.tensor("X", {M, 16}, T::f32);
+  auto Y = p.tensor("Y", {M, 16}, T::f32);
+  auto Z = p.tensor("Z", {M, 16}, T::f32);
+  {
+    T::Kernel kernel(T::ceildiv(M, 32), {.threads = 128});
+    auto [bx] = kernel.block_index();
+    auto s = T::alloc_shared({32, 16}, T::f32, "s");
+    T::copy(X(bx * 32 - 8, 0), s);
+    T::copy(s, Y(bx * 32, 0));
+    T::copy(s, Z(bx * 32 - 8, 0));
+  }
+  return p.finish();
+}
+
 }  // namespace tessel::testing
 
 #endif  // TESSEL_TESTS_CODEGEN_ELEMENT_GUARD_CASES_H_

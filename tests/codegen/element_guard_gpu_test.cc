@@ -1,7 +1,7 @@
 // The boundary rule for global element accesses on the GPU: the ragged
-// program of element_guard_cases.h against the interpreter, each tensor in
-// a device allocation with a canary row past its end that must come back
-// untouched (a skipped store or atomic writes nothing past the edge). With
+// and halo programs of element_guard_cases.h against the interpreter, each
+// tensor in a device allocation with a canary row past its end that must come
+// back untouched (a skipped store or atomic writes nothing past the edge). With
 // TESSEL_PTX=0 the same through NVRTC.
 #include <gtest/gtest.h>
 
@@ -21,16 +21,12 @@ namespace {
 
 constexpr float kCanary = -12345.0f;
 
-class ElementGuardGpu : public ::testing::TestWithParam<int> {};
-
-TEST_P(ElementGuardGpu, RaggedEdgesMatchTheInterpreter) {
-  TESSEL_SKIP_WITHOUT_GPU();
-  const int64_t M = GetParam();
-  absl::StatusOr<Program> program = RaggedElementsProgram();
-  ASSERT_TRUE(program.ok()) << program.status();
+// Runs `program` over `shapes` (f32) on the GPU and in the interpreter:
+// every element equal, and the canaries past each tensor untouched.
+void ExpectGpuMatchesInterpreter(
+    const Program& program, const std::vector<std::vector<int64_t>>& shapes) {
   std::vector<HostTensor> args;
-  for (std::vector<int64_t> shape :
-       std::vector<std::vector<int64_t>>{{M, 16}, {M, 16}, {M}, {M}}) {
+  for (const std::vector<int64_t>& shape : shapes) {
     HostTensor t = *HostTensor::Create(DataType::kF32, shape);
     for (int64_t i = 0; i < t.num_elements(); ++i)
       t.set_flat(i, 0.25 * static_cast<double>((i * 7) % 23) - 2.0);
@@ -39,13 +35,13 @@ TEST_P(ElementGuardGpu, RaggedEdgesMatchTheInterpreter) {
   std::vector<HostTensor> want = args;
   std::vector<HostTensor*> ptrs;
   for (HostTensor& t : want) ptrs.push_back(&t);
-  ASSERT_TRUE(interpret(*program, ptrs).ok());
+  ASSERT_TRUE(interpret(program, ptrs).ok());
 
   absl::StatusOr<CompiledKernel> kernel =
-      compile(*program, {.target = Target::detect()});
+      compile(program, {.target = Target::detect()});
   ASSERT_TRUE(kernel.ok()) << kernel.status();
-  // Each tensor, then 64 canary elements (more than any index past M the
-  // program forms reaches).
+  // Each tensor, then 64 canary rows (more than any index past M the
+  // programs form reaches).
   constexpr int64_t kTail = 64 * 16;
   std::vector<jit::DeviceBuffer> buffers;
   std::vector<TensorView> views;
@@ -68,17 +64,37 @@ TEST_P(ElementGuardGpu, RaggedEdgesMatchTheInterpreter) {
     int bad = 0;
     for (int64_t e = 0; e < args[a].num_elements(); ++e) {
       if (got[e] != want[a].get_flat(e) && bad++ < 5)
-        ADD_FAILURE() << "M " << M << " argument " << a << " element " << e
-                      << ": gpu " << got[e] << ", interpreter "
-                      << want[a].get_flat(e);
+        ADD_FAILURE() << "argument " << a << " element " << e << ": gpu "
+                      << got[e] << ", interpreter " << want[a].get_flat(e);
     }
     for (int64_t e = args[a].num_elements(); e < int64_t(got.size()); ++e) {
       if (got[e] != kCanary && bad++ < 5)
-        ADD_FAILURE() << "M " << M << " argument " << a
-                      << " written past its end at element " << e;
+        ADD_FAILURE() << "argument " << a << " written past its end at element "
+                      << e;
     }
     EXPECT_EQ(bad, 0) << "argument " << a;
   }
+}
+
+class ElementGuardGpu : public ::testing::TestWithParam<int> {};
+
+TEST_P(ElementGuardGpu, RaggedEdgesMatchTheInterpreter) {
+  TESSEL_SKIP_WITHOUT_GPU();
+  const int64_t M = GetParam();
+  SCOPED_TRACE(M);
+  absl::StatusOr<Program> program = RaggedElementsProgram();
+  ASSERT_TRUE(program.ok()) << program.status();
+  ExpectGpuMatchesInterpreter(*program, {{M, 16}, {M, 16}, {M}, {M}});
+}
+
+// Copies starting before row 0 read zeros there and skip their stores.
+TEST_P(ElementGuardGpu, HaloCopiesMatchTheInterpreter) {
+  TESSEL_SKIP_WITHOUT_GPU();
+  const int64_t M = GetParam();
+  SCOPED_TRACE(M);
+  absl::StatusOr<Program> program = HaloCopyProgram();
+  ASSERT_TRUE(program.ok()) << program.status();
+  ExpectGpuMatchesInterpreter(*program, {{M, 16}, {M, 16}, {M, 16}});
 }
 
 // 70: a last block of 6 rows; 64: whole blocks (the reads at row M still

@@ -79,6 +79,32 @@ TEST(ElementGuards, TheGeneratedCodeChecksWhatTheRangesCannotProve) {
   }
 }
 
+// Tile copies follow the same rule before row 0: block 0's halo reads
+// zeros and its stores there are skipped, in the interpreter and in the
+// generated code (a check of the row against 0 for each copy).
+TEST(ElementGuards, CopiesBeforeRowZeroReadZerosAndSkipStores) {
+  absl::StatusOr<Program> program = HaloCopyProgram();
+  ASSERT_TRUE(program.ok()) << program.status();
+  const int64_t M = 40;  // 2 blocks; the second one's rows pass M too
+  HostTensor x = Filled({M, 16}, 1), y = Filled({M, 16}, -1000),
+             z = Filled({M, 16}, -1000);
+  ASSERT_TRUE(interpret(*program, {&x, &y, &z}).ok());
+  for (int64_t r = 0; r < M; ++r) {
+    for (int64_t j = 0; j < 16; ++j) {
+      // Y[r] = X[r - 8] (0 above row 0); Z[r] = X[r] for the rows the two
+      // blocks store (-8..23, 24..55); no store reaches past M.
+      EXPECT_EQ(y.at({r, j}), r >= 8 ? x.at({r - 8, j}) : 0.0) << r;
+      EXPECT_EQ(z.at({r, j}), x.at({r, j})) << r;
+    }
+  }
+  for (Target t : {Target::sm90a(), Target::sm80()}) {
+    SCOPED_TRACE(t.arch());
+    const GeneratedCode code = Generate(*program, t);
+    // X's load and Z's store; Y's rows start at 32 b.
+    EXPECT_EQ(Count(code.cuda, "(tx / 4))) >= 0)"), 2) << code.cuda;
+  }
+}
+
 TEST(ElementGuards, ProvableAccessesGetNoCheck) {
   absl::StatusOr<Program> program = ProvableElementsProgram();
   ASSERT_TRUE(program.ok()) << program.status();

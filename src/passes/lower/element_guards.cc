@@ -146,6 +146,10 @@ Expr ThreadContext::ElementInBounds(const ir::Buffer& b,
   return cond;
 }
 
+bool ThreadContext::ProvablyNonNegative(const Expr& i) {
+  return Facts(*this, st_.program).NonNegative(i);
+}
+
 size_t ThreadContext::Assume(const Expr& cond) {
   const size_t before = facts_.size();
   std::vector<Expr> pending{cond};

@@ -121,6 +121,11 @@ Expr ThreadContext::InBounds(const ir::Buffer& b,
     if (shape.dtype() != i.dtype()) shape = ir::Cast(i.dtype(), shape);
     cond = And(cond, i < shape);
   }
+  // A start below 0 reads zeros there too (checked after the upper edges:
+  // the provable kernels' code stays as it was).
+  for (const Expr& i : idx) {
+    if (!ProvablyNonNegative(i)) cond = And(cond, i >= ir::Zero(i.dtype()));
+  }
   return cond;
 }
 

@@ -57,7 +57,11 @@ class ThreadContext {
 
   std::optional<int64_t> Upper(const Expr& e);
   std::optional<int64_t> Bound(const Expr& e, bool upper);
+  // A tile copy's element idx inside global b, 0 <= i < dim (undefined:
+  // provably inside); the boundary rule of docs/ir.md, as for elements.
   Expr InBounds(const ir::Buffer& b, const std::vector<Expr>& idx);
+  // i >= 0 for every value of the variables (element_guards.cc's facts).
+  bool ProvablyNonNegative(const Expr& i);
 
   // Element accesses of global tensors (element_guards.cc): the condition
   // under which idx lies inside b in every dim, 0 <= i < dim, with the

@@ -13,7 +13,6 @@
 #include "samples/decode_attention_reference.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
-#include "samples/tensor_ops.h"
 
 namespace tessel::samples {
 namespace {
@@ -166,14 +165,36 @@ absl::StatusOr<Workload> DecodeAttentionWorkload(DecodeAttentionConfig c,
   return w;
 }
 
+absl::StatusOr<Program> CopyProgram(int64_t n) {
+  if (n <= 0 || n % kCopyTile != 0 || n / kCopyCols > (int64_t{1} << 30)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "copy: n=", n, " must be a positive multiple of ", kCopyTile));
+  }
+  namespace T = tessel;
+  const int rows = static_cast<int>(n / kCopyCols);
+  T::ProgramBuilder p("copy_f16");
+  auto X = p.tensor("X", {rows, kCopyCols}, f16);
+  auto Y = p.tensor("Y", {rows, kCopyCols}, f16);
+  {
+    T::Kernel kernel(rows / kCopyRows, {.threads = 256});
+    auto [bx] = kernel.block_index();
+    auto tile = T::alloc_shared({kCopyRows, kCopyCols}, f16, "tile");
+    T::copy(X(bx * kCopyRows, 0), tile);
+    T::copy(tile, Y(bx * kCopyRows, 0));
+  }
+  return p.finish();
+}
+
 absl::StatusOr<Workload> CopyWorkload(int64_t n) {
-  SAMPLES_ASSIGN_OR_RETURN(Program copy, CastProgram(n, f16, f16));
+  SAMPLES_ASSIGN_OR_RETURN(Program copy, CopyProgram(n));
   Workload w;
   w.kernel = "copy";
   w.shape = absl::StrCat("n=", n, " f16");
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["X"], RandomInput(f16, {n}, 7));
   w.tensors["Y"] = Zeros(f16, {n});
-  w.steps.push_back({.program = copy, .args = {"X", "Y"}});
+  const std::vector<int64_t> view = {n / kCopyCols, kCopyCols};
+  w.steps.push_back(
+      {.program = copy, .args = {Arg("X", view), Arg("Y", view)}});
   w.outputs = {"Y"};
   w.bytes = 2.0 * n * 2;  // read and written
   const int64_t mib = n * 2 >> 20;

@@ -27,8 +27,16 @@ absl::StatusOr<Workload> DecodeAttentionWorkload(DecodeAttentionConfig config,
                                                  const std::vector<int>& lens,
                                                  uint64_t seed);
 
-// Y = X over n f16 elements (kernel "copy", bytes read + written), the
-// bandwidth ceiling of the run.
+// The copy whose bandwidth the decode rows are a fraction of: Y = X over n
+// f16 elements seen as [n / 1024, 1024], each block of 256 threads moving
+// [16, 1024] (32 KB: eight 16-byte loads in flight per thread) through
+// registers, as a device-to-device copy does. n a multiple of 16384.
+inline constexpr int kCopyCols = 1024, kCopyRows = 16;
+inline constexpr int64_t kCopyTile = int64_t{kCopyCols} * kCopyRows;
+absl::StatusOr<Program> CopyProgram(int64_t n);
+
+// Y = X by CopyProgram (kernel "copy", bytes read + written), the bandwidth
+// ceiling of the run.
 absl::StatusOr<Workload> CopyWorkload(int64_t n);
 
 // "0,1,17" -> {0, 1, 17} (lengths >= 0).

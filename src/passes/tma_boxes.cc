@@ -36,9 +36,10 @@ std::optional<TmaCopyPlan> PlanTmaCopy(const ir::CopyNode& c,
   if (!state.InnerContiguous(g.get()))
     return Refuse(why, "a strided view whose innermost stride is not 1");
 
-  // The destination: a whole tile, one stage of a staged tile, or one row
-  // (a 1-d tile, a stage of a staged 1-d tile: the rows of an unswizzled
-  // tile are contiguous, so a one-row box lands at any row).
+  // The destination: a whole tile, one stage of a staged tile, a range of
+  // its rows (a paged gather fills one tile page by page), or one row (a
+  // 1-d tile, a stage of a staged 1-d tile: the rows of an unswizzled tile
+  // are contiguous, so a one-row box lands at any row).
   auto shape = ConstShape(s->shape);
   if (!shape || s->rank() < 1) return Refuse(why, "not a shared tile");
   const int r = s->rank();
@@ -52,10 +53,25 @@ std::optional<TmaCopyPlan> PlanTmaCopy(const ir::CopyNode& c,
   const bool whole_rows = r >= 2 &&
                           is_const(dst.extent[r - 2], (*shape)[r - 2]) &&
                           is_const(dst.start[r - 2], 0);
-  for (int d = 0; d < r - (whole_rows ? 2 : 1); ++d)
+  std::optional<int64_t> row0, row_count;
+  if (r >= 2 && !whole_rows) {
+    row0 = ir::AsConstInt(dst.start[r - 2]);
+    row_count = ir::AsConstInt(dst.extent[r - 2]);
+  }
+  const bool row_range = row0 && row_count && *row_count > 1;
+  for (int d = 0; d < r - (whole_rows || row_range ? 2 : 1); ++d)
     if (!is_const(dst.extent[d], 1))
       return Refuse(why, "writes part of its tile");
-  if (!whole_rows) {
+  if (row_range) {
+    // The box must start where the tile's layout starts a row: on a
+    // swizzle period (8 rows) of a swizzled tile, on a 128-byte line of an
+    // unswizzled one.
+    const bool periods = s->layout.kind == ir::Layout::Kind::kSwizzled
+                             ? *row0 % 8 == 0 && *row_count % 8 == 0
+                             : *row0 * cols * eb % 128 == 0;
+    if (!periods)
+      return Refuse(why, "writes rows that do not start a swizzle period");
+  } else if (!whole_rows) {
     if (s->layout.kind == ir::Layout::Kind::kSwizzled)
       return Refuse(why, "writes part of its tile");
     // The TMA writes shared memory from 128-byte-aligned addresses: each
@@ -63,7 +79,8 @@ std::optional<TmaCopyPlan> PlanTmaCopy(const ir::CopyNode& c,
     if (cols * eb % 128 != 0)
       return Refuse(why, "one row not of whole 128-byte lines");
   }
-  const int64_t rows = whole_rows ? (*shape)[r - 2] : 1;
+  const int64_t rows =
+      whole_rows ? (*shape)[r - 2] : (row_range ? *row_count : 1);
 
   // The source box: constant extents whose non-unit ones are the tile's
   // rows and columns, the innermost one its columns.

@@ -84,16 +84,11 @@ class Specializer {
       return Specialize(*f, *split, before, after);
     }
     // Lets ahead of the allocations (T::let before T::alloc_shared) stay
-    // where they are, over producer and consumers alike: every thread
-    // evaluates them before the split, so the producer reads them as the
-    // consumers do (a grouped GEMM's group, found from 63 offsets, is one
-    // register, not 63 loads in every copy's origin).
+    // where they are, over producer and consumers alike.
     const std::vector<Stmt>& all = seq->stmts;
     if (all.size() > 1 &&
         std::all_of(all.begin(), all.end() - 1,
                     [](const Stmt& x) { return ir::AsLet(x).has_value(); })) {
-      for (auto it = all.begin(); it + 1 != all.end(); ++it)
-        outer_lets_.insert(ir::AsLet(*it)->var);
       Stmt last = Rewrite(all.back());
       if (!done_) return s;
       std::vector<Stmt> out(all.begin(), all.end() - 1);
@@ -113,15 +108,10 @@ class Specializer {
     if (grid.empty() || grid.size() > 2) return false;
     for (const Expr& g : grid)
       if (!ir::AsConstInt(g)) return false;
-    // Every let inlined: the tile loop rebinds the block indices inside
-    // it, so the k loop's bounds and the lets over the split (evaluated
-    // before that loop) must not read them.
     for (const ir::Var& b : kernel_->block_vars) {
-      if (UsesVar(ir::InlineLets(loop.min, lets_), b.get()) ||
-          UsesVar(ir::InlineLets(loop.extent, lets_), b.get()))
+      if (UsesVar(Inline(loop.min), b.get()) ||
+          UsesVar(Inline(loop.extent), b.get()))
         return false;
-      for (const ir::VarNode* v : outer_lets_)
-        if (UsesVar(lets_.at(v), b.get())) return false;
     }
     return true;
   }
@@ -262,6 +252,7 @@ class Specializer {
     }
     for (const ir::CopyNode* c : split.copies) {
       const ir::Buffer& b = c->dst.buffer;
+      if (staged_.count(b.get()) > 0) continue;  // a tile of several copies
       std::vector<Expr> shape{Expr(stages)};
       shape.insert(shape.end(), b->shape.begin(), b->shape.end());
       staged_[b.get()] =
@@ -401,8 +392,15 @@ class Specializer {
               order, std::vector<Expr>(2, Expr(state_.threads)), loop.loc));
       state_.consumer_groups = 2;
     }
+    // A block of one consumer warpgroup that is not persistent may share
+    // its SM with others (a decode block per sequence and head): one warp
+    // issues the copies, so the idle producers hold no registers the next
+    // block could use (setmaxnreg, which gives them back, applies only to
+    // larger consumer counts).
+    producer_threads_ =
+        !persistent && state_.threads == 128 ? kProducerWarp : kProducerThreads;
     top.push_back(ir::MakeStmt<ir::WarpSpecializeNode>(
-        kProducerThreads, producer, consumer_body, loop.loc, pingpong ? 2 : 1,
+        producer_threads_, producer, consumer_body, loop.loc, pingpong ? 2 : 1,
         group));
     Stmt body = ir::Seq(top);
     for (const EpilogueStore& e : state_.epilogue_stores)
@@ -412,26 +410,21 @@ class Specializer {
     return ir::MakeStmt<ir::AllocateNode>(full, body, loop.loc);
   }
 
-  // e with the lets inside the split inlined (the producer runs none of
-  // the consumers' statements); the lets over it stay names.
-  Expr Inline(const Expr& e) const {
-    ir::LetValues inner;
-    for (const auto& [v, value] : lets_)
-      if (outer_lets_.count(v) == 0) inner.emplace(v, value);
-    return ir::InlineLets(e, inner);
-  }
+  Expr Inline(const Expr& e) const { return ir::InlineLets(e, lets_); }
 
+ public:
+  int producer_threads() const { return producer_threads_; }
+
+ private:
   LoweringState& state_;
   const ir::KernelNode* kernel_ = nullptr;
   ir::LetValues lets_;  // the kernel's T::let values
-  // The lets ahead of the allocations, which every thread evaluates before
-  // the producer / consumer split.
-  std::unordered_set<const ir::VarNode*> outer_lets_;
   BufferMap staged_;
   bool done_ = false;
   ir::Var first_tile_;  // defined: the grid is persistent
   int pair_dim_ = -1;   // >= 0: the grid dimension of cluster pairs
   int panel_ = 0;       // the kernel's T.use_swizzle
+  int producer_threads_ = kProducerThreads;
   bool column_major_ = false;
 };
 
@@ -459,9 +452,10 @@ absl::Status WarpSpecialize(LoweringState& state) {
   struct Kernels : ir::IRMutator {
     explicit Kernels(LoweringState& state) : state(state) {}
     Stmt Visit(const ir::KernelNode* op) override {
-      Stmt out = Specializer(state).Kernel(*op);
+      Specializer specializer(state);
+      Stmt out = specializer.Kernel(*op);
       if (!out.defined()) return Self(op);
-      state.producer_threads = kProducerThreads;
+      state.producer_threads = specializer.producer_threads();
       state.persistent = !state.tile_block_vars.empty();
       return out;
     }
@@ -470,8 +464,9 @@ absl::Status WarpSpecialize(LoweringState& state) {
   state.program.body = kernels.MutateStmt(state.program.body);
   if (state.producer_threads == 0) {
     state.specialize_declined =
-        "the Pipelined loop is not TMA copies into whole shared tiles read "
-        "only by gemms after them, or a copied tile is used outside it";
+        "the Pipelined loop is not TMA copies into whole shared tiles (or "
+        "row ranges that fill them) read only by gemms after them, or a "
+        "copied tile is used outside it";
   }
   return absl::OkStatus();
 }

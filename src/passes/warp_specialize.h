@@ -78,8 +78,10 @@
 
 namespace tessel::passes {
 
-// The producer warpgroup's size.
+// The producer warpgroup's size; one warp's where the consumers are one
+// warpgroup of a grid that is not persistent (several blocks an SM).
 inline constexpr int kProducerThreads = 128;
+inline constexpr int kProducerWarp = 32;
 
 absl::Status WarpSpecialize(LoweringState& state);
 

@@ -18,7 +18,9 @@ namespace tessel::passes {
 // in order; nullopt when it does not split. The producer takes the
 // global -> shared copies, all of which the TMA must be able to make, whose
 // tiles the body only reads (gemm operands, element loads), after the copy
-// (an earlier read would want the previous iteration's tile). The consumers
+// (an earlier read would want the previous iteration's tile); a tile is
+// one copy's, or several copies' of row ranges that fill it once (a paged
+// gather, one copy per page). The consumers
 // take the rest: gemms, and whatever else the body does in registers (a
 // softmax between two gemms).
 struct Split {

@@ -2,11 +2,13 @@
 // takes (also under a block-wide guard, with copy origins read from a
 // tensor) and which it leaves to the cp.async pipeline (every pass config,
 // tensors whose rows are not whole 16-byte chunks, origins read from a
-// tensor the kernel writes), the boxes of each copy, and the tensor maps
-// launch() encodes from them.
+// tensor the kernel writes), row ranges of a paged gather that fill one
+// tile, the boxes of each copy, and the tensor maps launch() encodes from
+// them.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/ir/printer.h"
@@ -211,6 +213,73 @@ TEST(WarpSpecialize, ConsumersReadAStagedRowVectorByElement) {
   ASSERT_EQ(copies.size(), 3u);
   EXPECT_FALSE(PlanTmaCopy(*copies[2], st, &why).has_value());
   EXPECT_EQ(why, "one row not of whole 128-byte lines");
+}
+
+// A paged gather as decode attention's: each step fills K_shared [64, 128]
+// with one copy per (start, rows) range, each from the cache rows that a
+// block table gives (a let), then K_shared feeds a gemm. Grid 3-d (split,
+// head, sequence), 128 threads: no persistent grid.
+ir::Program PagedGather(const std::vector<std::pair<int, int>>& ranges) {
+  namespace T = tessel;
+  T::ProgramBuilder p("paged_gather");
+  auto cache = p.tensor("cache", {4096, 2, 128}, f16);
+  auto table = p.tensor("table", {4, 64}, i32);
+  auto Q = p.tensor("Q", {64, 128}, f16);
+  auto S = p.tensor("S", {4, 2, 64, 64}, f32);
+  {
+    T::Kernel kernel(1, 2, 4, {.threads = 128});
+    auto [split, head, b] = kernel.block_index();
+    auto Qs = T::alloc_shared({64, 128}, f16, "Q_shared");
+    auto Ks = T::alloc_shared({64, 128}, f16, "K_shared");
+    auto acc = T::alloc_fragment({64, 64}, f32, "acc");
+    T::copy(Q, Qs);
+    T::clear(acc);
+    for (auto k : T::Pipelined(4, {.num_stages = 2})) {
+      for (const auto& [start, rows] : ranges) {
+        T::Expr row = T::let(table(b, k * 4 + start / 16) * 16, "row");
+        T::copy(cache(T::slice(row, row + rows), head, T::all),
+                Ks(T::slice(start, start + rows), T::all));
+      }
+      T::gemm(Qs, Ks, acc, {.transpose_B = true});
+    }
+    T::copy(acc, S(b, head, 0, 0));
+  }
+  absl::StatusOr<T::Program> program = p.finish();
+  EXPECT_TRUE(program.ok()) << program.status();
+  return program->ir();
+}
+
+// Copies of row ranges that fill their tile once go to a one-warp TMA
+// producer (one [16, 1, 64] box per page and 128-byte atom); a gap, an
+// overlap, or a range off the swizzle period keeps the cp.async pipeline.
+TEST(WarpSpecialize, RowRangesThatFillATileTakeTheTma) {
+  const std::vector<std::pair<int, int>> pages = {
+      {0, 16}, {16, 16}, {32, 16}, {48, 16}};
+  LoweringState st = RunPasses(PagedGather(pages), "warp_specialize");
+  ASSERT_TRUE(Specialized(st)) << ir::ToString(st.program);
+  EXPECT_EQ(st.producer_threads, 32);
+  std::vector<const ir::CopyNode*> copies = GlobalToShared(st.program.body);
+  ASSERT_EQ(copies.size(), 5u);  // Q, then the pages
+  std::string why;
+  std::optional<TmaCopyPlan> plan = PlanTmaCopy(*copies[2], st, &why);
+  ASSERT_TRUE(plan) << why;
+  EXPECT_EQ(plan->box, (std::vector<int64_t>{16, 1, 64}));
+  EXPECT_EQ(plan->boxes, 2);
+  EXPECT_EQ(plan->bytes, 16 * 128 * 2);
+  // A page missing, or one copied twice.
+  EXPECT_FALSE(Specialized(RunPasses(PagedGather({{0, 16}, {16, 16}, {48, 16}}),
+                                     "warp_specialize")));
+  EXPECT_FALSE(Specialized(
+      RunPasses(PagedGather({{0, 16}, {16, 16}, {16, 16}, {32, 16}, {48, 16}}),
+                "warp_specialize")));
+  // Rows 4 .. 19 start inside a swizzle period (8 rows of 128 bytes).
+  st = RunPasses(PagedGather({{0, 4}, {4, 16}, {20, 12}, {32, 32}}),
+                 "warp_specialize");
+  EXPECT_FALSE(Specialized(st));
+  copies = GlobalToShared(st.program.body);
+  ASSERT_EQ(copies.size(), 5u);
+  EXPECT_FALSE(PlanTmaCopy(*copies[2], st, &why).has_value());
+  EXPECT_EQ(why, "writes rows that do not start a swizzle period");
 }
 
 // The sample tile (256x128x64 f16, NN): A one [256, 64] box under the

@@ -1,7 +1,9 @@
 // samples/decode_attention beyond the shared sample cases: zero-length
 // sequences give exact zeros, the split count does not change the result,
-// bad configs are refused, the split heuristic fills the GPU, and on sm_90a
-// the page gather stays one run of cp.async copies under tensor-core gemms;
+// bad configs are refused, the split heuristic fills the GPU, on sm_90a
+// the page gather is TMA boxes under a producer warp (or, without warp
+// specialization, one run of cp.async copies) into tensor-core gemms, and
+// the copy ceiling copies with 16-byte vectors;
 // mla_decode's split-value tile takes wgmma and the TMA on sm_90a.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -119,12 +121,39 @@ TEST(DecodeAttention, SplitsFillTheLastWave) {
   EXPECT_EQ(DecodeSplits(c, 132), 1);
 }
 
-TEST(DecodeAttention, Sm90aGathersPagesByCpAsyncIntoWgmma) {
+TEST(DecodeAttention, Sm90aGathersPagesByTmaUnderAProducerWarp) {
+  // Each page of 16 keys is one TMA box per 128-byte atom into its rows of
+  // the stage; one warp issues them, so two blocks of 160 threads share an
+  // SM. The consumers' loop waits on the stage's barrier, no block-wide one.
   DecodeAttentionConfig c{.B = 4, .H = 32, .heads_kv = 8, .max_pages = 64};
   absl::StatusOr<Program> p = DecodeAttentionProgram(c);
   ASSERT_TRUE(p.ok()) << p.status();
   absl::StatusOr<CompiledKernel> k =
       compile(*p, {.target = Target::sm90a(), .direct_ptx = false});
+  ASSERT_TRUE(k.ok()) << k.status();
+  std::string s;
+  for (const std::string& line : k->schedule()) s += line + "\n";
+  EXPECT_THAT(s, HasSubstr("warp-specialized: 32 TMA producer threads, 128 "
+                           "consumer threads; tensor maps K_cache_tma box "
+                           "[16, 1, 64] swizzle 128, V_cache_tma box "
+                           "[16, 1, 64] swizzle 128"));
+  EXPECT_EQ(k->threads(), 160);
+  const std::string& src = k->source();
+  size_t loop = src.find("for (int k_1 = 0;");
+  ASSERT_NE(loop, std::string::npos) << src;
+  EXPECT_EQ(src.find("__syncthreads", loop), std::string::npos);
+  EXPECT_EQ(src.find("tl::cp_async<16>"), std::string::npos);
+}
+
+TEST(DecodeAttention, Sm90aGathersPagesByCpAsyncIntoWgmma) {
+  // Without warp specialization: the cp.async pipeline.
+  DecodeAttentionConfig c{.B = 4, .H = 32, .heads_kv = 8, .max_pages = 64};
+  absl::StatusOr<Program> p = DecodeAttentionProgram(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k =
+      compile(*p, {.target = Target::sm90a(),
+                   .pass_config = {.disable_warp_specialized = true},
+                   .direct_ptx = false});
   ASSERT_TRUE(k.ok()) << k.status();
   const std::string& src = k->source();
   EXPECT_THAT(src, HasSubstr("tl::cp_async<16>"));
@@ -145,12 +174,31 @@ TEST(DecodeAttention, Sm90aGathersPagesByCpAsyncIntoWgmma) {
   EXPECT_EQ(syncs, 1u) << prefetch;
 }
 
+TEST(DecodeAttention, TheCopyCeilingCopies) {
+  absl::StatusOr<Workload> w = CopyWorkload(2 * kCopyTile);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_TRUE(Execute(*w, {.backend = Backend::kCpu}).ok());
+  absl::StatusOr<CheckResult> check = CheckOutputs(*w);
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->ok) << check->report;
+  EXPECT_EQ(w->bytes, 2.0 * 2 * kCopyTile * 2);
+  EXPECT_THAT(std::string(CopyProgram(100).status().message()),
+              HasSubstr("must be a positive multiple of 16384"));
+  // 16-byte vectors through shared memory, not element by element.
+  absl::StatusOr<Program> p = CopyProgram(2 * kCopyTile);
+  ASSERT_TRUE(p.ok());
+  absl::StatusOr<CompiledKernel> k =
+      compile(*p, {.target = Target::sm90a(), .direct_ptx = false});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source(), HasSubstr("reinterpret_cast<const uint4*>(&X["));
+}
+
 TEST(MlaDecode, Sm90aSplitValuesTakeWgmmaAndTheTma) {
   // One warpgroup of 64 heads holds half of O: both gemms on wgmma, P in
   // registers (at one split the [64, 512] accumulator needs two
   // warpgroups, which wgmma splits by rows: mma.sync). The key tile's 576
   // columns reach the TMA as nine boxes of one 128-byte atom each, under a
-  // producer warpgroup.
+  // producer warp (the grid is not persistent).
   absl::StatusOr<Program> p =
       MlaDecodeProgram({.B = 4, .max_pages = 64, .threads = 128, .v_split = 2});
   ASSERT_TRUE(p.ok()) << p.status();
@@ -163,7 +211,7 @@ TEST(MlaDecode, Sm90aSplitValuesTakeWgmmaAndTheTma) {
   EXPECT_THAT(s, HasSubstr("gemm acc_o += P_frag * KV_shared: wgmma, "
                            "warps 4x1, warp tile 16x256 (1x32 tiles), 2 k16 "
                            "steps, A registers"));
-  EXPECT_THAT(s, HasSubstr("warp-specialized: 128 TMA producer threads, 128 "
+  EXPECT_THAT(s, HasSubstr("warp-specialized: 32 TMA producer threads, 128 "
                            "consumer threads; tensor maps KV_cache_tma box "
                            "[32, 64] swizzle 128"));
   EXPECT_THAT(s, ::testing::Not(HasSubstr("mma.sync")));

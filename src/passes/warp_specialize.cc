@@ -84,11 +84,16 @@ class Specializer {
       return Specialize(*f, *split, before, after);
     }
     // Lets ahead of the allocations (T::let before T::alloc_shared) stay
-    // where they are, over producer and consumers alike.
+    // where they are, over producer and consumers alike: every thread
+    // evaluates them before the split, so the producer reads them as the
+    // consumers do (a grouped GEMM's group, found from 63 offsets, is one
+    // register, not 63 loads in every copy's origin).
     const std::vector<Stmt>& all = seq->stmts;
     if (all.size() > 1 &&
         std::all_of(all.begin(), all.end() - 1,
                     [](const Stmt& x) { return ir::AsLet(x).has_value(); })) {
+      for (auto it = all.begin(); it + 1 != all.end(); ++it)
+        outer_lets_.insert(ir::AsLet(*it)->var);
       Stmt last = Rewrite(all.back());
       if (!done_) return s;
       std::vector<Stmt> out(all.begin(), all.end() - 1);
@@ -108,10 +113,15 @@ class Specializer {
     if (grid.empty() || grid.size() > 2) return false;
     for (const Expr& g : grid)
       if (!ir::AsConstInt(g)) return false;
+    // Every let inlined: the tile loop rebinds the block indices inside
+    // it, so the k loop's bounds and the lets over the split (evaluated
+    // before that loop) must not read them.
     for (const ir::Var& b : kernel_->block_vars) {
-      if (UsesVar(Inline(loop.min), b.get()) ||
-          UsesVar(Inline(loop.extent), b.get()))
+      if (UsesVar(ir::InlineLets(loop.min, lets_), b.get()) ||
+          UsesVar(ir::InlineLets(loop.extent, lets_), b.get()))
         return false;
+      for (const ir::VarNode* v : outer_lets_)
+        if (UsesVar(lets_.at(v), b.get())) return false;
     }
     return true;
   }
@@ -410,7 +420,14 @@ class Specializer {
     return ir::MakeStmt<ir::AllocateNode>(full, body, loop.loc);
   }
 
-  Expr Inline(const Expr& e) const { return ir::InlineLets(e, lets_); }
+  // e with the lets inside the split inlined (the producer runs none of
+  // the consumers' statements); the lets over it stay names.
+  Expr Inline(const Expr& e) const {
+    ir::LetValues inner;
+    for (const auto& [v, value] : lets_)
+      if (outer_lets_.count(v) == 0) inner.emplace(v, value);
+    return ir::InlineLets(e, inner);
+  }
 
  public:
   int producer_threads() const { return producer_threads_; }
@@ -419,6 +436,9 @@ class Specializer {
   LoweringState& state_;
   const ir::KernelNode* kernel_ = nullptr;
   ir::LetValues lets_;  // the kernel's T::let values
+  // The lets ahead of the allocations, which every thread evaluates before
+  // the producer / consumer split.
+  std::unordered_set<const ir::VarNode*> outer_lets_;
   BufferMap staged_;
   bool done_ = false;
   ir::Var first_tile_;  // defined: the grid is persistent

@@ -7,7 +7,7 @@ include(CMakePackageConfigHelpers)
 set(TESSEL_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/tessel")
 
 get_property(tessel_layers GLOBAL PROPERTY TESSEL_LAYER_TARGETS)
-install(TARGETS tessel_tessel tessel_jit ${tessel_layers}
+install(TARGETS tessel_tessel tessel_jit ${tessel_layers} tessel_aot_runtime
   EXPORT tesselTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -23,8 +23,10 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/tesselConfigVersion.cmak
 install(FILES "${PROJECT_BINARY_DIR}/tesselConfig.cmake"
               "${PROJECT_BINARY_DIR}/tesselConfigVersion.cmake"
               third_party/FindxxHash.cmake
+              cmake/TesselAot.cmake
         DESTINATION ${TESSEL_INSTALL_CMAKEDIR})
-# The quickstart's sources (docs/quickstart.md), a project that builds
-# against this install: <prefix>/share/tessel/examples/quickstart.
-install(DIRECTORY examples/quickstart
+# The quickstarts' sources (docs/quickstart.md, docs/aot.md), projects that
+# build against this install: <prefix>/share/tessel/examples/quickstart and
+# quickstart_aot.
+install(DIRECTORY examples/quickstart examples/quickstart_aot
         DESTINATION ${CMAKE_INSTALL_DATADIR}/tessel/examples)

@@ -33,10 +33,12 @@ src/profiler/   | jit/ $pub_base $pub_runtime tessel/profiler.h
 src/registry/   | tessel/
 src/autotune/   | jit/ tessel/
 src/testing/    | tessel/
+src/aot_runtime/ | tessel/aot_runtime.h
 samples/        | tessel/
 bench/          | jit/ tessel/ tools/lowering.h tools/manifest.h
                   tools/warmup_driver.h tools/shard.h
-tools/          | jit/ tessel/ src/runtime/lower.h tests/dsl/seed_programs.h
+tools/          | jit/ tessel/ src/runtime/lower.h src/runtime/aot_plan.h
+                  tests/dsl/seed_programs.h
 "
 # Roots an include can name; anything else is a third-party header.
 roots="src/ jit/ tessel/ samples/ tools/ bench/ tests/"

@@ -28,6 +28,9 @@ Suites (no names: gemm attention rows linear-attention fuzz sanitizers):
   w4a16             w4a16_gemm (int4 weights, g128, M 1..256); torch f16
                     matmul on the dequantized weights, memcheck (not by
                     default)
+  grouped           grouped_gemm (MoE, f16, 8 and 64 experts, ragged
+                    sizes); one torch.matmul per group and
+                    torch._grouped_mm, memcheck (not by default)
 Each suite's steps run tessel first, then its peers, in the order of
 bench/harness/suites.py (which also gives rough times per suite).
 

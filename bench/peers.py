@@ -46,6 +46,9 @@
 - fp8 block-scaled GEMM ("fp8_blockscaled", --blockscaled-shapes M,N,K):
   torch._scaled_mm with 1x128 / 128x128 block scales and with row-wise
   scales, bf16 output, the peers of `samples/fp8_blockscaled_gemm`.
+- MoE grouped GEMM ("grouped_gemm", --grouped-shapes G,mean,N with K = N):
+  one torch.matmul per group and torch._grouped_mm, ragged sizes drawn as
+  samples/grouped_gemm draws them (bench/grouped_gemm_peer.py).
 - w4a16 GEMM ("w4a16", --w4a16-shapes M,N,K): torch f16 matmul
   A [M, K] @ W^T with W [N, K] the dequantized int4 weights (random 4-bit
   values minus 8 times a random f16 scale per 128 of K, dequantized on the
@@ -86,7 +89,8 @@ def parse_args():
     p.add_argument("--only",
                    default="sdpa,sdpa_varlen,fla,torch_ref,norms,fp8_gemm",
                    help="comma list of: sdpa, sdpa_varlen, fla, torch_ref, "
-                   "norms, fp8_gemm, decode, fp8_blockscaled, w4a16")
+                   "norms, fp8_gemm, decode, fp8_blockscaled, w4a16, "
+                   "grouped_gemm")
     p.add_argument("--row-shapes", default="4096,8192;16384,4096;8192,1024",
                    help="M,N;... for the row kernels (norms)")
     p.add_argument("--compile-norms", action="store_true",
@@ -123,6 +127,9 @@ def parse_args():
                    default="4096,7168,16384;8192,8192,8192",
                    help="M,N,K;... for the fp8 block-scaled GEMM "
                    "(fp8_blockscaled)")
+    p.add_argument("--grouped-shapes",
+                   default="8,2048,4096;8,128,4096;64,1024,2048;64,128,2048",
+                   help="G,mean_rows,N;... (K = N) for grouped_gemm")
     p.add_argument("--w4a16-shapes",
                    default="1,8192,8192;16,8192,8192;64,8192,8192;"
                    "256,8192,8192;1,28672,8192;16,28672,8192;"
@@ -931,6 +938,13 @@ def main():
     if "fp8_gemm" in which:
         sections.append(("fp8_gemm", lambda: bench_fp8_gemm(
             torch, timer, parse_gemms(args.gemm_shapes), log)))
+    if "grouped_gemm" in which:
+        import grouped_gemm_peer
+        sections.append(("grouped_gemm", lambda: (
+            grouped_gemm_peer.bench_grouped_gemm(
+                torch, timer,
+                grouped_gemm_peer.parse_grouped_shapes(args.grouped_shapes),
+                record, error_record, log))))
     if "w4a16" in which:
         sections.append(("w4a16", lambda: bench_w4a16(
             torch, timer, parse_gemms(args.w4a16_shapes), log)))

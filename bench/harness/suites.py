@@ -203,6 +203,26 @@ def _fuzz():
     ]
 
 
+def _grouped():
+    # issue 46: MoE grouped GEMM, f16, B [G, N, K], 8 and 64 experts at
+    # ragged sizes (a quarter of the groups 0 or 1 row); one cuBLAS matmul
+    # per group (and torch._grouped_mm) in the same run; the sample's
+    # memcheck at its small sizes after a warm run.
+    return [
+        _sample_bench("tessel_grouped_gemm", "grouped_gemm",
+                      ["--size", "bench"],
+                      ["--experts=64", "--mean-rows=128", "--size=2048x2048"]),
+        _peers("peers_grouped_gemm", "grouped_gemm",
+               ["--grouped-shapes", "64,128,2048"], timeout=300),
+        Step("warm_grouped_gemm", "warm",
+             ["{build}/samples/grouped_gemm", "--check", "--size=small"],
+             SKIP, timeout=240),
+        Step("memcheck_grouped_gemm", "sanitizer",
+             SANITIZER + ["memcheck", "{build}/samples/grouped_gemm",
+                          "--check", "--size=small"], SKIP, timeout=240),
+    ]
+
+
 def _sanitizers():
     def check(tool, sample, quick):
         argv = SANITIZER + [tool, "{build}/samples/" + sample, "--check",
@@ -257,8 +277,8 @@ _BUILDERS = {"gemm": _gemm, "attention": _attention, "rows": _rows,
              "linear-attention": _linear_attention, "fuzz": _fuzz,
              "sanitizers": _sanitizers, "jit": _jit, "decode": _decode,
              "w4a16": _w4a16,
-             "fp8": _fp8}
-NAMES = DEFAULT + ["tests", "jit", "decode", "w4a16", "fp8"]
+             "fp8": _fp8, "grouped": _grouped}
+NAMES = DEFAULT + ["tests", "jit", "decode", "w4a16", "fp8", "grouped"]
 # Binaries (relative to the build folder) a suite needs staged.
 TESTS_GLOB = "tests/*/*gpu_test"
 

@@ -1,14 +1,12 @@
 #include "samples/fp8_blockscaled_gemm.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
-#include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
 
@@ -42,6 +40,13 @@ absl::Status CheckConfig(const Fp8BlockScaledGemmConfig& c,
                           " block_n=", c.block_n, " num_stages=", c.num_stages,
                           " threads=", c.threads, " (threads whole warps)"));
   }
+  if (c.groups < 0 || (c.groups > 0 && c.M % c.block_m != 0)) {
+    return Refuse(
+        loc, absl::StrCat("groups=", c.groups, " with M=", c.M,
+                          ": grouped rows come in whole tiles of "
+                          "block_m=",
+                          c.block_m, " (pad each group to a multiple of it)"));
+  }
   return absl::OkStatus();
 }
 
@@ -66,6 +71,8 @@ absl::StatusOr<Program> MakeFp8BlockScaledGemm(const nlohmann::json& json,
   SAMPLES_ASSIGN_OR_RETURN(c.M, params.IntInRange("M", 1, kMax));
   SAMPLES_ASSIGN_OR_RETURN(c.N, params.IntInRange("N", 1, kMax));
   SAMPLES_ASSIGN_OR_RETURN(c.K, params.IntInRange("K", 1, kMax));
+  SAMPLES_ASSIGN_OR_RETURN(c.groups,
+                           params.IntInRange("groups", 0, 1 << 16, c.groups));
   SAMPLES_ASSIGN_OR_RETURN(c.block_m,
                            params.IntInRange("block_m", 1, 512, c.block_m));
   SAMPLES_ASSIGN_OR_RETURN(c.block_n,
@@ -95,11 +102,18 @@ absl::StatusOr<Program> Fp8BlockScaledGemmProgram(
   const int bm = c.block_m, bn = c.block_n;
   const int kb = c.K / kBlock;  // K blocks
   const int sb_rows = ScaleRowsOfTile(bn);
-  T::ProgramBuilder p("fp8_blockscaled_gemm");
+  const bool grouped = c.groups > 0;
+  const int sb_n = (c.N + kBlock - 1) / kBlock;
+  T::ProgramBuilder p(grouped ? "fp8_blockscaled_gemm_grouped"
+                              : "fp8_blockscaled_gemm");
   auto A = p.tensor("A", {c.M, c.K}, fp8_e4m3);
   auto SA = p.tensor("sa", {kb, Fp8ScaleRows(c.M)}, f32);
-  auto B = p.tensor("B", {c.N, c.K}, fp8_e4m3);
-  auto SB = p.tensor("sb", {(c.N + kBlock - 1) / kBlock, kb}, f32);
+  auto B = grouped ? p.tensor("B", {c.groups, c.N, c.K}, fp8_e4m3)
+                   : p.tensor("B", {c.N, c.K}, fp8_e4m3);
+  auto SB = grouped ? p.tensor("sb", {c.groups, sb_n, kb}, f32)
+                    : p.tensor("sb", {sb_n, kb}, f32);
+  std::optional<T::Buffer> m_indices;
+  if (grouped) m_indices = p.tensor("m_indices", {c.M}, i32);
   auto D = p.tensor("D", {c.M, c.N}, bf16);
   {
     T::Kernel kernel(T::ceildiv(c.N, bn), T::ceildiv(c.M, bm),
@@ -113,12 +127,25 @@ absl::StatusOr<Program> Fp8BlockScaledGemmProgram(
     auto acc_step = T::alloc_fragment({bm, bn}, f32, "acc_step");
     auto row_scale = T::alloc_fragment({bm}, f32, "row_scale");
     if (c.panel > 0) T::use_swizzle(c.panel);
+    // Grouped: the M tile's expert, from its first row (a group's rows
+    // start on a tile; padding tiles have -1 and read zeros from B). After
+    // the allocations: on a persistent grid it is read per tile.
+    std::optional<T::Expr> g;
+    if (grouped) g = T::let((*m_indices)(by * bm), "group");
     // The tile's B scales for every K block, once per output tile.
-    T::copy(SB(bx * bn / kBlock, 0), sb_shared);
+    if (g) {
+      T::copy(SB(*g, bx * bn / kBlock, 0), sb_shared);
+    } else {
+      T::copy(SB(bx * bn / kBlock, 0), sb_shared);
+    }
     T::clear(acc);
     for (auto k : T::Pipelined(kb, {.num_stages = c.num_stages, .name = "k"})) {
       T::copy(A(by * bm, k * kBlock), A_shared);
-      T::copy(B(bx * bn, k * kBlock), B_shared);
+      if (g) {
+        T::copy(B(*g, bx * bn, k * kBlock), B_shared);
+      } else {
+        T::copy(B(bx * bn, k * kBlock), B_shared);
+      }
       T::copy(SA(k, by * bm), sa_shared);
       // This K block alone, in a fresh f32 tile...
       T::gemm(A_shared, B_shared, acc_step,
@@ -144,85 +171,6 @@ absl::StatusOr<Program> Fp8BlockScaledGemmProgram(
     T::copy(acc, D(by * bm, bx * bn));
   }
   return p.finish();
-}
-
-HostTensor ReferenceFp8BlockScaledGemm(const HostTensor& a,
-                                       const HostTensor& sa,
-                                       const HostTensor& b,
-                                       const HostTensor& sb) {
-  const int64_t M = a.shape()[0], K = a.shape()[1], N = b.shape()[0];
-  const int64_t kb = K / kBlock, sa_row = sa.shape()[1];
-  std::vector<double> av = a.to_doubles(), bv = b.to_doubles();
-  std::vector<double> sav = sa.to_doubles(), sbv = sb.to_doubles();
-  std::vector<double> d(M * N);
-  ParallelFor(M, [&](int64_t m) {
-    for (int64_t n = 0; n < N; ++n) {
-      double sum = 0;
-      for (int64_t q = 0; q < kb; ++q) {
-        double part = 0;
-        for (int64_t k = q * kBlock; k < (q + 1) * kBlock; ++k)
-          part += av[m * K + k] * bv[n * K + k];
-        sum += part * sav[q * sa_row + m] * sbv[(n / kBlock) * kb + q];
-      }
-      d[m * N + n] = sum;
-    }
-  });
-  return F64Tensor({M, N}, std::move(d));
-}
-
-absl::StatusOr<Workload> Fp8BlockScaledGemmWorkload(
-    const Fp8BlockScaledGemmConfig& c, uint64_t seed) {
-  SAMPLES_ASSIGN_OR_RETURN(Program program, Fp8BlockScaledGemmProgram(c));
-  const int64_t kb = c.K / kBlock;
-  Workload w;
-  w.kernel = "fp8_blockscaled_gemm";
-  w.shape = absl::StrCat(c.M, "x", c.N, "x", c.K, " fp8_e4m3->bf16 tile ",
-                         c.block_m, "x", c.block_n, "x", kBlock, " s",
-                         c.num_stages, " t", c.threads);
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["A"],
-                           RandomInput(fp8_e4m3, {c.M, c.K}, seed));
-  SAMPLES_ASSIGN_OR_RETURN(w.tensors["B"],
-                           RandomInput(fp8_e4m3, {c.N, c.K}, seed + 1));
-  // Scales in [0.5, 1.5): a scale dropped or taken from the wrong block
-  // moves the result by a large part of itself.
-  auto scales = [](HostTensor t) {
-    for (int64_t e = 0; e < t.num_elements(); ++e)
-      t.set_flat(e, 1.0 + 0.5 * t.get_flat(e));
-    return t;
-  };
-  SAMPLES_ASSIGN_OR_RETURN(HostTensor sa,
-                           RandomInput(f32, {kb, Fp8ScaleRows(c.M)}, seed + 2));
-  SAMPLES_ASSIGN_OR_RETURN(
-      HostTensor sb,
-      RandomInput(f32, {(c.N + kBlock - 1) / kBlock, kb}, seed + 3));
-  w.tensors["sa"] = scales(std::move(sa));
-  w.tensors["sb"] = scales(std::move(sb));
-  w.tensors["D"] = Zeros(bf16, {c.M, c.N});
-  w.steps.push_back({.program = program, .args = {"A", "sa", "B", "sb", "D"}});
-  w.outputs = {"D"};
-  w.flops = 2.0 * c.M * c.N * c.K;
-  w.bytes = double(c.M) * c.K + double(c.N) * c.K + 2.0 * c.M * c.N +
-            4.0 * (kb * Fp8ScaleRows(c.M) + kb * ((c.N + 127) / 128));
-  w.label = {.kernel = "fp8_blockscaled_gemm",
-             .variant = "NT",
-             .dtype = "fp8_e4m3",
-             .shape = {{"M", c.M}, {"N", c.N}, {"K", c.K}},
-             .size = c.M == c.N && c.N == c.K
-                         ? absl::StrCat(c.M, "^3")
-                         : absl::StrCat(c.M, "x", c.N, "x", c.K)};
-  // bf16 rounding (rtol), plus the tensor cores' fp8 accumulation within
-  // each 128-product block (about 2^-13 of a block's partial sum, summed
-  // over the blocks as a random walk). A missed promotion or scale is off
-  // by a large part of the sum (~sqrt(K) / 3).
-  const double atol = 1e-2 + 1e-3 * std::sqrt(double(kb));
-  w.reference =
-      [atol](const Workload& w) -> absl::StatusOr<std::vector<Expected>> {
-    HostTensor ref =
-        ReferenceFp8BlockScaledGemm(w.tensors.at("A"), w.tensors.at("sa"),
-                                    w.tensors.at("B"), w.tensors.at("sb"));
-    return std::vector<Expected>{{"D", std::move(ref), 1e-2, atol}};
-  };
-  return w;
 }
 
 TESSEL_REGISTER_KERNEL(fp8_blockscaled_gemm, MakeFp8BlockScaledGemm);

@@ -28,12 +28,14 @@
 // factory refuses archs other than sm_90a.
 //
 // Registered for tessel-warmup as "fp8_blockscaled_gemm" with params M, N,
-// K and optional block_m, block_n, num_stages, threads, panel.
+// K and optional groups (the grouped contiguous kernel, M the padded
+// total), block_m, block_n, num_stages, threads, panel.
 #ifndef TESSEL_SAMPLES_FP8_BLOCKSCALED_GEMM_H_
 #define TESSEL_SAMPLES_FP8_BLOCKSCALED_GEMM_H_
 
 #include <cstdint>
 #include <source_location>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "samples/workload.h"
@@ -55,6 +57,13 @@ struct Fp8BlockScaledGemmConfig {
   int num_stages = 6;
   int threads = 256;
   int panel = 8;  // T::use_swizzle; 0: plain raster order
+  // > 0: DeepGEMM's grouped contiguous layout (MoE prefill): B [groups, N,
+  // K], sb [groups, ceildiv(N, 128), K / 128], and m_indices [M] i32 (a
+  // parameter between sb and D) the group of each row of A and D. Each
+  // group's rows are contiguous and padded to a multiple of block_m (M is
+  // the padded total); a tile's group is its first row's, padding rows are
+  // -1 (their tiles read zeros for B: D rows of 0).
+  int groups = 0;
 };
 
 // sa's padded row length: M rounded up to a multiple of 4.
@@ -67,16 +76,22 @@ absl::StatusOr<Program> Fp8BlockScaledGemmProgram(
     std::source_location loc = std::source_location::current());
 
 // Random A, B (e4m3 in [-1, 1]) and scales (f32 in [0.5, 1.5)), D zeroed,
-// one step, and the float64 reference of the dequantized inputs.
+// one step, and the float64 reference of the dequantized inputs. With
+// group_rows (grouped contiguous: config.groups and M are set from it),
+// group g has group_rows[g] rows (0 allowed), each group padded with zero
+// rows of A (m_indices -1) to a multiple of block_m.
 absl::StatusOr<Workload> Fp8BlockScaledGemmWorkload(
-    const Fp8BlockScaledGemmConfig& config, uint64_t seed = 1);
+    const Fp8BlockScaledGemmConfig& config, uint64_t seed = 1,
+    const std::vector<int>& group_rows = {});
 
 // D = sum over K blocks kb of sa[kb, m] sb[n / 128, kb] A[m, kb] . B[n, kb]
-// in float64 (shapes as above).
+// in float64 (shapes as above); grouped (B [G, N, K]) with B and sb of
+// group m_indices[m], 0 for rows of group -1.
 HostTensor ReferenceFp8BlockScaledGemm(const HostTensor& a,
                                        const HostTensor& sa,
                                        const HostTensor& b,
-                                       const HostTensor& sb);
+                                       const HostTensor& sb,
+                                       const HostTensor* m_indices = nullptr);
 
 }  // namespace tessel::samples
 

@@ -3,10 +3,18 @@
 // float64 and timed.
 //
 //   fp8_blockscaled_gemm --size small --backend=cpu --check   # ragged M, N
-//   fp8_blockscaled_gemm --bench --size bench   # 4096x7168x16384, 8192^3
+//   fp8_blockscaled_gemm --bench --size bench   # + grouped 8 x 4096 rows
 //   fp8_blockscaled_gemm --check --size=1000x1500x512
+//   fp8_blockscaled_gemm --check --group-rows=100,0,300 --size=512x256
+#include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 #include "samples/fp8_blockscaled_gemm.h"
 #include "samples/sample_main.h"
@@ -16,7 +24,10 @@ namespace tessel::samples {
 namespace {
 
 constexpr char kUsage[] =
-    "  dims: MxNxK (K a multiple of 128)\n"
+    "  dims: MxNxK (K a multiple of 128); with --group-rows NxK\n"
+    "  --group-rows=R1,R2,...  the grouped contiguous kernel (MoE prefill):\n"
+    "                       group g has Rg rows (0 allowed), each group\n"
+    "                       padded to block_m rows, B [groups, N, K]\n"
     "  --block-m, --block-n, --stages, --threads, --panel  the tile\n"
     "                       (default 128x128, 6 stages, 256 threads)\n";
 
@@ -33,19 +44,52 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     c.M = m, c.N = n, c.K = k;
     return c;
   };
-  std::vector<Fp8BlockScaledGemmConfig> configs;
-  if (args.size == "small") {
+  // Each config with its group rows (empty: the dense kernel).
+  std::vector<std::pair<Fp8BlockScaledGemmConfig, std::vector<int>>> runs;
+  if (flags.Has("group-rows")) {
+    std::vector<int> rows;
+    for (absl::string_view r :
+         absl::StrSplit(flags.String("group-rows", ""), ',')) {
+      int v = 0;
+      if (!absl::SimpleAtoi(r, &v) || v < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--group-rows: \"", r, "\" is not a row count (0 or more)"));
+      }
+      rows.push_back(v);
+    }
+    std::map<std::string, int64_t> dims = {{"N", 4096}, {"K", 7168}};
+    if (args.size != "small" && args.size != "bench") {
+      SAMPLES_ASSIGN_OR_RETURN(dims, ParseDims(args.size, {"N", "K"}));
+    }
+    runs = {{with(0, dims["N"], dims["K"]), rows}};
+  } else if (args.size == "small") {
     // Ragged M and N (rows and columns past the tensor, sa's padded rows),
-    // one and several K blocks, several output tiles in both directions.
-    configs = {with(128, 128, 128), with(200, 136, 256), with(257, 300, 384),
-               with(61, 7, 128)};
+    // one and several K blocks, several output tiles in both directions;
+    // grouped with ragged and empty groups.
+    for (auto [m, n, k] : {std::tuple{128, 128, 128},
+                           {200, 136, 256},
+                           {257, 300, 384},
+                           {61, 7, 128}}) {
+      runs.push_back({with(m, n, k), {}});
+    }
+    runs.push_back({with(0, 200, 256), {100, 0, 257, 31}});
   } else if (args.size == "bench") {
-    configs = {with(4096, 7168, 16384), with(8192, 8192, 8192)};
+    // issue 46's shapes: DeepSeek-V3's 4096x7168x16384, 8192^3, and the
+    // grouped contiguous MoE prefill of 8 experts x 4096 rows.
+    runs = {{with(4096, 7168, 16384), {}},
+            {with(8192, 8192, 8192), {}},
+            {with(0, 4096, 7168), std::vector<int>(8, 4096)}};
   } else {
     SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(args.size, {"M", "N", "K"}));
-    configs = {with(dims["M"], dims["N"], dims["K"])};
+    runs = {{with(dims["M"], dims["N"], dims["K"]), {}}};
   }
-  return WorkloadsFor(configs, Fp8BlockScaledGemmWorkload, args.seed);
+  std::vector<Workload> out;
+  for (const auto& [c, rows] : runs) {
+    SAMPLES_ASSIGN_OR_RETURN(Workload w,
+                             Fp8BlockScaledGemmWorkload(c, args.seed, rows));
+    out.push_back(std::move(w));
+  }
+  return out;
 }
 
 }  // namespace

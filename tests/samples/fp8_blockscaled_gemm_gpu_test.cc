@@ -1,8 +1,12 @@
 // samples/fp8_blockscaled_gemm on the GPU against float64 (the dequantized
 // inputs) at ragged sizes: rows past M, columns past N, tiles that start
 // inside an sb row, and a long K where the promotion every 128 of K is what
-// keeps the error small. Skips, saying why, without a GPU.
+// keeps the error small; the grouped contiguous kernel with ragged and
+// empty groups. Skips, saying why, without a GPU.
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 #include "samples/execute.h"
 #include "samples/fp8_blockscaled_gemm.h"
@@ -11,14 +15,20 @@
 namespace tessel::samples {
 namespace {
 
-class Fp8BlockScaledGemmGpu
-    : public ::testing::TestWithParam<Fp8BlockScaledGemmConfig> {
+// A config and, for the grouped kernel, its groups' rows.
+struct Case {
+  Fp8BlockScaledGemmConfig config;
+  std::vector<int> group_rows;
+};
+
+class Fp8BlockScaledGemmGpu : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override { TESSEL_SKIP_WITHOUT_GPU(); }
 };
 
 TEST_P(Fp8BlockScaledGemmGpu, MatchesFloat64) {
-  absl::StatusOr<Workload> w = Fp8BlockScaledGemmWorkload(GetParam(), 7);
+  absl::StatusOr<Workload> w =
+      Fp8BlockScaledGemmWorkload(GetParam().config, 7, GetParam().group_rows);
   ASSERT_TRUE(w.ok()) << w.status();
   absl::StatusOr<RunResult> run = Execute(*w, {.backend = Backend::kGpu});
   ASSERT_TRUE(run.ok()) << run.status();
@@ -29,17 +39,22 @@ TEST_P(Fp8BlockScaledGemmGpu, MatchesFloat64) {
 
 INSTANTIATE_TEST_SUITE_P(
     Sizes, Fp8BlockScaledGemmGpu,
-    ::testing::Values(
-        Fp8BlockScaledGemmConfig{.M = 128, .N = 128, .K = 128},
-        Fp8BlockScaledGemmConfig{.M = 1000, .N = 1500, .K = 512},
-        Fp8BlockScaledGemmConfig{.M = 61, .N = 200, .K = 384},
-        Fp8BlockScaledGemmConfig{.M = 333, .N = 1000, .K = 256, .block_n = 160},
-        Fp8BlockScaledGemmConfig{.M = 257, .N = 520, .K = 8192},
-        Fp8BlockScaledGemmConfig{.M = 130, .N = 300, .K = 256, .block_n = 64}),
+    ::testing::Values(Case{{.M = 128, .N = 128, .K = 128}},
+                      Case{{.M = 1000, .N = 1500, .K = 512}},
+                      Case{{.M = 61, .N = 200, .K = 384}},
+                      Case{{.M = 333, .N = 1000, .K = 256, .block_n = 160}},
+                      Case{{.M = 257, .N = 520, .K = 8192}},
+                      Case{{.M = 130, .N = 300, .K = 256, .block_n = 64}},
+                      Case{{.N = 300, .K = 512}, {100, 0, 257, 31}},
+                      Case{{.N = 4096, .K = 1024}, {1, 700, 0, 129, 2000}}),
     [](const auto& info) {
-      const Fp8BlockScaledGemmConfig& c = info.param;
-      return "M" + std::to_string(c.M) + "_N" + std::to_string(c.N) + "_K" +
-             std::to_string(c.K) + "_bn" + std::to_string(c.block_n);
+      const Fp8BlockScaledGemmConfig& c = info.param.config;
+      std::string name = "M" + std::to_string(c.M) + "_N" +
+                         std::to_string(c.N) + "_K" + std::to_string(c.K) +
+                         "_bn" + std::to_string(c.block_n);
+      if (!info.param.group_rows.empty())
+        name += "_groups" + std::to_string(info.param.group_rows.size());
+      return name;
     });
 
 }  // namespace

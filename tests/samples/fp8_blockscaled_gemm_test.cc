@@ -138,5 +138,40 @@ TEST(Fp8BlockScaledGemm, Sm90aTilesOfOtherWidthsStaySpecialized) {
   }
 }
 
+TEST(Fp8BlockScaledGemm, GroupedMatchesFloat64WithRaggedAndEmptyGroups) {
+  // Groups of 100, 0, 257 and 31 rows (padded to 128 each: 640 rows, the
+  // padding rows' m_indices -1), ragged N; 64-row tiles too.
+  for (int block_m : {128, 64}) {
+    absl::StatusOr<Workload> w = Fp8BlockScaledGemmWorkload(
+        {.N = 200, .K = 256, .block_m = block_m}, 5, {100, 0, 257, 31});
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->kernel, "fp8_blockscaled_gemm_grouped");
+    CheckResult check = RunOnCpu(*w);
+    EXPECT_TRUE(check.ok) << w->shape << "\n" << check.report;
+  }
+  EXPECT_THAT(
+      Fp8BlockScaledGemmProgram({.M = 300, .N = 128, .K = 128, .groups = 2})
+          .status()
+          .message(),
+      HasSubstr("grouped rows come in whole tiles of block_m=128"));
+}
+
+TEST(Fp8BlockScaledGemm, Sm90aGroupedStaysPersistentAndSpecialized) {
+  // The tile's group is a T::let of m_indices after the allocations: the
+  // consumers read it per tile, the producer's B box origin reads its
+  // value; B's box is one group's [128, 128] of the [G, N, K] tensor.
+  absl::StatusOr<Program> p = Fp8BlockScaledGemmProgram(
+      {.M = 8 * 4096, .N = 4096, .K = 7168, .groups = 8});
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k = compile(*p, {.target = Target::sm90a()});
+  ASSERT_TRUE(k.ok()) << k.status();
+  const std::string s = absl::StrJoin(k->schedule(), "\n");
+  EXPECT_THAT(s, HasSubstr("warp-specialized: 128 TMA producer threads, 256 "
+                           "consumer threads"));
+  EXPECT_THAT(s, HasSubstr("B_tma box [1, 128, 128] swizzle 128"));
+  EXPECT_THAT(s, HasSubstr("persistent grid"));
+  EXPECT_THAT(s, Not(HasSubstr("FMA")));
+}
+
 }  // namespace
 }  // namespace tessel::samples

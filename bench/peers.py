@@ -46,6 +46,10 @@
 - fp8 block-scaled GEMM ("fp8_blockscaled", --blockscaled-shapes M,N,K):
   torch._scaled_mm with 1x128 / 128x128 block scales and with row-wise
   scales, bf16 output, the peers of `samples/fp8_blockscaled_gemm`.
+- grouped fp8 GEMM ("fp8_grouped", --grouped-shapes G,M,N,K): one
+  torch._scaled_mm per group with block scales, and torch._scaled_grouped_mm
+  with row-wise scales over offsets: the peers of the sample's grouped
+  contiguous record.
 - MoE grouped GEMM ("grouped_gemm", --grouped-shapes G,mean,N with K = N):
   one torch.matmul per group and torch._grouped_mm, ragged sizes drawn as
   samples/grouped_gemm draws them (bench/grouped_gemm_peer.py).
@@ -89,7 +93,7 @@ def parse_args():
     p.add_argument("--only",
                    default="sdpa,sdpa_varlen,fla,torch_ref,norms,fp8_gemm",
                    help="comma list of: sdpa, sdpa_varlen, fla, torch_ref, "
-                   "norms, fp8_gemm, decode, fp8_blockscaled, w4a16, "
+                   "norms, fp8_gemm, decode, fp8_blockscaled, fp8_grouped, w4a16, "
                    "grouped_gemm")
     p.add_argument("--row-shapes", default="4096,8192;16384,4096;8192,1024",
                    help="M,N;... for the row kernels (norms)")
@@ -127,6 +131,9 @@ def parse_args():
                    default="4096,7168,16384;8192,8192,8192",
                    help="M,N,K;... for the fp8 block-scaled GEMM "
                    "(fp8_blockscaled)")
+    p.add_argument("--grouped-shapes", default="8,4096,4096,7168",
+                   help="G,M,N,K;... for the grouped fp8 GEMM (fp8_grouped): "
+                   "G groups of M rows")
     p.add_argument("--grouped-shapes",
                    default="8,2048,4096;8,128,4096;64,1024,2048;64,128,2048",
                    help="G,mean_rows,N;... (K = N) for grouped_gemm")
@@ -190,6 +197,14 @@ def parse_gemms(text):
     for item in text.split(";"):
         m, n, k = (int(x) for x in item.split(","))
         shapes.append({"M": m, "N": n, "K": k})
+    return shapes
+
+
+def parse_grouped(text):
+    shapes = []
+    for item in text.split(";"):
+        g, m, n, k = (int(x) for x in item.split(","))
+        shapes.append({"G": g, "M": m, "N": n, "K": k})
     return shapes
 
 
@@ -703,6 +718,66 @@ def bench_w4a16(torch, timer, shapes, log):
     return out
 
 
+def bench_fp8_grouped(torch, timer, shapes, log):
+    """The grouped contiguous fp8 GEMM (MoE prefill): G groups of M rows, each
+    D_g = (A_g sa_g)(B_g sb_g)^T, bf16 out; the peers of
+    `samples/fp8_blockscaled_gemm --bench --size bench`'s grouped record
+    (kernel fp8_blockscaled_gemm_grouped, variant contiguous).
+
+    torch has no block-scaled grouped GEMM: one torch._scaled_mm per group
+    with block scales ("torch_scaled_mm_blockwise_per_group"), and
+    torch._scaled_grouped_mm with row-wise scales, one call over offsets
+    ("torch_scaled_grouped_mm_rowwise", less scale work). A torch without a
+    form records its error.
+    """
+    out = []
+    for shape in shapes:
+        g, m, n, k = shape["G"], shape["M"], shape["N"], shape["K"]
+        flops = 2.0 * g * m * n * k
+        bytes_ = 1.0 * g * (m * k + n * k) + 2.0 * g * m * n
+        size = "G{} M{} N{} K{}".format(g, g * m, n, k)
+        label = {"M": g * m, "N": n, "K": k, "G": g}
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        a = (torch.rand(g * m, k, device="cuda", generator=gen) * 2 - 1).to(
+            torch.float8_e4m3fn)
+        b = (torch.rand(g, n, k, device="cuda", generator=gen) * 2 - 1).to(
+            torch.float8_e4m3fn)
+
+        def scales(*shape):
+            return torch.rand(*shape, device="cuda", generator=gen) + 0.5
+        sa_block = scales(k // 128, g * m).t()  # [G M, K/128] outer-major
+        sb_block = scales(g, -(-n // 128), k // 128)
+        sa_row, sb_row = scales(g * m), scales(g, n)
+        offs = torch.arange(1, g + 1, device="cuda", dtype=torch.int32) * m
+
+        def per_group():
+            return [torch._scaled_mm(a[i * m:(i + 1) * m], b[i].t(),
+                                     scale_a=sa_block[i * m:(i + 1) * m],
+                                     scale_b=sb_block[i].t(),
+                                     out_dtype=torch.bfloat16)
+                    for i in range(g)]
+
+        def grouped():
+            return torch._scaled_grouped_mm(a, b.transpose(-2, -1), sa_row,
+                                            sb_row, offs=offs,
+                                            out_dtype=torch.bfloat16)
+        for impl, fn in (("torch_scaled_mm_blockwise_per_group", per_group),
+                         ("torch_scaled_grouped_mm_rowwise", grouped)):
+            args = ("fp8_blockscaled_gemm_grouped", impl, "fwd", "contiguous",
+                    label, flops, bytes_)
+            try:
+                fn()
+                r = record(*args, timer(fn), dtype="fp8_e4m3")
+            except Exception as exc:  # this torch lacks the form
+                r = error_record(*args, exc, dtype="fp8_e4m3")
+            r["size"] = size
+            log(r)
+            out.append(r)
+        del a, b, sa_block, sb_block, sa_row, sb_row
+        torch.cuda.empty_cache()
+    return out
+
+
 def bench_norms(torch, timer, shapes, compile_norms, timings, log):
     """Row kernels in f16, as tessel's samples: bytes = inputs + outputs."""
     import torch.nn.functional as F
@@ -935,6 +1010,9 @@ def main():
     if "fp8_blockscaled" in which:
         sections.append(("fp8_blockscaled", lambda: bench_fp8_blockscaled(
             torch, timer, parse_gemms(args.blockscaled_shapes), log)))
+    if "fp8_grouped" in which:
+        sections.append(("fp8_grouped", lambda: bench_fp8_grouped(
+            torch, timer, parse_grouped(args.grouped_shapes), log)))
     if "fp8_gemm" in which:
         sections.append(("fp8_gemm", lambda: bench_fp8_gemm(
             torch, timer, parse_gemms(args.gemm_shapes), log)))

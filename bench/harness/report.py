@@ -10,6 +10,9 @@ GOALS = {
     ("decode_attention", "torch_sdpa_per_seq"): 1.0,
     ("fp8_blockscaled_gemm", "torch_scaled_mm_blockwise"): 1.0,  # issue 46
     ("fp8_blockscaled_gemm", "torch_scaled_mm_rowwise"): 1.0,
+    ("fp8_blockscaled_gemm_grouped", "torch_scaled_mm_blockwise_per_group"):
+        1.0,
+    ("fp8_blockscaled_gemm_grouped", "torch_scaled_grouped_mm_rowwise"): 1.0,
     ("w4a16_gemm", "torch_f16_matmul"): 1.0,  # issue 46, at M = 256
     # issue 46: the sum of cuBLAS calls per group; 1.5x where the groups
     # are small (<= 256 rows: launches and small-M tiles dominate there).

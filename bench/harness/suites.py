@@ -142,8 +142,10 @@ def _decode():
 def _fp8():
     # issue 46: the GPU test against float64 at ragged sizes, then fp8 e4m3
     # with DeepGEMM's 1x128 / 128x128 scales at
-    # 4096x7168x16384 and 8192^3, torch._scaled_mm (block-wise and row-wise
-    # scales) in the same run, and the sample's memcheck at its small sizes
+    # 4096x7168x16384 and 8192^3 and grouped contiguous (8 x 4096 rows, N
+    # 4096, K 7168), torch._scaled_mm (block-wise and row-wise scales; per
+    # group, and _scaled_grouped_mm) in the same run, and the sample's
+    # memcheck at its small sizes
     # (see _sanitizers for the warm run).
     return [
         Step("fp8_blockscaled_gemm_gpu_test", "gtest",
@@ -151,8 +153,9 @@ def _fp8():
              timeout=240),
         _sample_bench("tessel_fp8_blockscaled_gemm", "fp8_blockscaled_gemm",
                       ["--size", "bench"], ["--size=4096x7168x16384"]),
-        _peers("peers_fp8_blockscaled", "fp8_blockscaled",
-               ["--blockscaled-shapes", "4096,7168,16384"], timeout=200),
+        _peers("peers_fp8_blockscaled", "fp8_blockscaled,fp8_grouped",
+               ["--blockscaled-shapes", "4096,7168,16384"],
+               quick_only="fp8_blockscaled", timeout=300),
         # Warm first: compute-sanitizer over cold compiles crashed (above).
         Step("warm_fp8_blockscaled_gemm", "warm",
              ["{build}/samples/fp8_blockscaled_gemm", "--check",

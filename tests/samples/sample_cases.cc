@@ -9,6 +9,7 @@
 #include "samples/flash_attention_bwd.h"
 #include "samples/flash_attention_varlen.h"
 #include "samples/gemm.h"
+#include "samples/grouped_gemm.h"
 #include "samples/layernorm.h"
 #include "samples/linear_attention.h"
 #include "samples/mla_decode.h"
@@ -138,6 +139,27 @@ std::vector<SampleCase> SmallCases() {
   splitk("f16", {.M = 128, .N = 96, .K = 256, .split_k = 4});
   splitk("bf16_ragged",
          {.M = 70, .N = 50, .K = 300, .split_k = 3, .in_dtype = bf16});
+  // Groups of 0 rows (first, last, in a row), 1 row, a tile, a tile and 1,
+  // rows of no group after them; the sm_90a tile (TMA producer, wgmma) in 2
+  // stages, which sm_80 holds too, and the sm_80 tile; rows of 200 bytes
+  // (K = 100) and C / B rows of 600 bytes (N = 300) that the TMA cannot take.
+  GemmTile hopper = GroupedGemmTile(90);
+  hopper.num_stages = 2;
+  auto grouped = [&](std::string name, GroupedGemmConfig c,
+                     std::vector<int> rows, int pad) {
+    cases.push_back({"grouped_gemm_" + name, [c, rows, pad] {
+                       return GroupedGemmWorkload(c, rows, 14, pad);
+                     }});
+  };
+  grouped("f16_ragged", {.N = 96, .K = 80, .tile = hopper},
+          {0, 1, 130, 0, 0, 128, 129, 5, 0}, 3);
+  grouped(
+      "bf16_kn_ragged",
+      {.N = 300, .K = 72, .in_dtype = bf16, .b_k_major = false, .tile = hopper},
+      {64, 0, 257, 1}, 0);
+  grouped("f16_sm80_tile_k100",
+          {.N = 136, .K = 100, .tile = GroupedGemmTile(80)}, {200, 0, 1, 77},
+          0);
   auto la = [&](std::string name, LinearAttentionConfig c) {
     cases.push_back({"linear_attention_fwd_" + name, [c] {
                        return LinearAttentionForwardWorkload(c, false, 13);

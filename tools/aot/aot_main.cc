@@ -206,13 +206,6 @@ int Run(const Flags& flags) {
     }
     manifest->kernels = std::move(kept);
   }
-  absl::StatusOr<ManifestPrograms> programs =
-      BuildManifestPrograms(*manifest, KernelRegistry::Global(), flags.archs);
-  if (!programs.ok()) {
-    std::fprintf(stderr, "tessel-aot: %s: %s\n", flags.manifest.c_str(),
-                 std::string(programs.status().message()).c_str());
-    return 2;
-  }
   const std::vector<std::string> functions = FunctionNames(manifest->kernels);
   std::vector<AotKernel> kernels;
   bool failed = false;
@@ -220,13 +213,25 @@ int Run(const Flags& flags) {
     const ManifestEntry& e = manifest->kernels[i];
     AotKernel k{.function = functions[i], .description = e.Describe()};
     for (const std::string& arch : flags.archs) {  // the --arch order
-      auto it = (*programs)[i].find(arch);
-      if (it == (*programs)[i].end()) continue;
+      if (!e.archs.empty() &&
+          std::find(e.archs.begin(), e.archs.end(), arch) == e.archs.end()) {
+        continue;
+      }
+      // Built per arch, as the warmup builds it (the factory sizes tiles).
+      absl::StatusOr<Program> program =
+          KernelRegistry::Global().Build(e.name, e.params, Target::cuda(arch));
+      if (!program.ok()) {
+        std::fprintf(stderr, "tessel-aot: %s: %s (%s) for %s: %s\n",
+                     flags.manifest.c_str(), e.Path().c_str(), e.name.c_str(),
+                     arch.c_str(),
+                     std::string(program.status().message()).c_str());
+        return 2;
+      }
       absl::StatusOr<runtime::AotKernelPlan> plan =
-          runtime::PlanAot(it->second, {.target = Target::cuda(arch),
-                                        .pass_config = e.pass_config,
-                                        .fast_math = e.fast_math,
-                                        .lineinfo = e.lineinfo});
+          runtime::PlanAot(*program, {.target = Target::cuda(arch),
+                                      .pass_config = e.pass_config,
+                                      .fast_math = e.fast_math,
+                                      .lineinfo = e.lineinfo});
       if (!plan.ok()) {
         std::fprintf(stderr, "tessel-aot: %s %s for %s: %s\n", e.Path().c_str(),
                      e.Describe().c_str(), arch.c_str(),

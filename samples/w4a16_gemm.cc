@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +37,8 @@ absl::Status CheckConfig(const W4A16Config& c, const W4A16Tile& t) {
   }
   return absl::OkStatus();
 }
+
+bool ScalesAfterGemm(const W4A16Tile& t) { return t.block_m <= 64; }
 
 // f16 of the 4-bit value `u` (an i32 in [0, 15]) minus 8, exactly: the
 // bits 0x6400 | u are the f16 1024 + u.
@@ -109,6 +112,15 @@ absl::StatusOr<Program> W4A16GemmProgram(const W4A16Config& c) {
     auto S_shared = T::alloc_shared({bn}, f16, "S_shared");
     auto W_shared = T::alloc_shared({bn, kBlockK}, f16, "W_shared");
     auto acc = T::alloc_fragment({bm, bn}, f32, "acc");
+    // Tiles of up to 64 rows scale after the gemm: each k step (one
+    // group) into a fresh f32 tile of the integers u - 8, added into acc
+    // at its column's scale; the dequant loop then loads one word and
+    // stores one f16 an element, no scale, no f16 multiply. A 128-row tile
+    // would hold twice 128 accumulators a thread, so it scales in the
+    // dequant loop instead.
+    const bool scale_after = ScalesAfterGemm(t);
+    std::optional<T::Buffer> acc_step;
+    if (scale_after) acc_step = T::alloc_fragment({bm, bn}, f32, "acc_step");
     T::clear(acc);
     for (auto k : T::Pipelined(T::ceildiv(c.K, kBlockK),
                                {.num_stages = t.num_stages, .name = "k"})) {
@@ -118,10 +130,17 @@ absl::StatusOr<Program> W4A16GemmProgram(const W4A16Config& c) {
       // Column j of row i is nibble j % 8 of word j / 8.
       for (auto [i, j] : T::Parallel(bn, kBlockK)) {
         T::Expr word = Wq_shared(i, j / kPerWord);
-        T::Expr u = (word >> ((j % kPerWord) * 4)) & 0xF;
-        W_shared(i, j) = Int4ToF16(u) * S_shared(i);
+        T::Expr q = Int4ToF16((word >> ((j % kPerWord) * 4)) & 0xF);
+        W_shared(i, j) = scale_after ? q : q * S_shared(i);
       }
-      T::gemm(A_shared, W_shared, acc, {.transpose_B = true});
+      if (scale_after) {
+        T::gemm(A_shared, W_shared, *acc_step,
+                {.transpose_B = true, .clear_accum = true});
+        for (auto [i, j] : T::Parallel(bm, bn))
+          acc(i, j) += (*acc_step)(i, j) * S_shared(j);
+      } else {
+        T::gemm(A_shared, W_shared, acc, {.transpose_B = true});
+      }
     }
     T::copy(acc, C(by * bm, bx * bn));
   }

@@ -13,10 +13,13 @@
 // The kernel copies the packed tile and A's tile asynchronously (cp.async;
 // the TMA on sm_90a), turns the words into f16 in registers with the
 // exponent trick: (u | 0x6400) read as f16 (T::bitcast) is 1024 + u, minus
-// 1032 is u - 8, exactly; times the scale, into a shared f16 tile that is
-// the B operand of T::gemm (wgmma on sm_90a, mma.sync on sm_80; M below 64
-// takes the small-M padding). The dequant loop reads the staged weight
-// tile, so the scheduler does not warp-specialize it (schedule() says so).
+// 1032 is u - 8, exactly; into a shared f16 tile that is the B operand of
+// T::gemm (wgmma on sm_90a, mma.sync on sm_80; M below 64 takes the small-M
+// padding). Tiles of up to 64 rows apply the scales to each group's f32
+// product (clear_accum, then acc += step * scale[j]); 128-row tiles
+// multiply the dequantized values by them. The dequant loop reads the staged
+// weight tile, so the scheduler does not warp-specialize it (schedule() says
+// so).
 //
 //   tessel::samples::W4A16Config c{.M = 16, .N = 8192, .K = 8192};
 //   absl::StatusOr<tessel::Program> p = tessel::samples::W4A16GemmProgram(c);

@@ -98,14 +98,16 @@ TEST(W4A16Gemm, TensorCoresAndAWarpSpecializedProducerOnSm90a) {
   for (int M : {1, 16}) {
     const std::string s90 =
         Schedule({.M = M, .N = 8192, .K = 8192}, Target::sm90a());
-    EXPECT_THAT(s90, HasSubstr("gemm acc += A_shared * W_shared: wgmma (M = "
-                               "16 padded to 64 rows), warps 4x1"));
+    EXPECT_THAT(s90,
+                HasSubstr("gemm acc_step += A_shared * W_shared: wgmma (M = "
+                          "16 padded to 64 rows), warps 4x1"));
     EXPECT_THAT(s90, HasSubstr("warp-specialized: 128 TMA producer threads, "
                                "128 consumer threads; tensor maps A_tma box "
                                "[16, 64] swizzle 128, Wq_tma box [64, 16]"));
-    EXPECT_THAT(Schedule({.M = M, .N = 8192, .K = 8192}, Target::sm80()),
-                HasSubstr("gemm acc += A_shared * W_shared: mma.sync (M = 16 "
-                          "padded to 64 rows), warps 4x1"));
+    EXPECT_THAT(
+        Schedule({.M = M, .N = 8192, .K = 8192}, Target::sm80()),
+        HasSubstr("gemm acc_step += A_shared * W_shared: mma.sync (M = 16 "
+                  "padded to 64 rows), warps 4x1"));
   }
   const std::string s90 =
       Schedule({.M = 256, .N = 8192, .K = 8192}, Target::sm90a());

@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "samples/decode_attention.h"
 #include "samples/decode_attention_workload.h"
 #include "samples/sample_main.h"
@@ -26,6 +28,8 @@ constexpr char kUsage[] =
     "  --lens=L1,L2,...     sequence lengths (0 allowed); dims are then\n"
     "                       HxD or H=..,D=..\n"
     "  dims: BxLxHxD or B=..,L=..,H=..,D=.. (B sequences of L keys)\n"
+    "  --shapes=B:L:Hkv,... H32 D128 workloads, B sequences of L keys over\n"
+    "                       Hkv heads each (a sweep in one process)\n"
     "  --heads-kv=N         key / value heads (N divides H; default H / 4\n"
     "                       at --size bench's GQA rows, else H)\n"
     "  --q-len=N            query tokens per sequence (default 1)\n"
@@ -159,6 +163,25 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
       c.H = static_cast<int>(dims["H"]), c.D = static_cast<int>(dims["D"]);
     }
     SAMPLES_RETURN_IF_ERROR(add(c, lens, 0));
+  } else if (flags.Has("shapes")) {
+    // --shapes=B:L:Hkv,... at H32 D128, one workload each (a sweep in one
+    // process).
+    for (absl::string_view item :
+         absl::StrSplit(flags.String("shapes", ""), ',')) {
+      std::vector<std::string> parts = absl::StrSplit(item, ':');
+      int b = 0, l = 0, hkv = 0;
+      if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &b) ||
+          !absl::SimpleAtoi(parts[1], &l) ||
+          !absl::SimpleAtoi(parts[2], &hkv) || b <= 0 || l < 0 || hkv <= 0 ||
+          32 % hkv != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--shapes=", flags.String("shapes", ""), ": expected B:L:Hkv,... ",
+            "(Hkv dividing H=32), as 64:4096:8,64:4096:32"));
+      }
+      DecodeAttentionConfig c = base;
+      c.H = 32, c.D = 128, c.heads_kv = hkv;
+      SAMPLES_RETURN_IF_ERROR(add(c, std::vector<int>(b, l), 0));
+    }
   } else if (args.size == "small") {
     // Every page size, split count, head grouping and dtype at the ragged
     // lengths, small enough for the interpreter.

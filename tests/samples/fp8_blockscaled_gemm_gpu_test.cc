@@ -5,6 +5,7 @@
 // empty groups. Skips, saying why, without a GPU.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct Case {
   Fp8BlockScaledGemmConfig config;
   std::vector<int> group_rows;
 };
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.config.M << "x" << c.config.N << "x" << c.config.K << " block_n "
+      << c.config.block_n << " groups " << c.group_rows.size();
+}
 
 class Fp8BlockScaledGemmGpu : public ::testing::TestWithParam<Case> {
  protected:

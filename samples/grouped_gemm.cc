@@ -88,7 +88,7 @@ absl::StatusOr<Program> MakeGroupedGemm(const nlohmann::json& json,
 }  // namespace
 
 GemmTile GroupedGemmTile(int sm) {
-  if (sm >= 90) {
+  if (HopperSharedMemory(sm)) {  // 192 KB: sm_90, sm_100
     return {.block_m = 128,
             .block_n = 256,
             .block_k = 64,

@@ -52,10 +52,11 @@ struct GroupedGemmConfig {
                    .threads = 256};
 };
 
-// The default tile of sm_<sm>: on sm_90 and later 128x256x64 in 4 stages
-// (two consumer warpgroups of m64n256 wgmma, a TMA producer); elsewhere
-// 128x128x32 in 4 stages (64 KB). 128 rows: a group's ragged last tile
-// wastes at most 127.
+// The default tile of sm_<sm>: where Hopper's shared memory is (sm_90,
+// sm_100) 128x256x64 in 4 stages (192 KB; on sm_90a two consumer
+// warpgroups of m64n256 wgmma and a TMA producer); elsewhere 128x128x32 in
+// 4 stages (64 KB, which sm_86 / sm_89 / sm_120 hold too). 128 rows: a group's
+// ragged last tile wastes at most 127.
 GemmTile GroupedGemmTile(int sm);
 
 // The grid's m-slots: M / block_m + G (each group takes ceildiv(rows,

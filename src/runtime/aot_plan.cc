@@ -13,9 +13,9 @@
 namespace tessel::runtime {
 namespace {
 
-// `e` as C++ over d0, d1, ... (the indices of `dims`), with the runtime's
-// floor-division helpers (tessel/aot_runtime.h), as check_tensors.cc's
-// EvalInt evaluates it.
+// `e` as C++ over tessel_d0, tessel_d1, ... (the indices of `dims`), with the
+// runtime's floor-division helpers (tessel/aot_runtime.h), as
+// check_tensors.cc's EvalInt evaluates it.
 absl::StatusOr<std::string> Cpp(const ir::Expr& e,
                                 const std::vector<ir::Var>& dims) {
   if (std::optional<int64_t> c = ir::AsConstInt(e)) {
@@ -23,7 +23,7 @@ absl::StatusOr<std::string> Cpp(const ir::Expr& e,
   }
   if (const auto* v = e.As<ir::VarNode>()) {
     for (size_t i = 0; i < dims.size(); ++i) {
-      if (dims[i].get() == v) return absl::StrCat("d", i);
+      if (dims[i].get() == v) return absl::StrCat("tessel_d", i);
     }
     return absl::InvalidArgumentError(
         absl::StrCat("size ", v->name, " is not one of the program's sizes"));
@@ -94,10 +94,14 @@ absl::StatusOr<AotKernelPlan> PlanAot(const Program& program,
       if (std::optional<int64_t> c = ir::AsConstInt(want)) {
         dim.value = *c;
       } else if (const auto* v = want.As<ir::VarNode>()) {
-        absl::StatusOr<std::string> ref = Cpp(want, dims);
-        if (!ref.ok()) return ref.status();
         dim.kind = AotDim::Kind::kSize;
-        dim.size = std::stoi(ref->substr(1));
+        dim.size = -1;
+        for (size_t i = 0; i < dims.size(); ++i)
+          if (dims[i].get() == v) dim.size = static_cast<int>(i);
+        if (dim.size < 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "size ", v->name, " is not one of the program's sizes"));
+        }
       } else {
         absl::StatusOr<std::string> cpp = Cpp(want, dims);
         if (!cpp.ok()) return cpp.status();

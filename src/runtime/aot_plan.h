@@ -3,12 +3,12 @@
 // makes it, and the launch compile()'s launcher computes (parameters and
 // their shapes, grid, threads, shared memory, TMA descriptors, alignment
 // needs, a persistent grid, clusters), with the size expressions spelled as
-// C++ over the program's sizes (`d0`, `d1`, ... for program.dims).
+// C++ over the program's sizes (`tessel_d0`, ... for program.dims).
 //
 //   ASSIGN_OR_RETURN(runtime::AotKernelPlan plan,
 //                    runtime::PlanAot(program, {.target = Target::sm90a()}));
 //   plan.cubin;    // the bytes the JIT loads for this program and arch
-//   plan.grid[0];  // "tessel::aot::CeilDiv(d1, 128LL)"
+//   plan.grid[0];  // "tessel::aot::CeilDiv(tessel_d1, int64_t{128})"
 #ifndef TESSEL_SRC_RUNTIME_AOT_PLAN_H_
 #define TESSEL_SRC_RUNTIME_AOT_PLAN_H_
 
@@ -28,7 +28,7 @@ struct AotDim {
   Kind kind = Kind::kConstant;
   int64_t value = 0;  // kConstant
   int size = 0;       // kSize: the index into AotKernelPlan::sizes
-  std::string cpp;    // kExpression: C++ over d0, d1, ...
+  std::string cpp;    // kExpression: C++ over tessel_d0, ...
   std::string text;   // kExpression: as the user wrote it ("K / 2")
 };
 
@@ -58,8 +58,8 @@ struct AotKernelPlan {
   std::string cubin;  // the image
   std::string entry;  // its kernel's name in the image
   std::vector<AotParam> params;
-  std::vector<std::string> sizes;  // program.dims' names, as d0, d1, ...
-  std::vector<std::string> grid;   // three C++ extents over d0, d1, ...
+  std::vector<std::string> sizes;  // program.dims' names (tessel_d0, ...)
+  std::vector<std::string> grid;   // three C++ extents over tessel_d0, ...
   int threads = 0;
   int64_t dynamic_smem_bytes = 0;
   bool persistent = false;

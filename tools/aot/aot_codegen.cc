@@ -106,7 +106,7 @@ std::string ShapeChecks(const AotKernelPlan& plan,
                         const std::vector<std::string>& names) {
   std::string out;
   for (size_t i = 0; i < plan.sizes.size(); ++i) {
-    absl::StrAppend(&out, "  int64_t d", i, " = 0;  // ",
+    absl::StrAppend(&out, "  int64_t tessel_d", i, " = 0;  // ",
                     CommentText(plan.sizes[i]), "\n");
   }
   auto check = [&](const std::string& call) {
@@ -115,7 +115,7 @@ std::string ShapeChecks(const AotKernelPlan& plan,
   };
   for (size_t i = 0; i < plan.params.size(); ++i) {
     const AotParam& p = plan.params[i];
-    const std::string head = absl::StrCat("kName, ", Quote(p.name), ", ",
+    const std::string head = absl::StrCat("tessel_name, ", Quote(p.name), ", ",
                                           Quote(p.expected), ", ", names[i]);
     check(absl::StrCat("CheckRank(", head, ", ", p.shape.size(), ")"));
     for (size_t d = 0; d < p.shape.size(); ++d) {
@@ -124,7 +124,8 @@ std::string ShapeChecks(const AotKernelPlan& plan,
         check(absl::StrCat("CheckDim(", head, ", ", d, ", ", dim.value, ")"));
       } else if (dim.kind == AotDim::Kind::kSize) {
         check(absl::StrCat("BindDim(", head, ", ", d, ", ",
-                           Quote(plan.sizes[dim.size]), ", &d", dim.size, ")"));
+                           Quote(plan.sizes[dim.size]), ", &tessel_d", dim.size,
+                           ")"));
       }
     }
   }
@@ -133,14 +134,15 @@ std::string ShapeChecks(const AotKernelPlan& plan,
     for (size_t d = 0; d < p.shape.size(); ++d) {
       const AotDim& dim = p.shape[d];
       if (dim.kind != AotDim::Kind::kExpression) continue;
-      check(absl::StrCat("CheckDimExpr(kName, ", Quote(p.name), ", ",
+      check(absl::StrCat("CheckDimExpr(tessel_name, ", Quote(p.name), ", ",
                          Quote(p.expected), ", ", names[i], ", ", d, ", ",
                          dim.cpp, ", ", Quote(dim.text), ")"));
     }
   }
   for (size_t i = 0; i < plan.params.size(); ++i) {
-    check(absl::StrCat("CheckPointer(kName, ", Quote(plan.params[i].name), ", ",
-                       names[i], ", ", dtype_bytes(plan.params[i].dtype), ")"));
+    check(absl::StrCat("CheckPointer(tessel_name, ", Quote(plan.params[i].name),
+                       ", ", names[i], ", ", dtype_bytes(plan.params[i].dtype),
+                       ")"));
   }
   return out;
 }
@@ -161,44 +163,48 @@ std::string VariantLaunch(const AotKernel& k, size_t v,
       continue;
     }
     check(absl::StrCat(
-        "CheckAlignment(kName, ", Quote(plan.params[a.param].name), ", ",
+        "CheckAlignment(tessel_name, ", Quote(plan.params[a.param].name), ", ",
         names[a.param], ", ", a.multiple, ", ",
         dtype_bytes(plan.params[a.param].dtype), ", ", Quote(a.reason), ")"));
   }
   absl::StrAppend(&out,
-                  "      uint32_t grid[3] = {1, 1, 1};\n"
-                  "      bool empty = false;\n");
+                  "      uint32_t tessel_grid[3] = {1, 1, 1};\n"
+                  "      bool tessel_empty = false;\n");
   for (size_t d = 0; d < 3; ++d) {
-    check(absl::StrCat("CheckGrid(kName, ", d, ", ", plan.grid[d], ", &grid[",
-                       d, "], &empty)"));
+    check(absl::StrCat("CheckGrid(tessel_name, ", d, ", ", plan.grid[d],
+                       ", &tessel_grid[", d, "], &tessel_empty)"));
   }
-  absl::StrAppend(&out,
-                  "      if (empty) return tessel::aot::Status();  // nothing "
-                  "to do\n");
+  absl::StrAppend(
+      &out,
+      "      if (tessel_empty) return tessel::aot::Status();  // nothing "
+      "to do\n");
   std::vector<std::string> args;
   for (size_t i = 0; i < plan.params.size(); ++i) {
-    absl::StrAppend(&out, "      uint64_t p", i, " = ", names[i], ".data;\n");
-    args.push_back(absl::StrCat("&p", i));
+    absl::StrAppend(&out, "      uint64_t tessel_p", i, " = ", names[i],
+                    ".data;\n");
+    args.push_back(absl::StrCat("&tessel_p", i));
   }
   for (size_t i = 0; i < plan.sizes.size(); ++i) {
-    absl::StrAppend(&out, "      int32_t s", i, " = static_cast<int32_t>(d", i,
-                    ");\n");
-    args.push_back(absl::StrCat("&s", i));
+    absl::StrAppend(&out, "      int32_t tessel_s", i,
+                    " = static_cast<int32_t>(tessel_d", i, ");\n");
+    args.push_back(absl::StrCat("&tessel_s", i));
   }
   for (size_t m = 0; m < plan.tensor_maps.size(); ++m) {
     const runtime::AotTensorMap& map = plan.tensor_maps[m];
-    absl::StrAppend(&out, "      static constexpr int64_t kBox", m, "[] = {",
-                    absl::StrJoin(map.box, ", "), "};\n");
-    absl::StrAppend(&out, "      tessel::aot::TensorMap map", m, ";\n");
+    absl::StrAppend(&out, "      static constexpr int64_t tessel_box", m,
+                    "[] = {", absl::StrJoin(map.box, ", "), "};\n");
+    absl::StrAppend(&out, "      tessel::aot::TensorMap tessel_map", m, ";\n");
     check(absl::StrCat(
-        "EncodeTensorMap(kName, ", Quote(plan.params[map.param].name), ", ",
-        names[map.param], ", ", dtype_bytes(plan.params[map.param].dtype), ", ",
-        map.data_type, ", kBox", m, ", ", map.swizzle_bytes, ", &map", m, ")"));
-    args.push_back(absl::StrCat("&map", m));
+        "EncodeTensorMap(tessel_name, ", Quote(plan.params[map.param].name),
+        ", ", names[map.param], ", ", dtype_bytes(plan.params[map.param].dtype),
+        ", ", map.data_type, ", tessel_box", m, ", ", map.swizzle_bytes,
+        ", &tessel_map", m, ")"));
+    args.push_back(absl::StrCat("&tessel_map", m));
   }
-  absl::StrAppend(&out, "      void* args[] = {", absl::StrJoin(args, ", "),
-                  "};\n", "      return kKernel_", k.function,
-                  ".Launch(site, grid, args, ", args.size(), ");\n", "    }\n");
+  absl::StrAppend(&out, "      void* tessel_args[] = {",
+                  absl::StrJoin(args, ", "), "};\n", "      return kKernel_",
+                  k.function, ".Launch(tessel_site, tessel_grid, tessel_args, ",
+                  args.size(), ");\n", "    }\n");
   return out;
 }
 
@@ -233,16 +239,20 @@ std::string Definition(const AotKernel& k) {
   std::string out = absl::StrCat(
       "const tessel::aot::Kernel& ", k.function, "_kernel() { return kKernel_",
       k.function, "; }\n\n", Signature(k, false), " {\n",
-      "  constexpr const char* kName = ", Quote(k.function), ";\n",
+      "  constexpr const char* tessel_name = ", Quote(k.function), ";\n",
       ShapeChecks(k.variants[0], names),
-      "  tessel::aot::LaunchSite site;\n  TESSEL_AOT_RETURN_IF_ERROR(kKernel_",
-      k.function, ".Prepare(stream, &site));\n  switch (site.variant) {\n");
+      "  tessel::aot::LaunchSite tessel_site;\n"
+      "  TESSEL_AOT_RETURN_IF_ERROR(kKernel_",
+      k.function,
+      ".Prepare(stream, &tessel_site));\n"
+      "  switch (tessel_site.variant) {\n");
   for (size_t v = 0; v < k.variants.size(); ++v)
     absl::StrAppend(&out, VariantLaunch(k, v, names));
-  absl::StrAppend(&out,
-                  "  }\n  return tessel::aot::Status(tessel::aot::StatusCode::"
-                  "kInternal, std::string(kName) + \": no variant chosen\");\n"
-                  "}\n\n");
+  absl::StrAppend(
+      &out,
+      "  }\n  return tessel::aot::Status(tessel::aot::StatusCode::"
+      "kInternal, std::string(tessel_name) + \": no variant chosen\");\n"
+      "}\n\n");
   return out;
 }
 
@@ -271,7 +281,8 @@ std::string CppIdentifier(const std::string& name) {
     out += ok ? c : '_';
   }
   if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out = "t_" + out;
-  if (Reserved().count(out)) out += "_";
+  // Keywords, `stream`, and the generated code's own tessel_ locals.
+  if (Reserved().count(out) || out.rfind("tessel_", 0) == 0) out += "_";
   return out;
 }
 

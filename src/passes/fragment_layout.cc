@@ -27,6 +27,17 @@ FragmentLayout FragmentLayout::Wgmma(std::vector<int64_t> shape, int threads) {
   return l;
 }
 
+FragmentLayout FragmentLayout::WgmmaCols(std::vector<int64_t> shape,
+                                         int threads) {
+  FragmentLayout l = Mma(std::move(shape), threads, 4, threads / 128);
+  l.warpgroup_cols_ = true;
+  return l;
+}
+
+ir::Expr FragmentLayout::WarpCol(const ir::Expr& warp) const {
+  return warpgroup_cols_ ? warp / 4 : warp % warps_n_;
+}
+
 FragmentLayout FragmentLayout::Padded(std::vector<int64_t> shape, int threads) {
   const int warps = threads / 32;
   FragmentLayout l;
@@ -43,6 +54,7 @@ FragmentLayout FragmentLayout::Padded(std::vector<int64_t> shape, int threads) {
 
 ir::Expr FragmentLayout::TileRow(const ir::Expr& warp,
                                  const ir::Expr& mi) const {
+  if (warpgroup_cols_) return mi * 64 + warp % 4 * 16;
   if (warpgroup_rows_) {
     int group_rows = static_cast<int>(shape_[0] / (warps_m_ / 4));
     return warp / 4 * group_rows + mi * 64 + warp % 4 * 16;
@@ -149,7 +161,7 @@ std::vector<ir::Expr> FragmentLayout::Logical(
     case Kind::kMma:
     case Kind::kMmaRows: {
       ir::Expr lane = tx % 32, warp = tx / 32;
-      ir::Expr wn = warp % warps_n_;
+      ir::Expr wn = WarpCol(warp);
       ir::Expr h = kind_ == Kind::kMma ? local[2] / 2 : local[1];
       ir::Expr row = TileRow(warp, local[0]) + lane / 4 + h * 8;
       if (kind_ == Kind::kMmaRows) return {row};
@@ -181,7 +193,7 @@ std::vector<ir::Expr> FragmentLayout::Logical(
       return {row, (local[1] * group_ + tx % group_) * vec_ + local[2]};
     }
     case Kind::kMmaCols: {
-      ir::Expr wn = tx / 32 % warps_n_;
+      ir::Expr wn = WarpCol(tx / 32);
       int wtn = static_cast<int>(shape_[0] / warps_n_);
       return {wn * wtn + local[0] * 8 + (tx % 32 % 4) * 2 + local[1]};
     }
@@ -213,10 +225,14 @@ ir::Expr FragmentLayout::Leader(const ir::Expr& tx) const {
   if (kind_ == Kind::kRowCols) {
     return row_groups() > 1 ? tx / group_ == 0 : ir::Expr();
   }
-  if (kind_ == Kind::kMmaCols) return tx % 32 < 4 && tx / 32 < warps_n_;
+  if (kind_ == Kind::kMmaCols) {
+    // Lanes 0-3 of the warps of grid row 0.
+    if (warpgroup_cols_) return tx % 32 < 4 && tx / 32 % 4 == 0;
+    return tx % 32 < 4 && tx / 32 < warps_n_;
+  }
   if (kind_ != Kind::kMmaRows) return ir::Expr();
   ir::Expr lead = tx % 4 == 0;
-  if (warps_n_ > 1) lead = lead && ((tx / 32) % warps_n_ == 0);
+  if (warps_n_ > 1) lead = lead && (WarpCol(tx / 32) == 0);
   return lead;
 }
 
@@ -246,12 +262,13 @@ bool FragmentLayout::operator==(const FragmentLayout& o) const {
   return kind_ == o.kind_ && shape_ == o.shape_ && threads_ == o.threads_ &&
          warps_m_ == o.warps_m_ && warps_n_ == o.warps_n_ && vec_ == o.vec_ &&
          warpgroup_rows_ == o.warpgroup_rows_ && group_ == o.group_ &&
-         padded_rows_ == o.padded_rows_;
+         padded_rows_ == o.padded_rows_ && warpgroup_cols_ == o.warpgroup_cols_;
 }
 
 FragmentLayout::Fields FragmentLayout::fields() const {
-  return {kind_, shape_, threads_,        warps_m_, warps_n_,    mi_,
-          ni_,   vec_,   warpgroup_rows_, group_,   padded_rows_};
+  return {kind_,           shape_, threads_,     warps_m_,
+          warps_n_,        mi_,    ni_,          vec_,
+          warpgroup_rows_, group_, padded_rows_, warpgroup_cols_};
 }
 
 FragmentLayout FragmentLayout::FromFields(const Fields& f) {
@@ -267,22 +284,26 @@ FragmentLayout FragmentLayout::FromFields(const Fields& f) {
   l.warpgroup_rows_ = f.warpgroup_rows;
   l.group_ = f.group;
   l.padded_rows_ = f.padded_rows;
+  l.warpgroup_cols_ = f.warpgroup_cols;
   return l;
 }
 
 std::string FragmentLayout::ToString() const {
   std::string shape = absl::StrJoin(shape_, ", ");
-  const std::string padded =
+  std::string padded =
       padded_rows_ != 0 ? absl::StrCat(" rows padded to ", padded_rows_) : "";
+  if (warpgroup_cols_) padded += " warpgroups along N";
   switch (kind_) {
     case Kind::kMma:
-      return absl::StrCat(warpgroup_rows_ ? "wgmma[" : "mma[", shape,
-                          "] warps ", warps_m_, "x", warps_n_, " local [", mi_,
-                          "][", ni_, "][4]", padded);
+      return absl::StrCat(
+          warpgroup_rows_ || warpgroup_cols_ ? "wgmma[" : "mma[", shape,
+          "] warps ", warps_m_, "x", warps_n_, " local [", mi_, "][", ni_,
+          "][4]", padded);
     case Kind::kMmaRows:
-      return absl::StrCat(warpgroup_rows_ ? "wgmma_rows[" : "mma_rows[", shape,
-                          "] warps ", warps_m_, "x", warps_n_, " local [", mi_,
-                          "][2]", padded);
+      return absl::StrCat(
+          warpgroup_rows_ || warpgroup_cols_ ? "wgmma_rows[" : "mma_rows[",
+          shape, "] warps ", warps_m_, "x", warps_n_, " local [", mi_, "][2]",
+          padded);
     case Kind::kReplicated:
       return absl::StrCat("replicated[", shape, "]");
     case Kind::kMmaCols:

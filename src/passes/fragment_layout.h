@@ -17,6 +17,11 @@
 //    rows, in which warp q of the group owns 16 rows, so m16 tile mi of
 //    warp 4g + q starts at row g*M/groups + mi*64 + q*16. With one m16
 //    tile per warp this is the plain kMma layout (and equal to it).
+//    WgmmaCols(): the warpgroup grid along N (FlashMLA's 64 x 512 output
+//    over two warpgroups): warpgroup g owns columns g*N/groups.. of every
+//    row (wn = warp / 4); within it warp q owns rows q*16.. of each m64
+//    block (wm = warp % 4), so m16 tile mi of warp 4g + q starts at row
+//    mi*64 + q*16; every warpgroup reads all of A.
 //    Padded(): a small-M accumulator (small_m_gemm.h): M rows of a tile of
 //    padded_rows = 16 x warps, one m16 tile per warp (warps x 1); rows
 //    from M on hold padding, which Valid() excludes.
@@ -71,6 +76,9 @@ class FragmentLayout {
                             int warps_m, int warps_n);
   // The m64nN wgmma accumulator of a block of threads/128 warpgroups.
   static FragmentLayout Wgmma(std::vector<int64_t> shape, int threads);
+  // The m64nN wgmma accumulator split along N over the threads/128
+  // warpgroups (M a multiple of 64, N of 8 x warpgroups).
+  static FragmentLayout WgmmaCols(std::vector<int64_t> shape, int threads);
   // [M, N] with M below 16 x warps: the accumulator (or register A operand)
   // of a 16 x warps-row tile, warps x 1; also the wgmma accumulator of one
   // m64 per warpgroup.
@@ -108,6 +116,10 @@ class FragmentLayout {
 
   // kMma/kMmaRows: whether m16 tiles are spread as wgmma's (Wgmma()).
   bool warpgroup_rows() const { return warpgroup_rows_; }
+  // kMma/kMmaRows/kMmaCols: the warpgroups split N (WgmmaCols()).
+  bool warpgroup_cols() const { return warpgroup_cols_; }
+  // The warp-grid column of warp `warp` (warp / 4 or warp % warps_n).
+  ir::Expr WarpCol(const ir::Expr& warp) const;
   // kMma/kMmaRows: the rows of the tensor-core tile, shape()[0] or more
   // (Padded()); 0 in padded_rows() when not padded.
   int64_t padded_rows() const { return padded_rows_; }
@@ -145,6 +157,7 @@ class FragmentLayout {
     bool warpgroup_rows = false;
     int group = 1;
     int64_t padded_rows = 0;
+    bool warpgroup_cols = false;
   };
   Fields fields() const;
   static FragmentLayout FromFields(const Fields& f);
@@ -158,6 +171,7 @@ class FragmentLayout {
   bool warpgroup_rows_ = false;
   int group_ = 1;
   int64_t padded_rows_ = 0;
+  bool warpgroup_cols_ = false;
 };
 
 // The warp grid (warps_m x warps_n) a gemm with C [m, n] uses, for the

@@ -32,7 +32,10 @@ void DeclineMixedOperands(LoweringState& state,
                           const std::vector<const ir::GemmNode*>& gemms,
                           int threads) {
   auto fits = [&](const ir::GemmNode& g) {
-    return (g.policy == ir::GemmWarpPolicy::kSquare ||
+    // A square-policy gemm split along N stays on mma.sync
+    // (PreferWgmmaWarpGrid): it counts as one here.
+    return ((g.policy == ir::GemmWarpPolicy::kSquare &&
+             !WgmmaSplitsN(g, threads)) ||
             g.policy == ir::GemmWarpPolicy::kFullRow) &&
            WgmmaShapeFits(g, threads) &&
            !state.wgmma_declined.count(g.c.buffer.get());

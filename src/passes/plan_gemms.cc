@@ -1,5 +1,8 @@
 #include "src/passes/plan_gemms.h"
 
+#include <tuple>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "src/passes/gemm_warp_grid.h"
 #include "src/passes/ir_util.h"
@@ -59,6 +62,8 @@ GemmPlan Plan(const ir::GemmNode& g, const LoweringState& state) {
   }
   if (IsFp8Gemm(g)) return PlanFp8(g, state, p);
   const FragmentLayout& l = layout->second;
+  // Warpgroups along N: 4 warps down each warpgroup's columns.
+  if (l.warpgroup_cols()) std::tie(wm, wn) = std::pair{4, l.warps_n()};
   PlanWarpTiles(g, l, wm, wn, p);
   p.a.path = g.a.buffer->scope == ir::Scope::kFragment ? OperandPath::kRegisters
                                                        : OperandPath::kLdmatrix;
@@ -66,7 +71,7 @@ GemmPlan Plan(const ir::GemmNode& g, const LoweringState& state) {
   p.instruction = GemmInstruction::kMmaSync;
   if (std::optional<WgmmaOperand> b = WgmmaOperandB(g, state)) {
     p.instruction = GemmInstruction::kWgmma;
-    p.wgmma_n = WgmmaInstructionN(l.shape()[1]);
+    p.wgmma_n = WgmmaInstructionN(p.warp_n);
     p.b = {OperandPath::kDescriptor, b->k_major, b->atom_bytes};
     if (std::optional<WgmmaOperand> a = WgmmaOperandA(g, state))
       p.a = {OperandPath::kDescriptor, a->k_major, a->atom_bytes};

@@ -81,7 +81,8 @@ std::string StateText(const LoweringState& state) {
         " threads ", f.threads, " warps ", f.warps_m, " ", f.warps_n, " tiles ",
         f.mi, " ", f.ni, " vec ", f.vec, " group ", f.group, " warpgroup_rows ",
         f.warpgroup_rows ? 1 : 0,
-        f.padded_rows != 0 ? absl::StrCat(" padded_rows ", f.padded_rows) : "");
+        f.padded_rows != 0 ? absl::StrCat(" padded_rows ", f.padded_rows) : "",
+        f.warpgroup_cols ? " warpgroup_cols 1" : "");
   }
   for (const auto& [n, l] : layouts) add("layout ", n, " ", l);
   names.clear();

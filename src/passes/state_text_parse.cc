@@ -160,6 +160,12 @@ absl::StatusOr<FragmentLayout> ParseLayout(Words& w) {
     TESSEL_RETURN_IF_ERROR(w.Key("padded_rows"));
     TESSEL_ASSIGN_OR_RETURN(f.padded_rows, w.Int());
   }
+  if (w.Peek() == "warpgroup_cols") {
+    int cols = 0;
+    TESSEL_RETURN_IF_ERROR(w.Key("warpgroup_cols"));
+    TESSEL_RETURN_IF_ERROR(int_field(&cols));
+    f.warpgroup_cols = cols != 0;
+  }
   return FragmentLayout::FromFields(f);
 }
 

@@ -63,12 +63,27 @@ bool WgmmaShapeFits(const ir::GemmNode& g, int threads) {
   const int64_t k = g.transpose_a ? (*ae)[0] : (*ae)[1];
   // Each warpgroup owns m / groups rows, one m64 wgmma per 64 of them.
   const int groups = threads / 128;
-  // A small-M tile (small_m_gemm.h) pads to one m64 per warpgroup.
+  // A small-M tile (small_m_gemm.h) pads to one m64 per warpgroup; rows
+  // too few for the warpgroups split N instead (WgmmaSplitsN).
   if (threads % 128 != 0 ||
-      (m % (64 * groups) != 0 && SmallMPaddedRows(g, threads) == 0)) {
+      (m % (64 * groups) != 0 && SmallMPaddedRows(g, threads) == 0 &&
+       !WgmmaSplitsN(g, threads))) {
     return false;
   }
   return n % 8 == 0 && k % WgmmaInstructionK(a->dtype) == 0;
+}
+
+bool WgmmaSplitsN(const ir::GemmNode& g, int threads) {
+  const int groups = threads / 128;
+  if (threads % 128 != 0 || groups < 2 || IsFp8Gemm(g) ||
+      g.a.buffer->scope != ir::Scope::kShared ||
+      SmallMPaddedRows(g, threads) != 0) {
+    return false;
+  }
+  auto ce = GemmMatrixExtents(g.c);
+  if (!ce || ce->size() != 2) return false;
+  const int64_t m = (*ce)[0], n = (*ce)[1];
+  return m % 64 == 0 && m % (64 * groups) != 0 && n % (8 * groups) == 0;
 }
 
 std::string WgmmaFp8Refusal(const ir::GemmNode& g, const LoweringState& state) {
@@ -111,8 +126,11 @@ ir::Stmt PreferWgmmaWarpGrid(
   std::map<const ir::BufferNode*, bool> all_fit;
   ForEachStmt(body, [&](const ir::Stmt& s) {
     if (const auto* g = s.As<ir::GemmNode>()) {
+      // Split along N only where the user asked for full rows: the square
+      // policy's 64-row tiles over two warpgroups (linear attention's
+      // chunks) keep mma.sync until that layout is measured there.
       bool fits = g->policy == ir::GemmWarpPolicy::kSquare &&
-                  WgmmaShapeFits(*g, threads) &&
+                  WgmmaShapeFits(*g, threads) && !WgmmaSplitsN(*g, threads) &&
                   !declined.count(g->c.buffer.get());
       auto [it, added] = all_fit.emplace(g->c.buffer.get(), fits);
       if (!added) it->second = it->second && fits;
@@ -182,7 +200,16 @@ bool WgmmaAccumulator(const ir::GemmNode& g, const LoweringState& state) {
 std::optional<WgmmaOperand> WgmmaOperandB(const ir::GemmNode& g,
                                           const LoweringState& state) {
   if (!WgmmaAccumulator(g, state)) return std::nullopt;
-  return SharedOperand(g.b, /*k_major=*/g.transpose_b);
+  std::optional<WgmmaOperand> b = SharedOperand(g.b, /*k_major=*/g.transpose_b);
+  // Split along N, each warpgroup's columns of B start on an 8-row group
+  // (K-major: its rows are n) or on a 128-byte atom (N-major).
+  if (b && WgmmaSplitsN(g, state.threads)) {
+    const int64_t per_group =
+        (*GemmMatrixExtents(g.c))[1] / (state.threads / 128);
+    const int64_t atom = kRowBytes / dtype_bytes(g.b.buffer->dtype);
+    if (per_group % (b->k_major ? 8 : atom) != 0) return std::nullopt;
+  }
+  return b;
 }
 
 std::optional<WgmmaOperand> WgmmaOperandA(const ir::GemmNode& g,

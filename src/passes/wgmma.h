@@ -10,7 +10,9 @@
 //    wgmma per 64 of them and per N piece (N up to 256 each,
 //    WgmmaInstructionN); the accumulator takes FragmentLayout::Wgmma
 //    (the mma.m16n8 C layout, repeated per m64 block); N a multiple of 8,
-//    K of 16;
+//    K of 16; or, M a multiple of 64 only, the warpgroups split N
+//    (WgmmaSplitsN, FragmentLayout::WgmmaCols): each all rows of A and
+//    its N / groups columns of B and C;
 //  - or fp8 (e4m3 / e5m2, mixed allowed) A and B with an f32 accumulator,
 //    one m64nNk32 per 32 of K: wgmma reads fp8 only K-major, so A must be
 //    a shared [M, K] tile and B a shared [N, K] one (transpose_b); other
@@ -42,6 +44,11 @@ bool WgmmaEnabled(const LoweringState& state);
 
 // Shapes, dtypes and scopes fit (before layouts and pipeline stages exist).
 bool WgmmaShapeFits(const ir::GemmNode& gemm, int threads);
+
+// Too few rows for an m64 per warpgroup, the warpgroups split N instead
+// (FragmentLayout::WgmmaCols): M a multiple of 64, N of 8 x warpgroups, A
+// a shared tile that every warpgroup reads whole (16-bit types).
+bool WgmmaSplitsN(const ir::GemmNode& gemm, int threads);
 
 bool IsFp8(DataType t);
 // Both operands fp8: no mma.sync path, wgmma or FMA loops.

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "src/ir/expr.h"
+#include "src/ir/visitor.h"
+#include "src/passes/fragment_layout.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
 #include "src/passes/lower/thread_context.h"
@@ -166,13 +168,31 @@ std::map<std::string, ir::Buffer> SharedBuffers(const ir::Stmt& body) {
   return out;
 }
 
+// The gemm with the full-row policy: too few rows for its warpgroups, it
+// splits N over them (WgmmaSplitsN; the square policy keeps mma.sync).
+ir::Program FullRow(const ir::Program& p) {
+  struct Rewrite : ir::IRMutator {
+    ir::Stmt Visit(const ir::GemmNode* op) override {
+      return ir::MakeStmt<ir::GemmNode>(op->a, op->b, op->c, op->transpose_a,
+                                        op->transpose_b, op->clear_accum,
+                                        ir::GemmWarpPolicy::kFullRow, op->loc);
+    }
+  };
+  ir::Program out = p;
+  out.body = Rewrite().MutateStmt(p.body);
+  return out;
+}
+
 // Every element every wgmma of the gemm reads, for both warpgroups and
 // every pipeline stage, against the layout's address of that element.
-void CheckDescriptors(const testing::GemmShape& g) {
+// split_n: the warpgroups split N (each all rows of A, its bn / groups
+// columns of B).
+void CheckDescriptors(const testing::GemmShape& g, bool split_n = false) {
   SCOPED_TRACE(::testing::Message()
                << "tile " << g.bm << "x" << g.bn << "x" << g.bk
-               << (g.transpose_a ? " T" : " N") << (g.transpose_b ? "T" : "N"));
-  ir::Program program = testing::Gemm(g);
+               << (g.transpose_a ? " T" : " N") << (g.transpose_b ? "T" : "N")
+               << (split_n ? " split N" : ""));
+  ir::Program program = split_n ? FullRow(testing::Gemm(g)) : testing::Gemm(g);
   LoweringState planned = Lower(program, "plan_gemms");
   std::map<std::string, ir::Buffer> shared =
       SharedBuffers(planned.program.body);
@@ -198,7 +218,8 @@ void CheckDescriptors(const testing::GemmShape& g) {
   // One wgmma reads 32 bytes of K: k16, or k32 for fp8.
   const int eb = dtype_bytes(g.dtype), k_step = 32 / eb;
   const int kk_steps = g.bk / k_step, groups = g.threads / 128;
-  const int mi_count = g.bm / groups / 64;
+  const int mi_count = split_n ? g.bm / 64 : g.bm / groups / 64;
+  const int group_cols = split_n ? g.bn / groups : 0;
   ASSERT_GT(wgmma.size(), 0u);
   ASSERT_EQ(wgmma.size() % kk_steps, 0u);
   const int per_step = static_cast<int>(wgmma.size()) / kk_steps;
@@ -214,7 +235,7 @@ void CheckDescriptors(const testing::GemmShape& g) {
         const ir::CallNode& c = *wgmma[i];
         const int kk = i / per_step, mi = i % per_step / pieces;
         const int64_t n = *ir::AsConstInt(c.args[1]);
-        const int64_t n0 = *ir::AsConstInt(c.args[5]) * 8;
+        const int64_t n0 = group * group_cols + *ir::AsConstInt(c.args[5]) * 8;
         // A from shared memory, K-major unless transposed.
         ASSERT_EQ(*ir::AsConstInt(c.args[2]), g.transpose_a ? 1 : 0);
         ASSERT_EQ(*ir::AsConstInt(c.args[3]), g.transpose_b ? 0 : 1);
@@ -222,7 +243,7 @@ void CheckDescriptors(const testing::GemmShape& g) {
                    b = Decode(c.args[7], env, lets);
         ASSERT_EQ(a.buffer, "A_shared");
         ASSERT_EQ(b.buffer, "B_shared");
-        const int64_t row0 = group * (g.bm / groups) + mi * 64;
+        const int64_t row0 = (split_n ? 0 : group * (g.bm / groups)) + mi * 64;
         for (int64_t k = 0; k < k_step; ++k) {
           const int64_t kc = kk * k_step + k;
           for (int64_t m = 0; m < 64; ++m) {
@@ -244,10 +265,12 @@ void CheckDescriptors(const testing::GemmShape& g) {
       }
     }
   }
-  // A once per N piece, B once per m64 block (each reads all of B).
-  EXPECT_EQ(checked,
-            int64_t{groups} * std::max(g.stages, 1) * g.bk *
-                (int64_t{g.bm} / groups * pieces + int64_t{g.bn} * mi_count));
+  // A once per N piece, B once per m64 block (each reads all of B, or
+  // split along N its columns).
+  const int64_t rows = split_n ? g.bm : g.bm / groups;
+  const int64_t cols = split_n ? group_cols : g.bn;
+  EXPECT_EQ(checked, int64_t{groups} * std::max(g.stages, 1) * g.bk *
+                         (rows * pieces + cols * mi_count));
 }
 
 // The model reads the probe's working B (N-major, 64-column TMA boxes,
@@ -301,6 +324,61 @@ TEST(WgmmaDescriptor, SplitN) {
   CheckDescriptors(testing::WgmmaSplitNGemm(false));
   CheckDescriptors(testing::WgmmaSplitNGemm(true));
 }
+// 64 rows over two warpgroups: each its half of N (FlashMLA's layout),
+// B's descriptors a warpgroup's columns further on (N-major: one atom;
+// K-major: 64 rows), A's the same for both.
+TEST(WgmmaDescriptor, WarpgroupsSplitN) {
+  for (bool t : {false, true}) {
+    CheckDescriptors({.m = 128,
+                      .n = 256,
+                      .k = 128,
+                      .bm = 64,
+                      .bn = 128,
+                      .bk = 64,
+                      .threads = 256,
+                      .stages = 2,
+                      .dtype = DataType::kBF16,
+                      .transpose_b = t},
+                     /*split_n=*/true);
+  }
+}
+
+// The accumulator split along N: warp q of warpgroup g holds the m64 C
+// fragment of rows q*16.. (wgmma's), columns g*N/2..; every element once;
+// its row statistics in the threads of those rows, one leader per row.
+TEST(WgmmaDescriptor, WarpgroupsSplitNAccumulatorLayout) {
+  const FragmentLayout l = FragmentLayout::WgmmaCols({128, 512}, 256);
+  ASSERT_EQ(l.local_shape(), (std::vector<int64_t>{2, 32, 4}));
+  std::vector<int> owners(128 * 512, 0);
+  for (int tx = 0; tx < 256; ++tx) {
+    const int g = tx / 128, q = tx / 32 % 4, lane = tx % 32;
+    for (int mi = 0; mi < 2; ++mi)
+      for (int ni = 0; ni < 32; ++ni)
+        for (int e = 0; e < 4; ++e) {
+          std::vector<ir::Expr> rc = l.Logical(
+              ir::Expr(tx), {ir::Expr(mi), ir::Expr(ni), ir::Expr(e)});
+          const int64_t r = Eval(rc[0], {}), c = Eval(rc[1], {});
+          ASSERT_EQ(r, mi * 64 + q * 16 + lane / 4 + e / 2 * 8);
+          ASSERT_EQ(c, g * 256 + ni * 8 + lane % 4 * 2 + e % 2);
+          ++owners[r * 512 + c];
+        }
+  }
+  for (int n : owners) ASSERT_EQ(n, 1);
+  const FragmentLayout rows = l.RowsOf();
+  std::vector<int> leaders(128, 0);
+  for (int tx = 0; tx < 256; ++tx)
+    for (int mi = 0; mi < 2; ++mi)
+      for (int h = 0; h < 2; ++h) {
+        const int64_t r = Eval(
+            rows.Logical(ir::Expr(tx), {ir::Expr(mi), ir::Expr(h)})[0], {});
+        ASSERT_EQ(r, mi * 64 + tx / 32 % 4 * 16 + tx % 32 / 4 + h * 8);
+        leaders[r] += Eval(rows.Leader(ir::Expr(tx)), {}) != 0;
+      }
+  for (int n : leaders) ASSERT_EQ(n, 1);
+  EXPECT_EQ(l.ToString(),
+            "wgmma[128, 512] warps 4x2 local [2][32][4] warpgroups along N");
+}
+
 TEST(WgmmaDescriptor, WideK) {
   CheckDescriptors(testing::WgmmaWideKGemm(false));
   CheckDescriptors(testing::WgmmaWideKGemm(true));

@@ -136,7 +136,9 @@ absl::Status InferOnce(LoweringState& state, const FragmentUses& c) {
     FragmentLayout l = SmallMPaddedRows(*g, c.threads) != 0
                            ? FragmentLayout::Padded(shape, c.threads)
                        : WgmmaAccumulator(*g, state)
-                           ? FragmentLayout::Wgmma(shape, c.threads)
+                           ? (WgmmaSplitsN(*g, c.threads)
+                                  ? FragmentLayout::WgmmaCols(shape, c.threads)
+                                  : FragmentLayout::Wgmma(shape, c.threads))
                            : FragmentLayout::Mma(shape, c.threads, wm, wn);
     auto it = layouts.find(acc.get());
     if (it != layouts.end() && !(it->second == l)) {

@@ -33,6 +33,7 @@ std::optional<MmaGemm> Lowerer::PlanMma(const ir::GemmNode& g) {
   if (p.instruction == GemmInstruction::kWgmma) {
     m.wgmma = WgmmaOperand{p.b.k_major, p.b.atom_bytes};
     m.wgmma_n = p.wgmma_n;
+    m.warpgroup_cols = Layout(g.c.buffer).warpgroup_cols();
   }
   if (p.a.path == OperandPath::kDescriptor)
     m.wgmma_a = WgmmaOperand{p.a.k_major, p.a.atom_bytes};
@@ -105,13 +106,12 @@ Stmt Lowerer::LoadA(const MmaGemm& m, const ir::GemmNode& g, Expr buf, int kk) {
   // The first row of this warp's m16 tile mi (warpgroup-spread for wgmma
   // accumulators, FragmentLayout::Wgmma).
   const FragmentLayout& cl = Layout(g.c.buffer);
-  Expr tile_row =
-      cl.warpgroup_rows() ? cl.TileRow(warp, mi) : wrow + Expr(mi) * 16;
+  const bool spread = cl.warpgroup_rows() || cl.warpgroup_cols();
+  Expr tile_row = spread ? cl.TileRow(warp, mi) : wrow + Expr(mi) * 16;
   Expr k0 = Expr(kk * 16);
   Expr addr_a;
   if (!g.transpose_a) {
-    Expr row = cl.warpgroup_rows() ? tile_row + lane % 16
-                                   : wrow + lane % 16 + Expr(mi) * 16;
+    Expr row = spread ? tile_row + lane % 16 : wrow + lane % 16 + Expr(mi) * 16;
     // A small-M tile's padding rows read row M - 1 (small_m_gemm.h): C's
     // row r depends on A's row r alone, and the padding rows are dropped.
     if (cl.padded_rows() != 0)

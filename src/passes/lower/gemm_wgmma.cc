@@ -97,10 +97,24 @@ std::string WgmmaTypes(const ir::GemmNode& g) {
 // index, as a warp-uniform value: the descriptors built from it stay in
 // uniform registers (the flash backward step: 51 R2UR -> 3).
 Expr Lowerer::WgmmaRowsA(const MmaGemm& m, int mi) {
+  // Split along N, every warpgroup reads all rows.
+  if (m.warpgroup_cols) return Expr(64 * mi);
+  Expr rows = Expr(Warpgroup()) * (64 * m.MI);
+  return mi > 0 ? rows + 64 * mi : rows;
+}
+
+// The warp-uniform warpgroup index of the current thread index.
+ir::Var Lowerer::Warpgroup() {
   ir::Var& w = warpgroups_[tx_.get()];
   if (!w.defined()) w = ir::Var("warpgroup");
-  Expr rows = Expr(w) * (64 * m.MI);
-  return mi > 0 ? rows + 64 * mi : rows;
+  return w;
+}
+
+// The first column of B (and C) of this warpgroup: 0, or its N / groups
+// columns when the warpgroups split N.
+Expr Lowerer::WgmmaColsB(const MmaGemm& m) {
+  if (!m.warpgroup_cols) return Expr(0);
+  return Expr(Warpgroup()) * static_cast<int>(m.wtn);
 }
 
 std::vector<Stmt> Lowerer::WarpgroupLet(const ir::Var& tx) {
@@ -117,7 +131,8 @@ std::vector<Stmt> Lowerer::WarpgroupLet(const ir::Var& tx) {
 Stmt Lowerer::WgmmaStep(const MmaGemm& m, const ir::GemmNode& g,
                         const WgmmaDescriptors& da, const WgmmaDescriptors& db,
                         int kk, int mi, int n0, int n, bool accumulate) {
-  Expr b = WgmmaDescriptor(db, kk * m.k_step, Expr(n0));
+  Expr b = WgmmaDescriptor(db, kk * m.k_step,
+                           m.warpgroup_cols ? WgmmaColsB(m) + n0 : Expr(n0));
   Expr a, a_mn_major = Expr(-1);
   if (m.wgmma_a) {
     a = WgmmaDescriptor(da, kk * m.k_step, WgmmaRowsA(m, mi));
@@ -177,7 +192,7 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
   const int n_total = static_cast<int>(m.wtn);
   const int pieces = (n_total + m.wgmma_n - 1) / m.wgmma_n;
   WgmmaDescriptors db =
-      WgmmaBase(g.b, *m.wgmma, Expr(0), m.KK * m.MI * pieces > 1, body);
+      WgmmaBase(g.b, *m.wgmma, WgmmaColsB(m), m.KK * m.MI * pieces > 1, body);
   WgmmaDescriptors da;
   if (m.wgmma_a) {
     da = WgmmaBase(g.a, *m.wgmma_a, WgmmaRowsA(m, 0), m.KK * m.MI > 1, body);

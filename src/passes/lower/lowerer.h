@@ -60,6 +60,9 @@ struct MmaGemm {
   // [KK][MI][4]).
   std::optional<WgmmaOperand> wgmma, wgmma_a;
   int wgmma_n = 0;  // N of each wgmma (GemmPlan::wgmma_n)
+  // The warpgroups split N (FragmentLayout::WgmmaCols): each reads all of
+  // A and its wtn columns of B.
+  bool warpgroup_cols = false;
 };
 
 // One shared operand's wgmma descriptors across a gemm (gemm_wgmma.cc): the
@@ -180,6 +183,8 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
                              Expr mn0, bool shared, std::vector<Stmt>& lets);
   Expr WgmmaDescriptor(const WgmmaDescriptors& d, int k0, Expr mn0);
   Expr WgmmaRowsA(const MmaGemm& m, int mi);
+  Expr WgmmaColsB(const MmaGemm& m);
+  ir::Var Warpgroup();
   // The Let of tl::warp_uniform(tx / 128) where thread index tx is bound
   // (the block's, a ping-pong group's); none when no gemm used it.
   std::vector<Stmt> WarpgroupLet(const ir::Var& tx);

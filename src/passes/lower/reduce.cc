@@ -51,7 +51,7 @@ Stmt Lowerer::LowerReduce(const ir::ReduceNode& r) {
     ir::Buffer scratch = Scratch(&r, DataType::kF32);
     int M = static_cast<int>(l.shape()[0]);
     Expr row = l.Logical(tx_, {mi, Expr(0), Expr(h) * 2})[0];
-    Expr wn = Expr(tx_) / 32 % l.warps_n();
+    Expr wn = l.WarpCol(Expr(tx_) / 32);
     per_row.push_back(MakeIf(
         Expr(tx_) % 4 == 0,
         Store(scratch, {wn * M + row}, Cast(DataType::kF32, Expr(acc_v)))));

@@ -6,12 +6,13 @@
 # then on the device (carry [".probe/stage", ".whl"]):
 #   bench/decode_sweep.sh check     # float64 checks, TMA and cp.async paths
 #   bench/decode_sweep.sh sweep     # torch's copy, then the options' sweep
+#   bench/decode_sweep.sh large [GBPS]  # L16384 GQA, B128 MHA: TMA, cp.async
 #   bench/decode_sweep.sh sanitize  # memcheck / racecheck / synccheck
 # Each line of the sweep's summary reads "KV read N GB/s = x% of copy
 # (copy_f16 of this run) = y% of given (torch's copy, same call)".
 set -uo pipefail
 cd "$(dirname "$0")/.."
-part="${1:?usage: bench/decode_sweep.sh check|sweep|sanitize}"
+part="${1:?usage: bench/decode_sweep.sh check|sweep|large|sanitize}"
 stage=.probe/stage
 if [ -f "$stage/build.tar.xz" ]; then
   mkdir -p /tmp/decode-stage
@@ -58,14 +59,22 @@ case "$part" in
     gbps=$(awk '$1 == "copy" && $2 == "torch" {print int($(NF-1))}' \
       /tmp/decode-peers.log)
     ceiling=${gbps:+--ceiling-gbps=$gbps}
-    shapes=--shapes=64:4096:8,128:4096:8,64:16384:8,64:4096:32,128:4096:32
+    # The host fills each cache (~5-10 s a GB): 7.5 GB an invocation.
+    shapes=--shapes=64:4096:8,128:4096:8,64:4096:32
     run "$decode" --bench "$shapes" $ceiling
     run "$decode" --bench "$shapes" $ceiling --copy=false \
       --warp-specialized=false
     run "$decode" --bench "$shapes" $ceiling --copy=false --block-n=32 \
       --stages=6
     run "$decode" --bench "$shapes" $ceiling --copy=false --splits=2
-    run "$decode" --bench --shapes=128:16384:8 $ceiling --copy=false
+    ;;
+  large)
+    # Longer contexts and MHA at B128 (13 GB of caches an invocation).
+    shapes=--shapes=64:16384:8,128:4096:32
+    ceiling=${2:+--ceiling-gbps=$2}
+    run "$decode" --bench "$shapes" $ceiling
+    run "$decode" --bench "$shapes" $ceiling --copy=false \
+      --warp-specialized=false
     ;;
   sanitize)
     # Once without a sanitizer, so the kernels are in the disk cache.
@@ -79,7 +88,7 @@ case "$part" in
     done
     ;;
   *)
-    echo "unknown part $part: check, sweep or sanitize" >&2
+    echo "unknown part $part: check, sweep, large or sanitize" >&2
     exit 2
     ;;
 esac

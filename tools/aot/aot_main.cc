@@ -46,7 +46,7 @@ are not rewritten.
   --help, --version
 
 A kernel's function is named after it; entries that share a name are told
-apart by their params (gemm_M_256_N_256_K_256). Exit status: 0 written;
+apart by their params (gemm_K_256_M_256_N_256). Exit status: 0 written;
 1 a kernel failed to compile; 2 a usage or manifest error.
 )";
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 
@@ -50,17 +51,12 @@ absl::Status CheckConfig(const Fp8BlockScaledGemmConfig& c,
   return absl::OkStatus();
 }
 
-// Whether every output tile's columns start on a row of sb (block_n a
-// multiple of 128 or dividing it): then column j of the tile takes sb row
-// j / 128 of the tile's.
-bool TilesAlignedToScaleRows(int block_n) {
-  return block_n % kBlock == 0 || kBlock % block_n == 0;
-}
-
-// The rows of sb an output tile's columns use (at most).
+// The rows of sb an output tile's columns use (at most): tiles start at
+// multiples of block_n, so within an sb row at most 128 - gcd(block_n, 128)
+// columns in.
 int ScaleRowsOfTile(int block_n) {
-  if (TilesAlignedToScaleRows(block_n)) return std::max(1, block_n / kBlock);
-  return (block_n + kBlock - 2) / kBlock + 1;
+  const int offset = kBlock - std::gcd(block_n, kBlock);
+  return (offset + block_n - 1) / kBlock + 1;
 }
 
 absl::StatusOr<Program> MakeFp8BlockScaledGemm(const nlohmann::json& json,
@@ -126,6 +122,9 @@ absl::StatusOr<Program> Fp8BlockScaledGemmProgram(
     auto acc = T::alloc_fragment({bm, bn}, f32, "acc");
     auto acc_step = T::alloc_fragment({bm, bn}, f32, "acc_step");
     auto row_scale = T::alloc_fragment({bm}, f32, "row_scale");
+    std::optional<T::Buffer> row_scale_1_buf;
+    if (sb_rows == 2)
+      row_scale_1_buf = T::alloc_fragment({bm}, f32, "row_scale_1");
     if (c.panel > 0) T::use_swizzle(c.panel);
     // Grouped: the M tile's expert, from its first row (a group's rows
     // start on a tile; padding tiles have -1 and read zeros from B). After
@@ -158,12 +157,25 @@ absl::StatusOr<Program> Fp8BlockScaledGemmProgram(
         for (auto i : T::Parallel(bm)) row_scale(i) = sa_shared(0, i) * sb_k;
         for (auto [i, j] : T::Parallel(bm, bn))
           acc(i, j) += acc_step(i, j) * row_scale(i);
+      } else if (sb_rows == 2) {
+        // Columns before `split` take the tile's first sb row, the others
+        // its second: two scales per row, one select per element.
+        T::Expr sb_0 = T::let(sb_shared(0, k), "sb_0");
+        T::Expr sb_1 = T::let(sb_shared(1, k), "sb_1");
+        T::Expr split = T::let(kBlock - bx * bn % kBlock, "split");
+        const T::Buffer& row_scale_1 = *row_scale_1_buf;
+        for (auto i : T::Parallel(bm)) {
+          row_scale(i) = sa_shared(0, i) * sb_0;
+          row_scale_1(i) = sa_shared(0, i) * sb_1;
+        }
+        for (auto [i, j] : T::Parallel(bm, bn)) {
+          acc(i, j) += acc_step(i, j) *
+                       T::select(j < split, row_scale(i), row_scale_1(i));
+        }
       } else {
         for (auto i : T::Parallel(bm)) row_scale(i) = sa_shared(0, i);
         for (auto [i, j] : T::Parallel(bm, bn)) {
-          T::Expr row = TilesAlignedToScaleRows(bn)
-                            ? j / kBlock
-                            : (bx * bn + j) / kBlock - bx * bn / kBlock;
+          T::Expr row = (bx * bn + j) / kBlock - bx * bn / kBlock;
           acc(i, j) += acc_step(i, j) * (row_scale(i) * sb_shared(row, k));
         }
       }

@@ -51,6 +51,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{.M = 333, .N = 1000, .K = 256, .block_n = 160}},
                       Case{{.M = 257, .N = 520, .K = 8192}},
                       Case{{.M = 130, .N = 300, .K = 256, .block_n = 64}},
+                      Case{{.M = 300, .N = 1000, .K = 512, .block_n = 192}},
                       Case{{.N = 300, .K = 512}, {100, 0, 257, 31}},
                       Case{{.N = 4096, .K = 1024}, {1, 700, 0, 129, 2000}}),
     [](const auto& info) {

@@ -33,15 +33,17 @@ CheckResult RunOnCpu(Workload& w) {
 TEST(Fp8BlockScaledGemm, MatchesFloat64AtRaggedSizes) {
   // Rows past M (sa's padded rows too), columns past N, several K blocks,
   // a 64-column tile (one sb row for two tiles), a 256-column one (two) and
-  // a 160-column one (tiles starting inside an sb row).
+  // a 160-column one (tiles starting inside an sb row: two scales per row)
+  // and a 224-column one (up to three sb rows: sb per element).
   for (const Fp8BlockScaledGemmConfig& c :
        {Fp8BlockScaledGemmConfig{.M = 131, .N = 250, .K = 384},
         Fp8BlockScaledGemmConfig{.M = 1, .N = 129, .K = 128},
         Fp8BlockScaledGemmConfig{.M = 70, .N = 200, .K = 256, .block_n = 64},
         Fp8BlockScaledGemmConfig{
             .M = 64, .N = 300, .K = 256, .block_n = 256, .num_stages = 3},
+        Fp8BlockScaledGemmConfig{.M = 40, .N = 500, .K = 256, .block_n = 160},
         Fp8BlockScaledGemmConfig{
-            .M = 40, .N = 500, .K = 256, .block_n = 160}}) {
+            .M = 40, .N = 700, .K = 256, .block_n = 224, .num_stages = 3}}) {
     absl::StatusOr<Workload> w = Fp8BlockScaledGemmWorkload(c, 3);
     ASSERT_TRUE(w.ok()) << w.status();
     CheckResult check = RunOnCpu(*w);

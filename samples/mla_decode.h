@@ -44,11 +44,11 @@ struct MlaDecodeConfig {
   int num_stages = 2;
   int threads = 256;
   // Blocks that share one (64 heads, sequence), each computing S = Q K^T
-  // again and its d_v / v_split columns of O. At 1 the [64, 512]
-  // accumulator needs two warpgroups, which wgmma would split by rows (64
-  // each: 128 rows), so the gemms run as mma.sync; at 2 with 128 threads
-  // one warpgroup holds [64, 256] and both gemms take wgmma on sm_90a, for
-  // 576 more multiply-adds per key and head (the S gemm twice).
+  // again and its d_v / v_split columns of O. At 1 (256 threads) the two
+  // warpgroups split N on sm_90a: each holds S [64, block_n / 2] and O
+  // [64, 256], both gemms on wgmma, the row max and sum meeting in shared
+  // memory; at 2 with 128 threads one warpgroup holds [64, 256] and
+  // computes all of S, for 576 more multiply-adds per key and head.
   int v_split = 1;
   // Blocks per (head block, sequence), each a range of the keys (split-KV):
   // they write f32 partial outputs O_partial [B, H / block_h, splits,

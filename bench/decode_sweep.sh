@@ -67,6 +67,12 @@ case "$part" in
     run "$decode" --bench "$shapes" $ceiling --copy=false --block-n=32 \
       --stages=6
     run "$decode" --bench "$shapes" $ceiling --copy=false --splits=2
+    # fp8 cache: 255 registers (spilling) on either path, so the TMA
+    # path's 160 threads fit one block an SM, the cp.async path's 128 two.
+    for ws in true false; do
+      run "$decode" --bench --shapes=64:4096:8 --kv-dtype=e4m3 $ceiling \
+        --copy=false --warp-specialized=$ws
+    done
     ;;
   large)
     # Longer contexts and MHA at B128 (13 GB of caches an invocation).

@@ -52,13 +52,20 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{.M = 257, .N = 520, .K = 8192}},
                       Case{{.M = 130, .N = 300, .K = 256, .block_n = 64}},
                       Case{{.M = 300, .N = 1000, .K = 512, .block_n = 192}},
+                      Case{{.M = 500,
+                            .N = 300,
+                            .K = 512,
+                            .block_m = 192,
+                            .num_stages = 5,
+                            .threads = 384}},
                       Case{{.N = 300, .K = 512}, {100, 0, 257, 31}},
                       Case{{.N = 4096, .K = 1024}, {1, 700, 0, 129, 2000}}),
     [](const auto& info) {
       const Fp8BlockScaledGemmConfig& c = info.param.config;
       std::string name = "M" + std::to_string(c.M) + "_N" +
                          std::to_string(c.N) + "_K" + std::to_string(c.K) +
-                         "_bn" + std::to_string(c.block_n);
+                         "_bm" + std::to_string(c.block_m) + "_bn" +
+                         std::to_string(c.block_n);
       if (!info.param.group_rows.empty())
         name += "_groups" + std::to_string(info.param.group_rows.size());
       return name;

@@ -3,7 +3,8 @@
 // TMA producer reads them by name (the grouped GEMM's group, found from
 // many offsets, is one register, not those loads in every copy origin), and
 // a persistent grid is not taken when one reads a block index (its tile
-// loop rebinds the indices after them).
+// loop rebinds the indices after them); under T::use_swizzle such a let
+// reads the rasterized indices.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -19,7 +20,7 @@ namespace T = tessel;
 // Block (bx, by) multiplies rows table[by] * 64 .. + 64 of A by B's column
 // tile bx; `steps` k steps, a T::let when `steps_from_table` (a block that
 // the table marks with a negative row runs none).
-Program RowsFromTable(bool steps_from_table) {
+Program RowsFromTable(bool steps_from_table, int panel = 0) {
   T::ProgramBuilder p("rows_from_table");
   auto A = p.tensor("A", {1024, 256}, f16);
   auto B = p.tensor("B", {256, 256}, f16);
@@ -28,6 +29,7 @@ Program RowsFromTable(bool steps_from_table) {
   {
     T::Kernel kernel(2, 8, {.threads = 256});
     auto [bx, by] = kernel.block_index();
+    if (panel > 0) T::use_swizzle(panel);
     auto row = T::let(T::max(table(by), 0) * 64, "row");
     T::Expr steps = 4;
     if (steps_from_table)
@@ -82,6 +84,21 @@ TEST(OuterLets, ALetOfABlockIndexKeepsTheGridPlain) {
   ASSERT_NE(code.cuda.find("setmaxnreg"), std::string::npos) << code.cuda;
   EXPECT_EQ(code.cuda.find("first_tile"), std::string::npos) << code.cuda;
   testing::ExpectCompilesBothWays(program, Target::sm90a());
+}
+
+TEST(OuterLets, UnderUseSwizzleTheyReadTheRasterizedIndex) {
+  // The rasterization binds bx / by ahead of a let that reads them (it
+  // was bound after: "identifier by is undefined").
+  for (const Target& target : {Target::sm90a(), Target::sm80()}) {
+    const Program program = RowsFromTable(true, /*panel=*/4);
+    const testing::GeneratedCode code = testing::Generate(program, target);
+    const size_t bound = code.cuda.find("const int by = ");
+    const size_t row = code.cuda.find("const int row = ");
+    ASSERT_NE(bound, std::string::npos) << code.cuda;
+    ASSERT_NE(row, std::string::npos) << code.cuda;
+    EXPECT_LT(bound, row) << code.cuda;
+    testing::ExpectCompilesBothWays(program, target);
+  }
 }
 
 }  // namespace

@@ -19,6 +19,12 @@ struct Swizzle {
   bool column_major = false;
 };
 
+bool ReadsBlockIndex(const Stmt& let, const std::vector<ir::Var>& vars) {
+  for (const ir::Var& v : vars)
+    if (UsesVar(let, v.get())) return true;
+  return false;
+}
+
 class Rasterize : public ir::IRMutator {
  public:
   Stmt Visit(const ir::UseSwizzleNode* op) override {
@@ -34,9 +40,13 @@ class Rasterize : public ir::IRMutator {
     }
     std::vector<Stmt> rest{body};
     if (const auto* seq = body.As<ir::SeqNode>()) rest = seq->stmts;
+    // The leading lets stay ahead of the bindings, up to the first that
+    // reads a block index (a T::let of the grouped GEMM's group): that one
+    // and the rest read the rasterized indices.
     std::vector<Stmt> top;
     size_t i = 0;
-    while (i < rest.size() && AsIntrin(rest[i], Intrinsic::kLet))
+    while (i < rest.size() && AsIntrin(rest[i], Intrinsic::kLet) &&
+           !ReadsBlockIndex(rest[i], op->block_vars))
       top.push_back(rest[i++]);
     std::vector<ir::Var> vars = op->block_vars;
     ir::Var rx("raw_bx"), ry("raw_by");

@@ -33,7 +33,7 @@ absl::Status CheckConfig(const GroupedGemmConfig& c) {
   }
   const GemmTile& t = c.tile;
   if (t.block_m <= 0 || t.block_n <= 0 || t.block_k <= 0 || t.threads <= 0 ||
-      t.num_stages < 0) {
+      t.num_stages < 0 || t.panel < 0) {
     return absl::InvalidArgumentError(
         "grouped_gemm: the tile sizes must be positive");
   }
@@ -81,6 +81,7 @@ absl::StatusOr<Program> MakeGroupedGemm(const nlohmann::json& json,
                            params.IntInRange("num_stages", 0, 8, t.num_stages));
   SAMPLES_ASSIGN_OR_RETURN(t.threads,
                            params.IntInRange("threads", 32, 1024, t.threads));
+  SAMPLES_ASSIGN_OR_RETURN(t.panel, params.IntInRange("panel", 0, 64, t.panel));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return GroupedGemmProgram(c);
 }
@@ -93,13 +94,15 @@ GemmTile GroupedGemmTile(int sm) {
             .block_n = 256,
             .block_k = 64,
             .num_stages = 4,
-            .threads = 256};
+            .threads = 256,
+            .panel = 0};
   }
   return {.block_m = 128,
           .block_n = 128,
           .block_k = 32,
           .num_stages = 4,
-          .threads = 256};
+          .threads = 256,
+          .panel = 0};
 }
 
 int GroupedGemmSlots(const GroupedGemmConfig& c) {
@@ -146,6 +149,9 @@ absl::StatusOr<Program> GroupedGemmProgram(const GroupedGemmConfig& c) {
                         ? T::alloc_shared({bn, bk}, c.in_dtype, "B_shared")
                         : T::alloc_shared({bk, bn}, c.in_dtype, "B_shared");
     auto C_local = T::alloc_fragment({bm, bn}, f32, "C_local");
+    // Rasterization in panels of `panel` slots (the lets read the remapped
+    // block index).
+    if (t.panel > 0) T::use_swizzle(t.panel);
     T::clear(C_local);
     for (auto k : T::Pipelined(k_steps, {.num_stages = t.num_stages})) {
       // Rows past the group's end read the next group's (or zeros past M):

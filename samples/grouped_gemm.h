@@ -21,8 +21,7 @@
 //
 // Registered for tessel-warmup as "grouped_gemm" (params N, K, G and
 // optional in_dtype, b_k_major, block_m, block_n, block_k, num_stages,
-// threads). No T::use_swizzle: its block-index rasterization is bound after
-// the lets that read the block index (a tessel bug, issue to file).
+// threads, panel: T::use_swizzle's panel, 0 (default) for none).
 #ifndef TESSEL_SAMPLES_GROUPED_GEMM_H_
 #define TESSEL_SAMPLES_GROUPED_GEMM_H_
 
@@ -49,7 +48,8 @@ struct GroupedGemmConfig {
                    .block_n = 256,
                    .block_k = 64,
                    .num_stages = 4,
-                   .threads = 256};
+                   .threads = 256,
+                   .panel = 0};
 };
 
 // The default tile of sm_<sm>: where Hopper's shared memory is (sm_90,

@@ -22,7 +22,7 @@ constexpr char kUsage[] =
     "  --experts=G --mean-rows=R  G ragged groups of about R rows, a\n"
     "                       quarter of them 0 or 1 (default 8 and 512)\n"
     "  --pad=N              rows after the last group that no group owns\n"
-    "  --block-m, --block-n, --block-k, --stages, --threads\n"
+    "  --block-m, --block-n, --block-k, --stages, --threads, --panel\n"
     "  dims: NxK; bench: G8 ~2048 rows N=K=4096, G8 ~128 rows, G64 ~1024\n"
     "  and ~128 rows at N=K=2048 (ragged, some empty)\n";
 
@@ -44,7 +44,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                       {"block-n", &t.block_n},
                                       {"block-k", &t.block_k},
                                       {"stages", &t.num_stages},
-                                      {"threads", &t.threads}}));
+                                      {"threads", &t.threads},
+                                      {"panel", &t.panel}}));
   int experts = 8, mean = 512, pad = 0;
   SAMPLES_RETURN_IF_ERROR(
       flags.Ints({{"experts", &experts}, {"mean-rows", &mean}, {"pad", &pad}}));

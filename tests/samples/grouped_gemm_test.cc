@@ -152,6 +152,20 @@ TEST(GroupedGemm, Sm90aTakesTmaProducerAndWgmma) {
   }
 }
 
+TEST(GroupedGemm, RasterizedPanelsKeepTheTmaProducer) {
+  // T::use_swizzle after the allocations: the lets read the rasterized
+  // block index (bound ahead of them), and the producer stays.
+  GroupedGemmConfig c{
+      .N = 4096, .K = 4096, .G = 8, .tile = GroupedGemmTile(90)};
+  c.tile.panel = 8;
+  const std::string s = Schedule(c, Target::sm90a());
+  EXPECT_THAT(s, HasSubstr("warp-specialized")) << s;
+  absl::StatusOr<Workload> w =
+      GroupedGemmWorkload(Small(64, 40), {0, 70, 1, 130}, 2, 0);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_TRUE(RunOnInterpreter(*w).ok);
+}
+
 TEST(GroupedGemm, Sm80TakesCpAsyncAndMmaSync) {
   GroupedGemmConfig c{
       .M = 4096, .N = 2048, .K = 2048, .G = 8, .tile = GroupedGemmTile(80)};

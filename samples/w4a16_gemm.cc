@@ -38,7 +38,16 @@ absl::Status CheckConfig(const W4A16Config& c, const W4A16Tile& t) {
   return absl::OkStatus();
 }
 
-bool ScalesAfterGemm(const W4A16Tile& t) { return t.block_m <= 64; }
+// Whether acc and a second f32 tile fit a thread's registers: at most 32
+// accumulators a thread (a small-M tile counts its rows padded to one m16
+// tile a warp, as the scheduler pads it). 128 x 128 over 256 threads, 64
+// each, spilled 808 bytes (ptxas caps 384 threads at 168 registers).
+bool ScalesAfterGemm(const W4A16Tile& t) {
+  const int warps = t.threads / 32;
+  const int rows =
+      t.block_m < 64 && t.block_m < 16 * warps ? 16 * warps : t.block_m;
+  return int64_t(rows) * t.block_n / t.threads <= 32;
+}
 
 // f16 of the 4-bit value `u` (an i32 in [0, 15]) minus 8, exactly: the
 // bits 0x6400 | u are the f16 1024 + u.
@@ -74,10 +83,15 @@ absl::StatusOr<Program> MakeW4A16(const nlohmann::json& json,
 
 W4A16Tile DefaultW4A16Tile(int64_t M, int sm) {
   W4A16Tile t =
-      M <= 16   ? W4A16Tile{.block_m = 16, .block_n = 64, .num_stages = 6}
-      : M <= 64 ? W4A16Tile{.block_m = 64, .block_n = 64}
-                : W4A16Tile{.block_m = 128, .block_n = 128, .num_stages = 3};
-  // 128 x 128 in 4 stages is 193 KB: Hopper's shared memory only.
+      M <= 16 ? W4A16Tile{.block_m = 16,
+                          .block_n = 64,
+                          .num_stages = 6,
+                          .threads = 256}
+      : M <= 64
+          ? W4A16Tile{.block_m = 64, .block_n = 32, .threads = 128}
+          : W4A16Tile{
+                .block_m = 128, .block_n = 64, .num_stages = 3, .threads = 256};
+  // 128 x 64 in 4 stages is 177 KB: Hopper's shared memory only.
   if (M > 64 && HopperSharedMemory(sm)) t.num_stages = 4;
   // Room for the scheduler's barriers and alignment.
   const int64_t limit = int64_t(MaxSharedBytes(sm)) - 2048;

@@ -10,16 +10,16 @@
 //          contiguous row of N per group, GPTQ's order).
 //   W[n, k] = (u - 8) * scales[k / 128, n]  (symmetric int4, zero point 8).
 //
-// The kernel copies the packed tile and A's tile asynchronously (cp.async;
-// the TMA on sm_90a), turns the words into f16 in registers with the
-// exponent trick: (u | 0x6400) read as f16 (T::bitcast) is 1024 + u, minus
-// 1032 is u - 8, exactly; into a shared f16 tile that is the B operand of
-// T::gemm (wgmma on sm_90a, mma.sync on sm_80; M below 64 takes the small-M
-// padding). Tiles of up to 64 rows apply the scales to each group's f32
-// product (clear_accum, then acc += step * scale[j]); 128-row tiles
-// multiply the dequantized values by them. The dequant loop reads the staged
-// weight tile, so the scheduler does not warp-specialize it (schedule() says
-// so).
+// The kernel copies A's tile, the packed words and the scales
+// asynchronously (on sm_90a from a warp-specialized TMA producer for the
+// default 16 x 64 and 128 x 64 tiles, schedule() says which; cp.async
+// elsewhere), turns the words into f16 in registers with the exponent
+// trick: (u | 0x6400) read as f16 (T::bitcast) is 1024 + u, minus 1032 is
+// u - 8, exactly; into a shared f16 tile that is the B operand of T::gemm
+// (wgmma on sm_90a, mma.sync on sm_80; M below 64 takes the small-M
+// padding). The scales multiply each group's f32 product (clear_accum,
+// then acc += step * scale[j]) where a second f32 tile fits (32
+// accumulators a thread), else the dequantized values.
 //
 //   tessel::samples::W4A16Config c{.M = 16, .N = 8192, .K = 8192};
 //   absl::StatusOr<tessel::Program> p = tessel::samples::W4A16GemmProgram(c);
@@ -48,13 +48,15 @@ struct W4A16Tile {
   int threads = 128;
 };
 
-// The tile for M rows: one m16 row tile (padded by the scheduler, small-M
-// path) and 64 columns a block at M <= 16, so that N = 8192 gives 128
-// blocks, 6 stages; 64 x 64 in 4 stages to M = 64 (128 blocks again);
-// 128 x 128 above, 3
-// stages (4 on Hopper's 227 KB). block_k is the group (128). For sm_<sm>
-// (0: sm_80's 163 KB fits) the stages are cut to what its shared memory
-// holds (1 for 128 x 128 on sm_86's 99 KB).
+// The tile for M rows (block_k is the group, 128). Each thread
+// dequantizes block_n * 128 / threads elements a step, all unrolled: 64
+// spilled (ptxas, sm_90a), 32 do not, so the tiles keep to 32:
+//   M <= 16: 16 x 64, 256 threads, 6 stages (the small-M padding; two
+//            consumer warpgroups; N = 8192 gives 128 blocks);
+//   M <= 64: 64 x 32, 128 threads, 4 stages (256 blocks at N = 8192);
+//   above:   128 x 64, 256 threads, 3 stages (4 on Hopper's 227 KB).
+// For sm_<sm> (0: sm_80's 163 KB fits) the stages are cut to what its
+// shared memory holds.
 W4A16Tile DefaultW4A16Tile(int64_t M, int sm = 0);
 
 // Shared memory of the tile: the staged A, packed weight and scale tiles,

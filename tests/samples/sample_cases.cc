@@ -591,7 +591,7 @@ std::vector<SampleCase> SmallCases() {
                          {0, 1, 15, 64, 65, 300, 1000}, 43);
                    }});
   // w4a16: int4 weights, a scale per 128 of K; the small-M tile (M = 1, 5),
-  // 64 x 64 (M = 33) and 128 x 128 over two row tiles (M = 130), ragged N
+  // 64 x 32 (M = 33) and 128 x 64 over two row tiles (M = 130), ragged N
   // and K (K % 8 = 4, 1).
   for (auto [m, n, k] : std::array<std::array<int, 3>, 4>{
            {{1, 72, 300}, {5, 130, 257}, {33, 64, 128}, {130, 100, 388}}}) {

@@ -92,29 +92,39 @@ std::string Schedule(W4A16Config c, const Target& target) {
 }
 
 TEST(W4A16Gemm, TensorCoresAndAWarpSpecializedProducerOnSm90a) {
-  // Small M: one m16 tile a warp, padded (wgmma's m64 on sm_90a). The TMA
-  // producer loads A, the packed words and the scales; the consumers
-  // dequantize into W_shared and run the gemm.
+  // Small M: one m16 tile a warp, padded (two warpgroups of wgmma's m64 on
+  // sm_90a). The TMA producer loads A, the packed words and the scales; the
+  // two consumer warpgroups dequantize into W_shared, run the gemm into
+  // acc_step and add it into acc at the scales.
   for (int M : {1, 16}) {
     const std::string s90 =
         Schedule({.M = M, .N = 8192, .K = 8192}, Target::sm90a());
-    EXPECT_THAT(s90,
-                HasSubstr("gemm acc_step += A_shared * W_shared: wgmma (M = "
-                          "16 padded to 64 rows), warps 4x1"));
+    EXPECT_THAT(s90, HasSubstr("gemm acc_step += A_shared * W_shared: wgmma "
+                               "(M = 16 padded to 128 rows), warps 8x1"));
     EXPECT_THAT(s90, HasSubstr("warp-specialized: 128 TMA producer threads, "
-                               "128 consumer threads; tensor maps A_tma box "
+                               "256 consumer threads; tensor maps A_tma box "
                                "[16, 64] swizzle 128, Wq_tma box [64, 16]"));
-    EXPECT_THAT(
-        Schedule({.M = M, .N = 8192, .K = 8192}, Target::sm80()),
-        HasSubstr("gemm acc_step += A_shared * W_shared: mma.sync (M = 16 "
-                  "padded to 64 rows), warps 4x1"));
+    EXPECT_THAT(Schedule({.M = M, .N = 8192, .K = 8192}, Target::sm80()),
+                HasSubstr("gemm acc_step += A_shared * W_shared: mma.sync (M "
+                          "= 16 padded to 128 rows), warps 8x1"));
   }
+  // 128 x 64: each warpgroup m64n64.
   const std::string s90 =
       Schedule({.M = 256, .N = 8192, .K = 8192}, Target::sm90a());
-  EXPECT_THAT(s90, HasSubstr("wgmma 2 x m64n128k16, warps 4x1"));
-  EXPECT_THAT(s90, HasSubstr("warp-specialized: 128 TMA producer threads"));
+  EXPECT_THAT(s90, HasSubstr("gemm acc_step += A_shared * W_shared: wgmma, "
+                             "warps 8x1, warp tile 16x64"));
+  // 64 x 32: one warpgroup's m64n32 wgmma on the cp.async pipeline (the
+  // warp specializer declines this tile; schedule() says so).
+  const std::string s64 =
+      Schedule({.M = 64, .N = 8192, .K = 8192}, Target::sm90a());
+  EXPECT_THAT(s64, HasSubstr("gemm acc_step += A_shared * W_shared: wgmma, "
+                             "warps 4x1, warp tile 16x32"));
+  EXPECT_THAT(s64, HasSubstr("warp-specialized: no ("));
+  EXPECT_THAT(s90, HasSubstr("warp-specialized: 128 TMA producer threads, "
+                             "256 consumer threads"));
   EXPECT_THAT(Schedule({.M = 256, .N = 8192, .K = 8192}, Target::sm80()),
-              HasSubstr("mma.sync, warps 2x2"));
+              HasSubstr("gemm acc_step += A_shared * W_shared: mma.sync, "
+                        "warps 4x2"));
 }
 
 }  // namespace

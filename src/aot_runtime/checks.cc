@@ -1,7 +1,10 @@
 // The launch functions' checks of the caller's tensors (shapes against the
 // kernel's parameters, pointers, the alignment its copies need), the grid,
 // and the TMA descriptors encoded for the tensors given.
+#include <cstring>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "src/aot_runtime/driver.h"
 #include "tessel/aot_runtime.h"
@@ -45,7 +48,8 @@ Tensor::Tensor(uint64_t ptr, std::initializer_list<int64_t> dims) : data(ptr) {
 std::string Tensor::ShapeString() const {
   std::string s = "[";
   for (int i = 0; i < rank && i < kMaxRank; ++i) {
-    s += (i > 0 ? "," : "") + std::to_string(shape[i]);
+    if (i > 0) s += ',';
+    s += std::to_string(shape[i]);
   }
   if (rank > kMaxRank) s += ",...";
   return s + "]";
@@ -139,6 +143,57 @@ Status CheckGrid(const char* kernel, int dim, int64_t extent, uint32_t* out,
   return Status();
 }
 
+namespace {
+
+// Encoded maps by their inputs: a launch with the same tensors reuses its
+// descriptors, as the JIT's TensorMapCache does (an encoding depends on
+// nothing else). Bounded: cleared when full.
+class EncodedMaps {
+ public:
+  struct Key {  // zero-filled past the rank, compared as bytes
+    uint64_t data = 0;
+    int64_t shape[5] = {}, box[5] = {};
+    int32_t rank = 0, element_bytes = 0, data_type = 0, swizzle_bytes = 0;
+  };
+  static Key KeyOf(const Tensor& t, int element_bytes, int data_type,
+                   const int64_t* box, int swizzle_bytes) {
+    Key k;
+    k.data = t.data;
+    k.rank = t.rank;
+    for (int i = 0; i < t.rank; ++i) k.shape[i] = t.shape[i], k.box[i] = box[i];
+    k.element_bytes = element_bytes;
+    k.data_type = data_type;
+    k.swizzle_bytes = swizzle_bytes;
+    return k;
+  }
+  bool Find(const Key& key, TensorMap* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = maps_.find(Bytes(key));
+    if (it == maps_.end()) return false;
+    *out = it->second;
+    return true;
+  }
+  void Insert(const Key& key, const TensorMap& map) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (maps_.size() >= 4096) maps_.clear();
+    maps_.emplace(Bytes(key), map);
+  }
+  static EncodedMaps& Global() {
+    static auto* maps = new EncodedMaps;  // never destroyed: launches at exit
+    return *maps;
+  }
+
+ private:
+  static std::string Bytes(const Key& key) {
+    static_assert(sizeof(Key) == 8 + 80 + 16, "Key has no padding");
+    return std::string(reinterpret_cast<const char*>(&key), sizeof(Key));
+  }
+  std::mutex mu_;
+  std::unordered_map<std::string, TensorMap> maps_;
+};
+
+}  // namespace
+
 Status EncodeTensorMap(const char* kernel, const char* tensor, const Tensor& t,
                        int element_bytes, int data_type, const int64_t* box,
                        int swizzle_bytes, TensorMap* out) {
@@ -169,6 +224,9 @@ Status EncodeTensorMap(const char* kernel, const char* tensor, const Tensor& t,
     }
     stride *= static_cast<uint64_t>(t.shape[d]);
   }
+  const EncodedMaps::Key key =
+      EncodedMaps::KeyOf(t, element_bytes, data_type, box, swizzle_bytes);
+  if (EncodedMaps::Global().Find(key, out)) return Status();
   const internal::Driver* cu = nullptr;
   TESSEL_AOT_RETURN_IF_ERROR(internal::LoadDriver(&cu));
   if (cu->cuTensorMapEncodeTiled == nullptr) {
@@ -193,6 +251,7 @@ Status EncodeTensorMap(const char* kernel, const char* tensor, const Tensor& t,
           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
       "cuTensorMapEncodeTiled");
   if (!s.ok()) return Status(s.code(), what + s.message());
+  EncodedMaps::Global().Insert(key, *out);
   return Status();
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "samples/grouped_gemm.h"
 #include "samples/sample_main.h"
 #include "samples/status_macros.h"
@@ -64,6 +65,14 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     return c;
   };
   std::vector<Case> cases;
+  const bool preset = args.size == "small" || args.size == "bench";
+  for (const char* flag : {"groups", "experts", "mean-rows", "pad"}) {
+    if (preset && flags.Has(flag)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", flag, " sets the groups of a --size=NxK run; --size=",
+          args.size, " has its own"));
+    }
+  }
   if (args.size == "small") {
     // Empty groups first, last and in a row; groups of 1 row, of a whole
     // tile, of a tile and 1, ragged ones; rows of no group after them.

@@ -125,6 +125,11 @@ TEST_F(Gpu, GemmWgmmaWideN) {
   CheckGemm(testing::WgmmaWideNGemm(false));
   CheckGemm(testing::WgmmaWideNGemm(true));
 }
+// 64 rows over two warpgroups: each its 64 columns (WgmmaCols).
+TEST_F(Gpu, GemmWgmmaWarpgroupsSplitN) {
+  CheckGemm(testing::WgmmaWarpgroupsSplitNGemm(false));
+  CheckGemm(testing::WgmmaWarpgroupsSplitNGemm(true));
+}
 TEST_F(Gpu, GemmWgmmaSplitN) {
   CheckGemm(testing::WgmmaSplitNGemm(false));
   CheckGemm(testing::WgmmaSplitNGemm(true));

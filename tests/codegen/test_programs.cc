@@ -88,7 +88,9 @@ ir::Program Gemm(const GemmShape& s) {
                    ir::MakeStmt<ir::GemmNode>(
                        Region::Full(As), Region::Full(Bs), Region::Full(acc),
                        s.transpose_a, s.transpose_b, false,
-                       ir::GemmWarpPolicy::kSquare, ir::SourceLoc::current())}),
+                       s.full_row ? ir::GemmWarpPolicy::kFullRow
+                                  : ir::GemmWarpPolicy::kSquare,
+                       ir::SourceLoc::current())}),
           s.stages);
   std::vector<Stmt> body;
   if (s.panel > 0) {
@@ -150,6 +152,20 @@ GemmShape WgmmaWideNGemm(bool transpose_b) {
           .threads = 256,
           .stages = 2,
           .transpose_b = transpose_b};
+}
+
+GemmShape WgmmaWarpgroupsSplitNGemm(bool transpose_b) {
+  return {.m = 100,
+          .n = 200,
+          .k = 96,
+          .bm = 64,
+          .bn = 128,
+          .bk = 64,
+          .threads = 256,
+          .stages = 2,
+          .dtype = DataType::kBF16,
+          .transpose_b = transpose_b,
+          .full_row = true};
 }
 
 GemmShape WgmmaSplitNGemm(bool transpose_b) {

@@ -25,6 +25,9 @@ struct GemmShape {
   // B's and C's dtypes when not `dtype` (fp8 A with another fp8 B, an f16
   // C of fp8 inputs).
   std::optional<DataType> b_dtype, out_dtype;
+  // GemmWarpPolicy::kFullRow instead of the square one: with too few rows
+  // for the warpgroups (bm 64 over 256 threads) wgmma splits N over them.
+  bool full_row = false;
 };
 ir::Program Gemm(const GemmShape& s);
 
@@ -42,6 +45,9 @@ GemmShape WgmmaTwoWarpgroupsGemm();
 GemmShape WgmmaSampleTileGemm(DataType dtype, bool transpose_b);
 GemmShape WgmmaWideNGemm(bool transpose_b);
 GemmShape WgmmaSplitNGemm(bool transpose_b);
+// 64 rows over two warpgroups, full-row policy: the warpgroups split N
+// (each 64 x 64 of C), ragged in M, N and K.
+GemmShape WgmmaWarpgroupsSplitNGemm(bool transpose_b);
 GemmShape WgmmaWideKGemm(bool transpose_b);
 // M-major A ([K][M] tiles of two atoms, one per warpgroup), 128x128x64
 // over two warpgroups.

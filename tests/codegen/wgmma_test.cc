@@ -72,6 +72,12 @@ TEST(Wgmma, WideTilesTakeWgmma) {
       {"64x384 NN", testing::WgmmaSplitNGemm(false), "m64n192k16", 8,
        ", 8192, 1024);"},
       {"64x384 NT", testing::WgmmaSplitNGemm(true), "m64n192k16", 8, nullptr},
+      // 64 rows over two warpgroups: each its 64 columns of N.
+      {"64x128 warpgroups along N, NN",
+       testing::WgmmaWarpgroupsSplitNGemm(false), "m64n64k16", 4,
+       ", 8192, 1024);"},
+      {"64x128 warpgroups along N, NT",
+       testing::WgmmaWarpgroupsSplitNGemm(true), "m64n64k16", 4, nullptr},
       {"128x128x128 NN", testing::WgmmaWideKGemm(false), "m64n128k16", 16,
        ", 16384, 1024);"},
       {"128x128x128 NT", testing::WgmmaWideKGemm(true), "m64n128k16", 16,

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "src/ir/expr.h"
-#include "src/ir/visitor.h"
 #include "src/passes/fragment_layout.h"
 #include "src/passes/intrinsics.h"
 #include "src/passes/ir_util.h"
@@ -168,31 +167,17 @@ std::map<std::string, ir::Buffer> SharedBuffers(const ir::Stmt& body) {
   return out;
 }
 
-// The gemm with the full-row policy: too few rows for its warpgroups, it
-// splits N over them (WgmmaSplitsN; the square policy keeps mma.sync).
-ir::Program FullRow(const ir::Program& p) {
-  struct Rewrite : ir::IRMutator {
-    ir::Stmt Visit(const ir::GemmNode* op) override {
-      return ir::MakeStmt<ir::GemmNode>(op->a, op->b, op->c, op->transpose_a,
-                                        op->transpose_b, op->clear_accum,
-                                        ir::GemmWarpPolicy::kFullRow, op->loc);
-    }
-  };
-  ir::Program out = p;
-  out.body = Rewrite().MutateStmt(p.body);
-  return out;
-}
-
 // Every element every wgmma of the gemm reads, for both warpgroups and
 // every pipeline stage, against the layout's address of that element.
-// split_n: the warpgroups split N (each all rows of A, its bn / groups
-// columns of B).
-void CheckDescriptors(const testing::GemmShape& g, bool split_n = false) {
+// With g.full_row and too few rows, the warpgroups split N (each all rows
+// of A, its bn / groups columns of B).
+void CheckDescriptors(const testing::GemmShape& g) {
+  const bool split_n = g.full_row && g.bm % (64 * (g.threads / 128)) != 0;
   SCOPED_TRACE(::testing::Message()
                << "tile " << g.bm << "x" << g.bn << "x" << g.bk
                << (g.transpose_a ? " T" : " N") << (g.transpose_b ? "T" : "N")
                << (split_n ? " split N" : ""));
-  ir::Program program = split_n ? FullRow(testing::Gemm(g)) : testing::Gemm(g);
+  ir::Program program = testing::Gemm(g);
   LoweringState planned = Lower(program, "plan_gemms");
   std::map<std::string, ir::Buffer> shared =
       SharedBuffers(planned.program.body);
@@ -328,19 +313,8 @@ TEST(WgmmaDescriptor, SplitN) {
 // B's descriptors a warpgroup's columns further on (N-major: one atom;
 // K-major: 64 rows), A's the same for both.
 TEST(WgmmaDescriptor, WarpgroupsSplitN) {
-  for (bool t : {false, true}) {
-    CheckDescriptors({.m = 128,
-                      .n = 256,
-                      .k = 128,
-                      .bm = 64,
-                      .bn = 128,
-                      .bk = 64,
-                      .threads = 256,
-                      .stages = 2,
-                      .dtype = DataType::kBF16,
-                      .transpose_b = t},
-                     /*split_n=*/true);
-  }
+  CheckDescriptors(testing::WgmmaWarpgroupsSplitNGemm(false));
+  CheckDescriptors(testing::WgmmaWarpgroupsSplitNGemm(true));
 }
 
 // The accumulator split along N: warp q of warpgroup g holds the m64 C

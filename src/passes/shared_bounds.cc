@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
@@ -14,124 +13,11 @@
 #include "src/ir/op.h"
 #include "src/ir/printer.h"
 #include "src/ir/visitor.h"
+#include "src/passes/index_range.h"
 #include "src/passes/intrinsics.h"
 
 namespace tessel::passes {
 namespace {
-
-constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;
-
-// [lo, hi], either end possibly unbounded (+-kInf), every value a multiple
-// of step (0: the value is 0), so that an even column plus a 2-element
-// store ends at the row's end, not past it.
-struct Range {
-  int64_t lo, hi;
-  int64_t step = 1;
-};
-
-int64_t Clamp(__int128 v) {
-  return v >= kInf ? kInf : v <= -kInf ? -kInf : static_cast<int64_t>(v);
-}
-
-int Bits(int64_t v) {  // bits of a value >= 0
-  int b = 0;
-  while (b < 62 && (int64_t{1} << b) <= v) ++b;
-  return b;
-}
-
-int TrailingZeros(int64_t step) {  // of every multiple of step
-  if (step == 0) return 62;
-  int z = 0;
-  while (z < 62 && (step >> z) % 2 == 0) ++z;
-  return z;
-}
-
-int64_t StepMul(int64_t a, int64_t b) {
-  const __int128 p = __int128(a) * b;
-  return p >= (int64_t{1} << 40) ? 1 : static_cast<int64_t>(p);
-}
-
-// The ends moved onto multiples of the step.
-Range Tight(Range r) {
-  if (r.step > 1) {
-    if (r.hi < kInf) r.hi = ir::FloorDiv(r.hi, r.step) * r.step;
-    if (r.lo > -kInf) r.lo = -ir::FloorDiv(-r.lo, r.step) * r.step;
-  }
-  return r;
-}
-
-Range Const(int64_t c) { return Range{c, c, c < 0 ? -c : c}; }
-
-std::optional<Range> Combine(ir::BinaryOp op, Range x, Range y) {
-  using B = ir::BinaryOp;
-  const bool const_y = y.lo == y.hi;
-  const int64_t g = std::gcd(x.step, y.step);
-  if (ir::IsComparison(op) || ir::IsLogical(op)) return Range{0, 1};
-  switch (op) {
-    case B::kAdd:
-      return Tight(
-          Range{Clamp(__int128(x.lo) + y.lo), Clamp(__int128(x.hi) + y.hi), g});
-    case B::kSub:
-      return Tight(
-          Range{Clamp(__int128(x.lo) - y.hi), Clamp(__int128(x.hi) - y.lo), g});
-    case B::kMul: {
-      __int128 c[] = {__int128(x.lo) * y.lo, __int128(x.lo) * y.hi,
-                      __int128(x.hi) * y.lo, __int128(x.hi) * y.hi};
-      return Tight(Range{Clamp(*std::min_element(c, c + 4)),
-                         Clamp(*std::max_element(c, c + 4)),
-                         StepMul(x.step, y.step)});
-    }
-    case B::kDiv:
-    case B::kCeilDiv: {
-      if (!const_y || y.lo <= 0) return std::nullopt;
-      const int64_t d = y.lo, up = op == B::kCeilDiv ? d - 1 : 0;
-      auto div = [&](int64_t v) {
-        if (v >= kInf || v <= -kInf) return v;
-        return ir::FloorDiv(v + up, d);
-      };
-      return Range{div(x.lo), div(x.hi), x.step % d == 0 ? x.step / d : 1};
-    }
-    case B::kMod:
-      if (!const_y || y.lo <= 0) return std::nullopt;
-      if (x.lo >= 0 && x.hi < y.lo) return x;
-      return Tight(Range{0, y.lo - 1, std::gcd(x.step, y.lo)});
-    case B::kMin:
-      return Tight(Range{std::min(x.lo, y.lo), std::min(x.hi, y.hi), g});
-    case B::kMax:
-      return Tight(Range{std::max(x.lo, y.lo), std::max(x.hi, y.hi), g});
-    case B::kBitAnd: {
-      const int64_t step =
-          int64_t{1} << std::max(TrailingZeros(x.step), TrailingZeros(y.step));
-      if (x.lo >= 0 && y.lo >= 0)
-        return Tight(Range{0, std::min(x.hi, y.hi), step});
-      if (y.lo >= 0) return Tight(Range{0, y.hi, step});
-      if (x.lo >= 0) return Tight(Range{0, x.hi, step});
-      return std::nullopt;
-    }
-    case B::kBitOr:
-    case B::kBitXor: {
-      // Above the bits of the smaller operand only the larger's bits.
-      if (x.lo < 0 || y.lo < 0) return std::nullopt;
-      const int64_t step =
-          int64_t{1} << std::min(TrailingZeros(x.step), TrailingZeros(y.step));
-      const int64_t big = std::max(x.hi, y.hi), small = std::min(x.hi, y.hi);
-      if (big >= kInf) return Range{0, kInf, step};
-      const int b = Bits(small);
-      return Tight(Range{0, ((big >> b) << b) | ((int64_t{1} << b) - 1), step});
-    }
-    case B::kShr: {
-      if (!const_y || y.lo < 0 || y.lo > 62 || x.lo < 0) return std::nullopt;
-      const int z = std::max(TrailingZeros(x.step) - int(y.lo), 0);
-      return Range{x.lo >> y.lo, x.hi >= kInf ? kInf : x.hi >> y.lo,
-                   int64_t{1} << std::min(z, 40)};
-    }
-    case B::kShl:
-      if (!const_y || y.lo < 0 || y.lo > 40) return std::nullopt;
-      return Combine(B::kMul, x, Const(int64_t{1} << y.lo));
-    default:
-      return std::nullopt;
-  }
-}
 
 class Checker : public ir::IRVisitor {
  public:
@@ -142,15 +28,16 @@ class Checker : public ir::IRVisitor {
 
   SharedBoundsReport report;
 
-  std::optional<Range> Of(const ir::Expr& e) const {
+  std::optional<IndexRange> Of(const ir::Expr& e) const {
     if (!e.defined()) return std::nullopt;
-    if (auto c = ir::AsConstInt(e)) return Const(*c);
-    std::optional<Range> r = Derive(e);
+    if (auto c = ir::AsConstInt(e)) return IndexRange::Of(*c);
+    std::optional<IndexRange> r = Derive(e);
     // What the enclosing branch conditions say about e itself.
     for (const auto& [fact, range] : facts_) {
       if (!SameExpr(fact, e)) continue;
-      Range f = range;
-      if (r) f = Range{std::max(f.lo, r->lo), std::min(f.hi, r->hi), r->step};
+      IndexRange f = range;
+      if (r)
+        f = IndexRange{std::max(f.lo, r->lo), std::min(f.hi, r->hi), r->step};
       r = Tight(f);
       if (r->lo > r->hi) unreachable_ = true;  // the branch never runs
     }
@@ -169,7 +56,7 @@ class Checker : public ir::IRVisitor {
   }
 
   // e's range from its operands.
-  std::optional<Range> Derive(const ir::Expr& e) const {
+  std::optional<IndexRange> Derive(const ir::Expr& e) const {
     if (const auto* v = e.As<ir::VarNode>()) {
       auto it = ranges_.find(v);
       if (it != ranges_.end()) return it->second;
@@ -180,41 +67,42 @@ class Checker : public ir::IRVisitor {
       return std::nullopt;
     }
     if (const auto* c = e.As<ir::CastNode>()) {
-      if (c->value.dtype() == DataType::kBool) return Range{0, 1};
+      if (c->value.dtype() == DataType::kBool) return IndexRange{0, 1};
       if (!is_int(c->value.dtype())) return std::nullopt;
       return Of(c->value);
     }
     if (const auto* s = e.As<ir::SelectNode>()) {
       auto t = Of(s->true_value), f = Of(s->false_value);
       if (!t || !f) return std::nullopt;
-      return Range{std::min(t->lo, f->lo), std::max(t->hi, f->hi),
-                   std::gcd(t->step, f->step)};
+      return IndexRange{std::min(t->lo, f->lo), std::max(t->hi, f->hi),
+                        std::gcd(t->step, f->step)};
     }
     if (const auto* u = e.As<ir::UnaryNode>()) {
       if (u->op != ir::UnaryOp::kNeg) return std::nullopt;
       auto a = Of(u->a);
       if (!a) return std::nullopt;
-      return Range{-a->hi, -a->lo, a->step};
+      return IndexRange{-a->hi, -a->lo, a->step};
     }
     if (const auto* c = e.As<ir::CallNode>()) {
       std::optional<Intrinsic> id = IntrinsicOf(*c);
-      if (id == Intrinsic::kThreadIdx) return Range{0, threads_ - 1};
+      if (id == Intrinsic::kThreadIdx) return IndexRange{0, threads_ - 1};
       if (id == Intrinsic::kWarpUniform) return Of(c->args[0]);
       return std::nullopt;
     }
     const auto* b = e.As<ir::BinaryNode>();
     if (b == nullptr) return std::nullopt;
-    if (ir::IsComparison(b->op) || ir::IsLogical(b->op)) return Range{0, 1};
+    if (ir::IsComparison(b->op) || ir::IsLogical(b->op))
+      return IndexRange{0, 1};
     auto x = Of(b->a), y = Of(b->b);
     if (!x || !y) return std::nullopt;
-    return Combine(b->op, *x, *y);
+    return CombineRanges(b->op, *x, *y);
   }
 
   void Visit(const ir::KernelNode* op) override {
     for (size_t i = 0; i < op->block_vars.size() && i < op->grid.size(); ++i) {
       auto g = Of(op->grid[i]);
       ranges_[op->block_vars[i].get()] =
-          Range{0, g && g->hi < kInf ? g->hi - 1 : kInf};
+          IndexRange{0, g && g->hi < kOpenEnd ? g->hi - 1 : kOpenEnd};
     }
     IRVisitor::Visit(op);
   }
@@ -226,8 +114,9 @@ class Checker : public ir::IRVisitor {
     // top open: `k % stages` is still bounded.
     auto lo = Of(op->min), n = Of(op->extent);
     if (lo) {
-      const int64_t top = n ? Clamp(__int128(lo->hi) + n->hi - 1) : kInf;
-      ranges_[op->var.get()] = Range{lo->lo, top};
+      const int64_t top =
+          n ? ClampToOpen(__int128(lo->hi) + n->hi - 1) : kOpenEnd;
+      ranges_[op->var.get()] = IndexRange{lo->lo, top};
     } else {
       ranges_.erase(op->var.get());
     }
@@ -361,11 +250,11 @@ class Checker : public ir::IRVisitor {
         b.scope == ir::Scope::kBarrier ? 8 : dtype_bytes(b.dtype);
     // The flat element range (the lowering flattens a shared tile's
     // indices into one), and the elements a sub-array reference spans.
-    Range flat = Const(0);
+    IndexRange flat = IndexRange::Of(0);
     int64_t span = 1;
     if (idx.size() == 1) {
       auto r = Of(idx[0]);
-      if (!r || r->hi >= kInf || r->lo <= -kInf) {
+      if (!r || r->hi >= kOpenEnd || r->lo <= -kOpenEnd) {
         ++report.unbounded;
         return;
       }
@@ -377,14 +266,14 @@ class Checker : public ir::IRVisitor {
         ++report.unbounded;
         return;
       }
-      flat = *Combine(ir::BinaryOp::kMul, flat, Const(*extent));
+      flat = *CombineRanges(ir::BinaryOp::kMul, flat, IndexRange::Of(*extent));
       if (d < idx.size()) {
         auto r = Of(idx[d]);
-        if (!r || r->hi >= kInf || r->lo <= -kInf) {
+        if (!r || r->hi >= kOpenEnd || r->lo <= -kOpenEnd) {
           ++report.unbounded;
           return;
         }
-        flat = *Combine(ir::BinaryOp::kAdd, flat, *r);
+        flat = *CombineRanges(ir::BinaryOp::kAdd, flat, *r);
       } else {
         span *= *extent;
       }
@@ -448,7 +337,7 @@ class Checker : public ir::IRVisitor {
            : op == B::kEQ ? B::kNE
                           : B::kEQ;
     }
-    Range r{-kInf, kInf, 1};
+    IndexRange r{-kOpenEnd, kOpenEnd, 1};
     switch (op) {
       case B::kLT:
         r.hi = *c - 1;
@@ -463,44 +352,45 @@ class Checker : public ir::IRVisitor {
         r.lo = *c;
         break;
       case B::kEQ:
-        r = Const(*c);
+        r = IndexRange::Of(*c);
         break;
       default:
         return;
     }
-    Know(side, op == B::kEQ ? r : Range{r.lo, r.hi, 1});
+    Know(side, op == B::kEQ ? r : IndexRange{r.lo, r.hi, 1});
   }
 
   // Records that e lies in r: a variable's range narrows; any other
   // expression becomes a fact, and so does the other operand of a sum
   // whose one operand has a single value (`v * 128 + tx < 48` with v 0).
-  void Know(const ir::Expr& e, Range r) {
+  void Know(const ir::Expr& e, IndexRange r) {
     if (const auto* v = e.As<ir::VarNode>()) {
-      std::optional<Range> now = Of(e);
+      std::optional<IndexRange> now = Of(e);
       if (!now) return;
-      ranges_[v] = Tight(Range{std::max(now->lo, r.lo), std::min(now->hi, r.hi),
-                               r.lo == r.hi ? r.step : now->step});
+      ranges_[v] =
+          Tight(IndexRange{std::max(now->lo, r.lo), std::min(now->hi, r.hi),
+                           r.lo == r.hi ? r.step : now->step});
       return;
     }
     facts_.push_back({e, r});
     const auto* b = e.As<ir::BinaryNode>();
     if (b == nullptr || b->op != ir::BinaryOp::kAdd) return;
     for (auto [one, other] : {std::pair{b->a, b->b}, std::pair{b->b, b->a}}) {
-      std::optional<Range> k = Of(one);
+      std::optional<IndexRange> k = Of(one);
       if (!k || k->lo != k->hi) continue;
       auto shift = [&](int64_t end) {
-        return end >= kInf || end <= -kInf ? end : end - k->lo;
+        return end >= kOpenEnd || end <= -kOpenEnd ? end : end - k->lo;
       };
-      Know(other, Range{shift(r.lo), shift(r.hi), 1});
+      Know(other, IndexRange{shift(r.lo), shift(r.hi), 1});
     }
   }
 
   const LoweringState& st_;
   int64_t threads_ = 1;
-  std::unordered_map<const ir::VarNode*, Range> ranges_;
+  std::unordered_map<const ir::VarNode*, IndexRange> ranges_;
   std::unordered_map<const ir::LoadNode*, int64_t> widths_;
   std::unordered_map<const ir::VarNode*, ir::Expr> lets_;
-  std::vector<std::pair<ir::Expr, Range>> facts_;
+  std::vector<std::pair<ir::Expr, IndexRange>> facts_;
   mutable bool unreachable_ = false;  // an access's ranges met a dead branch
 };
 

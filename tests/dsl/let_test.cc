@@ -19,8 +19,8 @@ namespace tessel {
 namespace {
 
 namespace T = tessel;
-using ::testing::HasSubstr;
 using testing::BuildOneKernel;
+using ::testing::HasSubstr;
 
 void ExpectErrorAt(const absl::Status& status, int line,
                    std::initializer_list<std::string> words) {

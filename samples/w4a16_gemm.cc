@@ -9,6 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
+#include "samples/w4a16_gemm_swap.h"
 #include "tessel/registry.h"
 
 namespace tessel::samples {
@@ -65,7 +66,10 @@ absl::StatusOr<Program> MakeW4A16(const nlohmann::json& json,
   SAMPLES_ASSIGN_OR_RETURN(c.N, params.IntInRange("N", 1, kMax));
   SAMPLES_ASSIGN_OR_RETURN(c.K, params.IntInRange("K", 1, kMax));
   W4A16Tile& t = c.tile;
-  t = DefaultW4A16Tile(c.M, target.sm());
+  // swap_ab 0: the first form, with its own default tile.
+  SAMPLES_ASSIGN_OR_RETURN(int64_t swap, params.IntInRange("swap_ab", 0, 1, 1));
+  t = swap ? DefaultW4A16Tile(c.M, target.sm())
+           : LegacyW4A16Tile(c.M, target.sm());
   SAMPLES_ASSIGN_OR_RETURN(t.block_m,
                            params.IntInRange("block_m", 16, 256, t.block_m));
   SAMPLES_ASSIGN_OR_RETURN(t.block_n,
@@ -82,6 +86,14 @@ absl::StatusOr<Program> MakeW4A16(const nlohmann::json& json,
 }  // namespace
 
 W4A16Tile DefaultW4A16Tile(int64_t M, int sm) {
+  W4A16Tile t = DefaultW4A16SwapTile(M);
+  const int64_t limit = int64_t(MaxSharedBytes(sm)) - 2048;
+  while (sm > 0 && t.num_stages > 1 && W4A16SharedBytes(t) > limit)
+    --t.num_stages;
+  return t;
+}
+
+W4A16Tile LegacyW4A16Tile(int64_t M, int sm) {
   W4A16Tile t =
       M <= 16 ? W4A16Tile{.block_m = 16,
                           .block_n = 64,
@@ -91,6 +103,7 @@ W4A16Tile DefaultW4A16Tile(int64_t M, int sm) {
           ? W4A16Tile{.block_m = 64, .block_n = 32, .threads = 128}
           : W4A16Tile{
                 .block_m = 128, .block_n = 64, .num_stages = 3, .threads = 256};
+  t.swap_ab = false;
   // 128 x 64 in 4 stages is 177 KB: Hopper's shared memory only.
   if (M > 64 && HopperSharedMemory(sm)) t.num_stages = 4;
   // Room for the scheduler's barriers and alignment.
@@ -101,15 +114,19 @@ W4A16Tile DefaultW4A16Tile(int64_t M, int sm) {
 }
 
 int64_t W4A16SharedBytes(const W4A16Tile& t) {
+  // The swapped form's f16 tile is C's (after the loop), not W's.
+  const int64_t f16_tile = t.swap_ab ? int64_t(t.block_m) * t.block_n * 2
+                                     : int64_t(t.block_n) * kBlockK * 2;
   const int64_t stage = int64_t(t.block_m) * kBlockK * 2 +
                         int64_t(t.block_n) * (kBlockK / kPerWord) * 4 +
                         int64_t(t.block_n) * 2;
-  return stage * std::max(t.num_stages, 1) + int64_t(t.block_n) * kBlockK * 2;
+  return stage * std::max(t.num_stages, 1) + f16_tile;
 }
 
 absl::StatusOr<Program> W4A16GemmProgram(const W4A16Config& c) {
   const W4A16Tile t = c.default_tile ? DefaultW4A16Tile(c.M) : c.tile;
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c, t));
+  if (t.swap_ab) return W4A16SwapABProgram(c, t);
   const int bm = t.block_m, bn = t.block_n;
   T::ProgramBuilder p("w4a16_gemm");
   auto A = p.tensor("A", {c.M, c.K}, f16);
@@ -208,7 +225,7 @@ absl::StatusOr<Workload> W4A16GemmWorkload(const W4A16Config& c,
   w.kernel = "w4a16_gemm";
   w.shape = absl::StrCat(M, "x", N, "x", K, " int4 g128 tile ", t.block_m, "x",
                          t.block_n, "x", kBlockK, " s", t.num_stages, " t",
-                         t.threads);
+                         t.threads, t.swap_ab ? " swap" : "");
   SAMPLES_ASSIGN_OR_RETURN(w.tensors["A"], RandomInput(f16, {M, K}, seed));
   std::vector<uint8_t> u(N * K);
   std::mt19937 gen(static_cast<uint32_t>(seed + 1));

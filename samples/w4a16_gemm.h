@@ -10,23 +10,23 @@
 //          contiguous row of N per group, GPTQ's order).
 //   W[n, k] = (u - 8) * scales[k / 128, n]  (symmetric int4, zero point 8).
 //
-// The kernel copies A's tile, the packed words and the scales
-// asynchronously (on sm_90a from a warp-specialized TMA producer for the
-// default 16 x 64 and 128 x 64 tiles, schedule() says which; cp.async
-// elsewhere), turns the words into f16 in registers with the exponent
-// trick: (u | 0x6400) read as f16 (T::bitcast) is 1024 + u, minus 1032 is
-// u - 8, exactly; into a shared f16 tile that is the B operand of T::gemm
-// (wgmma on sm_90a, mma.sync on sm_80; M below 64 takes the small-M
-// padding). The scales multiply each group's f32 product (clear_accum,
-// then acc += step * scale[j]) where a second f32 tile fits (32
-// accumulators a thread), else the dequantized values.
+// The kernel computes C^T = W A^T (w4a16_gemm_swap.h): the packed words,
+// A's tile and the scales arrive asynchronously (on sm_90a from a
+// warp-specialized TMA producer; cp.async on sm_80), each thread turns the
+// words into f16 in registers with the exponent trick: (u | 0x6400) read as
+// f16 (T::bitcast) is 1024 + u, minus 1032 is u - 8, exactly; that
+// fragment is the register A operand of T::gemm (wgmma / mma.sync), A's
+// tile the shared B, so each weight is dequantized once for up to 128
+// rows of A. The scales multiply each group's f32 product where a second
+// f32 tile fits (32 accumulators a thread), else the dequantized values.
+// swap_ab = false keeps the first form (W through a shared B tile).
 //
 //   tessel::samples::W4A16Config c{.M = 16, .N = 8192, .K = 8192};
 //   absl::StatusOr<tessel::Program> p = tessel::samples::W4A16GemmProgram(c);
 //   // parameters: A [M, K] f16, Wq, scales (as above), C [M, N] f16.
 //
 // Registered for tessel-warmup as "w4a16_gemm" with params M, N, K and
-// optional block_m, block_n, num_stages, threads.
+// optional block_m, block_n, num_stages, threads, swap_ab (0 or 1).
 #ifndef TESSEL_SAMPLES_W4A16_GEMM_H_
 #define TESSEL_SAMPLES_W4A16_GEMM_H_
 
@@ -46,18 +46,30 @@ struct W4A16Tile {
   int block_n = 128;
   int num_stages = 4;
   int threads = 128;
+  // The swapped form (w4a16_gemm_swap.h): W's tile the register A operand
+  // of C^T's gemm, A's the shared B. false: the first form, W dequantized
+  // into a shared B tile (LegacyW4A16Tile).
+  bool swap_ab = true;
 };
 
-// The tile for M rows (block_k is the group, 128). Each thread
-// dequantizes block_n * 128 / threads elements a step, all unrolled: 64
-// spilled (ptxas, sm_90a), 32 do not, so the tiles keep to 32:
+// The tile for M rows (block_k is the group, 128), the swapped form:
+// block_n = 64 rows of W (one m64 per warpgroup of 128 threads), block_m
+// the rows of A padded to 16, 32, 64 or 128 (the wgmma / mma.sync N), so
+// each weight is dequantized once for M <= 128:
+//   M <= 16: 16 x 64, 8 stages (N = 8192 gives 128 blocks);
+//   M <= 64: 32 / 64 x 64, 6 stages;
+//   above:   128 x 64, 4 stages, the scales in the dequant loop (no
+//            second 64-register f32 tile).
+// For sm_<sm> (0: sm_80's 163 KB fits) the stages are cut to what its
+// shared memory holds.
+W4A16Tile DefaultW4A16Tile(int64_t M, int sm = 0);
+
+// The first form's tile (swap_ab false) for comparison:
 //   M <= 16: 16 x 64, 256 threads, 6 stages (the small-M padding; two
 //            consumer warpgroups; N = 8192 gives 128 blocks);
 //   M <= 64: 64 x 32, 128 threads, 4 stages (256 blocks at N = 8192);
 //   above:   128 x 64, 256 threads, 3 stages (4 on Hopper's 227 KB).
-// For sm_<sm> (0: sm_80's 163 KB fits) the stages are cut to what its
-// shared memory holds.
-W4A16Tile DefaultW4A16Tile(int64_t M, int sm = 0);
+W4A16Tile LegacyW4A16Tile(int64_t M, int sm = 0);
 
 // Shared memory of the tile: the staged A, packed weight and scale tiles,
 // and the dequantized f16 tile.

@@ -16,7 +16,8 @@ namespace {
 
 constexpr char kUsage[] =
     "  dims: MxNxK or M=..,N=..,K=.. (C [M, N] = A [M, K] W [N, K]^T)\n"
-    "  --block-m, --block-n, --stages, --threads  the tile (default: by M)\n";
+    "  --block-m, --block-n, --stages, --threads  the tile (default: by M)\n"
+    "  --swap-ab=0  the first form (W dequantized into a shared B tile)\n";
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
@@ -41,7 +42,9 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   // The GPU's arch cuts the stages to its shared memory.
   const int sm = args.backend == Backend::kGpu ? Target::detect().sm() : 0;
   for (W4A16Config& c : configs) {
-    W4A16Tile t = DefaultW4A16Tile(c.M, sm);
+    int swap = 1;
+    SAMPLES_RETURN_IF_ERROR(flags.Ints({{"swap-ab", &swap}}));
+    W4A16Tile t = swap ? DefaultW4A16Tile(c.M, sm) : LegacyW4A16Tile(c.M, sm);
     SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &t.block_m},
                                         {"block-n", &t.block_n},
                                         {"stages", &t.num_stages},

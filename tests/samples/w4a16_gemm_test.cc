@@ -46,7 +46,18 @@ TEST(W4A16Gemm, MatchesFloat64AtRaggedSizes) {
        .N = 136,
        .K = 264,
        .tile = {.block_m = 64, .block_n = 64},
-       .default_tile = false},  // several row and column tiles
+       .default_tile = false},         // several row and column tiles
+      {.M = 130, .N = 100, .K = 388},  // 128-row tiles, scales in the loop
+      {.M = 17,
+       .N = 130,
+       .K = 260,
+       .tile = LegacyW4A16Tile(17),
+       .default_tile = false},  // the first form (W through shared)
+      {.M = 130,
+       .N = 100,
+       .K = 388,
+       .tile = LegacyW4A16Tile(130),
+       .default_tile = false},
   };
   for (const W4A16Config& c : configs) {
     SCOPED_TRACE(std::to_string(c.M) + "x" + std::to_string(c.N) + "x" +
@@ -76,9 +87,10 @@ TEST(W4A16Gemm, RejectsBadConfigs) {
 }
 
 // The schedule of the tile the target gets (stages cut to its shared
-// memory).
-std::string Schedule(W4A16Config c, const Target& target) {
-  c.tile = DefaultW4A16Tile(c.M, target.sm());
+// memory); `legacy`: the first form's tile.
+std::string Schedule(W4A16Config c, const Target& target, bool legacy = false) {
+  c.tile = legacy ? LegacyW4A16Tile(c.M, target.sm())
+                  : DefaultW4A16Tile(c.M, target.sm());
   c.default_tile = false;
   absl::StatusOr<Program> p = W4A16GemmProgram(c);
   EXPECT_TRUE(p.ok()) << p.status();
@@ -91,40 +103,51 @@ std::string Schedule(W4A16Config c, const Target& target) {
   return s;
 }
 
-TEST(W4A16Gemm, TensorCoresAndAWarpSpecializedProducerOnSm90a) {
-  // Small M: one m16 tile a warp, padded (two warpgroups of wgmma's m64 on
-  // sm_90a). The TMA producer loads A, the packed words and the scales; the
-  // two consumer warpgroups dequantize into W_shared, run the gemm into
-  // acc_step and add it into acc at the scales.
+TEST(W4A16Gemm, WeightsAreTheRegisterAOperandOfASwappedGemm) {
+  // C^T = W A^T: the dequantized weights (W_frag) are the wgmma / mma.sync
+  // A operand in registers, A's tile the shared B (K-major descriptor on
+  // sm_90a), its rows the instruction's N (16 at M <= 16: m64n16k16).
+  // The TMA producer loads A, the packed words and the scales; one
+  // consumer warpgroup dequantizes and multiplies.
   for (int M : {1, 16}) {
     const std::string s90 =
         Schedule({.M = M, .N = 8192, .K = 8192}, Target::sm90a());
-    EXPECT_THAT(s90, HasSubstr("gemm acc_step += A_shared * W_shared: wgmma "
-                               "(M = 16 padded to 128 rows), warps 8x1"));
+    EXPECT_THAT(s90, HasSubstr("gemm acc_step += W_frag * A_shared: wgmma, "
+                               "warps 4x1, warp tile 16x16 (1x2 tiles), 8 "
+                               "k16 steps, A registers, B descriptor "
+                               "(K-major"));
     EXPECT_THAT(s90, HasSubstr("warp-specialized: 128 TMA producer threads, "
-                               "256 consumer threads; tensor maps A_tma box "
+                               "128 consumer threads; tensor maps A_tma box "
                                "[16, 64] swizzle 128, Wq_tma box [64, 16]"));
     EXPECT_THAT(Schedule({.M = M, .N = 8192, .K = 8192}, Target::sm80()),
-                HasSubstr("gemm acc_step += A_shared * W_shared: mma.sync (M "
-                          "= 16 padded to 128 rows), warps 8x1"));
+                HasSubstr("gemm acc_step += W_frag * A_shared: mma.sync, "
+                          "warps 4x1, warp tile 16x16 (1x2 tiles), 8 k16 "
+                          "steps, A registers, B ldmatrix"));
   }
-  // 128 x 64: each warpgroup m64n64.
-  const std::string s90 =
+  // M = 64: m64n64; above, 128 rows of A (m64n128) and no acc_step.
+  EXPECT_THAT(Schedule({.M = 64, .N = 8192, .K = 8192}, Target::sm90a()),
+              HasSubstr("gemm acc_step += W_frag * A_shared: wgmma, warps "
+                        "4x1, warp tile 16x64"));
+  const std::string s256 =
       Schedule({.M = 256, .N = 8192, .K = 8192}, Target::sm90a());
-  EXPECT_THAT(s90, HasSubstr("gemm acc_step += A_shared * W_shared: wgmma, "
-                             "warps 8x1, warp tile 16x64"));
-  // 64 x 32: one warpgroup's m64n32 wgmma on the cp.async pipeline (the
-  // warp specializer declines this tile; schedule() says so).
-  const std::string s64 =
-      Schedule({.M = 64, .N = 8192, .K = 8192}, Target::sm90a());
-  EXPECT_THAT(s64, HasSubstr("gemm acc_step += A_shared * W_shared: wgmma, "
-                             "warps 4x1, warp tile 16x32"));
-  EXPECT_THAT(s64, HasSubstr("warp-specialized: no ("));
-  EXPECT_THAT(s90, HasSubstr("warp-specialized: 128 TMA producer threads, "
-                             "256 consumer threads"));
+  EXPECT_THAT(s256, HasSubstr("gemm acc += W_frag * A_shared: wgmma, warps "
+                              "4x1, warp tile 16x128"));
+  EXPECT_THAT(s256, HasSubstr("warp-specialized: 128 TMA producer threads"));
   EXPECT_THAT(Schedule({.M = 256, .N = 8192, .K = 8192}, Target::sm80()),
-              HasSubstr("gemm acc_step += A_shared * W_shared: mma.sync, "
-                        "warps 4x2"));
+              HasSubstr("gemm acc += W_frag * A_shared: mma.sync, warps 4x1, "
+                        "warp tile 16x128"));
+}
+
+TEST(W4A16Gemm, TheFirstFormKeepsWThroughSharedMemory) {
+  // swap_ab = false: W dequantized into W_shared, the gemm's B operand
+  // (small-M padding at M = 1: one m16 tile a warp).
+  EXPECT_THAT(
+      Schedule({.M = 1, .N = 8192, .K = 8192}, Target::sm90a(), true),
+      HasSubstr("gemm acc_step += A_shared * W_shared: wgmma (M = 16 padded "
+                "to 128 rows), warps 8x1"));
+  EXPECT_THAT(
+      Schedule({.M = 256, .N = 8192, .K = 8192}, Target::sm80(), true),
+      HasSubstr("gemm acc_step += A_shared * W_shared: mma.sync, warps 4x2"));
 }
 
 }  // namespace

@@ -30,6 +30,24 @@ class SuiteTable(unittest.TestCase):
             if name != "tests":
                 self.assertTrue(names, name)
 
+    def test_every_peers_step_parses(self):
+        # peers.py's flags as each suite passes them (two sections once
+        # added the same flag: argparse refused all of peers.py on the GPU).
+        import peers
+        for name in suites.NAMES:
+            for s in suites.steps(name, "/b"):
+                if s.kind != "peers":
+                    continue
+                at = next(i for i, a in enumerate(s.argv)
+                          if a.endswith("peers.py"))
+                argv = sys.argv
+                try:
+                    sys.argv = ["peers.py"] + [a.replace("{json}", "x.json")
+                                               for a in s.argv[at + 1:]]
+                    peers.parse_args()
+                finally:
+                    sys.argv = argv
+
     def test_tessel_runs_before_its_peers(self):
         for name in ("gemm", "attention", "rows", "linear-attention",
                      "decode"):

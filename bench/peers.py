@@ -46,7 +46,7 @@
 - fp8 block-scaled GEMM ("fp8_blockscaled", --blockscaled-shapes M,N,K):
   torch._scaled_mm with 1x128 / 128x128 block scales and with row-wise
   scales, bf16 output, the peers of `samples/fp8_blockscaled_gemm`.
-- grouped fp8 GEMM ("fp8_grouped", --grouped-shapes G,M,N,K): one
+- grouped fp8 GEMM ("fp8_grouped", --fp8-grouped-shapes G,M,N,K): one
   torch._scaled_mm per group with block scales, and torch._scaled_grouped_mm
   with row-wise scales over offsets: the peers of the sample's grouped
   contiguous record.
@@ -131,7 +131,7 @@ def parse_args():
                    default="4096,7168,16384;8192,8192,8192",
                    help="M,N,K;... for the fp8 block-scaled GEMM "
                    "(fp8_blockscaled)")
-    p.add_argument("--grouped-shapes", default="8,4096,4096,7168",
+    p.add_argument("--fp8-grouped-shapes", default="8,4096,4096,7168",
                    help="G,M,N,K;... for the grouped fp8 GEMM (fp8_grouped): "
                    "G groups of M rows")
     p.add_argument("--grouped-shapes",
@@ -1012,7 +1012,7 @@ def main():
             torch, timer, parse_gemms(args.blockscaled_shapes), log)))
     if "fp8_grouped" in which:
         sections.append(("fp8_grouped", lambda: bench_fp8_grouped(
-            torch, timer, parse_grouped(args.grouped_shapes), log)))
+            torch, timer, parse_grouped(args.fp8_grouped_shapes), log)))
     if "fp8_gemm" in which:
         sections.append(("fp8_gemm", lambda: bench_fp8_gemm(
             torch, timer, parse_gemms(args.gemm_shapes), log)))

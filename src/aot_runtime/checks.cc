@@ -240,6 +240,13 @@ Status EncodeTensorMap(const char* kernel, const char* tensor, const Tensor& t,
   if (swizzle_bytes == 64) swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
   if (swizzle_bytes == 128) swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
   static_assert(sizeof(CUtensorMap) == sizeof(TensorMap));
+  // The driver encodes only in a current context, and a launch's Prepare
+  // has popped its own by now: a host thread may have none
+  // (CUDA_ERROR_INVALID_CONTEXT on an H100, session 29).
+  CUcontext context = nullptr;
+  TESSEL_AOT_RETURN_IF_ERROR(internal::ResolveContext(*cu, nullptr, &context));
+  internal::ScopedContext scoped(*cu, context);
+  TESSEL_AOT_RETURN_IF_ERROR(scoped.status());
   Status s = internal::Check(
       *cu,
       cu->cuTensorMapEncodeTiled(

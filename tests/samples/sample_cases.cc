@@ -590,9 +590,9 @@ std::vector<SampleCase> SmallCases() {
                          {.H = 64, .page_size = 16, .splits = 4},
                          {0, 1, 15, 64, 65, 300, 1000}, 43);
                    }});
-  // w4a16: int4 weights, a scale per 128 of K; the small-M tile (M = 1, 5),
-  // 64 x 32 (M = 33) and 128 x 64 over two row tiles (M = 130), ragged N
-  // and K (K % 8 = 4, 1).
+  // w4a16: int4 weights, a scale per 128 of K, swapped operands; 16 x 64
+  // (M = 1, 5), 64 x 64 (M = 33) and 128 x 64 over two row tiles (M =
+  // 130), ragged N and K (K % 8 = 4, 1).
   for (auto [m, n, k] : std::array<std::array<int, 3>, 4>{
            {{1, 72, 300}, {5, 130, 257}, {33, 64, 128}, {130, 100, 388}}}) {
     cases.push_back({"w4a16_gemm_" + std::to_string(m) + "x" +
@@ -601,6 +601,15 @@ std::vector<SampleCase> SmallCases() {
                        return W4A16GemmWorkload({.M = m, .N = n, .K = k}, 47);
                      }});
   }
+  // The first form (W through a shared B tile, --swap-ab=0).
+  cases.push_back({"w4a16_gemm_legacy_17x130x260", [] {
+                     return W4A16GemmWorkload({.M = 17,
+                                               .N = 130,
+                                               .K = 260,
+                                               .tile = LegacyW4A16Tile(17),
+                                               .default_tile = false},
+                                              47);
+                   }});
   return cases;
 }
 

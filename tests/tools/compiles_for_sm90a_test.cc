@@ -197,6 +197,10 @@ TEST(PtxEmitterCoverage, SpellsMostListedKernels) {
        {std::pair{"sm_90a", 100}, std::pair{"sm_80", 109}}) {
     int spelled = 0, listed = 0;
     for (const ListedKernel& k : Kernels()) {
+      if (!k.archs.empty() &&
+          std::find(k.archs.begin(), k.archs.end(), arch) == k.archs.end()) {
+        continue;  // not built for this arch (fp8_blockscaled_gemm: sm_90a)
+      }
       absl::StatusOr<runtime::Lowered> lowered = LowerWithPtx(k, arch);
       ASSERT_TRUE(lowered.ok()) << k.name << ": " << lowered.status();
       ++listed;

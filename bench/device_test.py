@@ -48,6 +48,13 @@ class SuiteTable(unittest.TestCase):
                 finally:
                     sys.argv = argv
 
+    def test_peers_label_every_shape_they_time(self):
+        import peers
+        self.assertEqual(peers.size_label(
+            {"G": 8, "rows": 756, "max_rows": 169, "N": 4096, "K": 4096}),
+            "G8 rows756 N4096 K4096")
+        self.assertEqual(peers.size_label({"M": 8, "N": 8, "K": 8}), "8^3")
+
     def test_tessel_runs_before_its_peers(self):
         for name in ("gemm", "attention", "rows", "linear-attention",
                      "decode"):

@@ -162,6 +162,8 @@ def size_label(shape):
         return "{}MiB".format(shape["bytes"] >> 20)
     if "T" in shape:  # packed variable-length sequences
         return "B{B} T{T} H{H} D{D}".format(**shape)
+    if "G" in shape:  # grouped GEMM: G groups of `rows` rows in all
+        return "G{G} rows{rows} N{N} K{K}".format(**shape)
     if "K" in shape:
         if shape["M"] == shape["N"] == shape["K"]:
             return "{}^3".format(shape["M"])

@@ -51,7 +51,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{.M = 333, .N = 1000, .K = 256, .block_n = 160}},
                       Case{{.M = 257, .N = 520, .K = 8192}},
                       Case{{.M = 130, .N = 300, .K = 256, .block_n = 64}},
-                      Case{{.M = 300, .N = 1000, .K = 512, .block_n = 192}},
+                      Case{{.M = 300,
+                            .N = 1000,
+                            .K = 512,
+                            .block_n = 192,
+                            .num_stages = 5}},  // 6 stages: 232 KB
                       Case{{.M = 500,
                             .N = 300,
                             .K = 512,

@@ -129,18 +129,12 @@ absl::StatusOr<Program> W4A16GemmProgram(const W4A16Config& c) {
   if (t.swap_ab) return W4A16SwapABProgram(c, t);
   const int bm = t.block_m, bn = t.block_n;
   T::ProgramBuilder p("w4a16_gemm");
-  auto A = p.tensor("A", {c.M, c.K}, f16);
-  auto Wq = p.tensor("Wq", {c.N, (c.K + kPerWord - 1) / kPerWord}, i32);
-  auto Scales = p.tensor("scales", {(c.K + kBlockK - 1) / kBlockK, c.N}, f16);
-  auto C = p.tensor("C", {c.M, c.N}, f16);
+  auto [A, Wq, Scales, C] = DeclareW4A16Tensors(p, c);
   {
     T::Kernel kernel(T::ceildiv(c.N, bn), T::ceildiv(c.M, bm),
                      {.threads = t.threads});
     auto [bx, by] = kernel.block_index();
-    auto A_shared = T::alloc_shared({bm, kBlockK}, f16, "A_shared");
-    auto Wq_shared =
-        T::alloc_shared({bn, kBlockK / kPerWord}, i32, "Wq_shared");
-    auto S_shared = T::alloc_shared({bn}, f16, "S_shared");
+    auto [A_shared, Wq_shared, S_shared] = AllocW4A16StepTiles(bm, bn);
     auto W_shared = T::alloc_shared({bn, kBlockK}, f16, "W_shared");
     auto acc = T::alloc_fragment({bm, bn}, f32, "acc");
     // Tiles of up to 64 rows scale after the gemm: each k step (one

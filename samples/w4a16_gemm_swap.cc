@@ -28,22 +28,29 @@ W4A16Tile DefaultW4A16SwapTile(int64_t M) {
   return {.block_m = 128, .block_n = 64, .num_stages = 4};
 }
 
+W4A16Tensors DeclareW4A16Tensors(ProgramBuilder& p, const W4A16Config& c) {
+  return {p.tensor("A", {c.M, c.K}, f16),
+          p.tensor("Wq", {c.N, (c.K + kPerWord - 1) / kPerWord}, i32),
+          p.tensor("scales", {(c.K + kBlockK - 1) / kBlockK, c.N}, f16),
+          p.tensor("C", {c.M, c.N}, f16)};
+}
+
+W4A16StepTiles AllocW4A16StepTiles(int block_m, int block_n) {
+  return {T::alloc_shared({block_m, kBlockK}, f16, "A_shared"),
+          T::alloc_shared({block_n, kBlockK / kPerWord}, i32, "Wq_shared"),
+          T::alloc_shared({block_n}, f16, "S_shared")};
+}
+
 absl::StatusOr<Program> W4A16SwapABProgram(const W4A16Config& c,
                                            const W4A16Tile& t) {
   const int bm = t.block_m, bn = t.block_n;
   T::ProgramBuilder p("w4a16_gemm");
-  auto A = p.tensor("A", {c.M, c.K}, f16);
-  auto Wq = p.tensor("Wq", {c.N, (c.K + kPerWord - 1) / kPerWord}, i32);
-  auto Scales = p.tensor("scales", {(c.K + kBlockK - 1) / kBlockK, c.N}, f16);
-  auto C = p.tensor("C", {c.M, c.N}, f16);
+  auto [A, Wq, Scales, C] = DeclareW4A16Tensors(p, c);
   {
     T::Kernel kernel(T::ceildiv(c.N, bn), T::ceildiv(c.M, bm),
                      {.threads = t.threads});
     auto [bx, by] = kernel.block_index();
-    auto A_shared = T::alloc_shared({bm, kBlockK}, f16, "A_shared");
-    auto Wq_shared =
-        T::alloc_shared({bn, kBlockK / kPerWord}, i32, "Wq_shared");
-    auto S_shared = T::alloc_shared({bn}, f16, "S_shared");
+    auto [A_shared, Wq_shared, S_shared] = AllocW4A16StepTiles(bm, bn);
     auto C_shared = T::alloc_shared({bm, bn}, f16, "C_shared");
     // The dequantized weights in the wgmma / mma.sync A-operand layout:
     // each thread turns the nibbles it multiplies, no shared round trip.

@@ -9,6 +9,18 @@
 
 namespace tessel::samples {
 
+// What both forms declare alike: the program's tensors, in their order,
+// and the tiles a k step stages (the activations, the packed words and the
+// scale row of block_n rows of W).
+struct W4A16Tensors {
+  Buffer A, Wq, Scales, C;
+};
+W4A16Tensors DeclareW4A16Tensors(ProgramBuilder& p, const W4A16Config& c);
+struct W4A16StepTiles {
+  Buffer A_shared, Wq_shared, S_shared;
+};
+W4A16StepTiles AllocW4A16StepTiles(int block_m, int block_n);
+
 // DefaultW4A16Tile's choice before the stages are cut to an arch.
 W4A16Tile DefaultW4A16SwapTile(int64_t M);
 

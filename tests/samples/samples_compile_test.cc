@@ -172,7 +172,7 @@ TEST(BenchShapes, CompileForSm90a) {
 // PassConfig::consumer_gemm_turns (src/passes/lower/gemm_turns.cc): the
 // first warpgroup's arrive, the first turn before the loop; in the loop the
 // Q K^T passes the turn on and P V takes it; after the loop the last pass.
-// Nothing with the overlap's order / stage lists, nor without the switch.
+// Nothing without the switch.
 TEST(FlashAttention, ConsumerWarpgroupsTakeGemmTurns) {
   const PassConfig turns{.consumer_gemm_turns = true};
   for (int threads : {256, 384}) {
@@ -197,11 +197,28 @@ TEST(FlashAttention, ConsumerWarpgroupsTakeGemmTurns) {
                            turns),
               2);
     EXPECT_EQ(CountMatches(*p, "named_barrier_arrive", {}), 0);
+    // With the overlap's rotated loop (gemm_turns_rotated.cc): a turn for
+    // the first Q K^T, for Q K^T + P V in the loop and for the last P V,
+    // whose pass is the last warpgroup's to leave out.
     c.overlap = true;
     c.num_stages = 3;
     p = FlashAttentionProgram(c);
     ASSERT_TRUE(p.ok()) << p.status();
-    EXPECT_EQ(CountMatches(*p, "named_barrier_arrive", turns), 0);
+    EXPECT_EQ(CountMatches(*p, "tl::named_barrier_arrive(2, 256)", turns), 1);
+    EXPECT_EQ(CountMatches(*p, "tl::named_barrier_sync(((tx / 128) + 2), 256)",
+                           turns),
+              3);
+    EXPECT_EQ(CountMatches(*p,
+                           "tl::named_barrier_arrive(((((tx / 128) + 1) % " +
+                               groups + ") + 2), 256)",
+                           turns),
+              3);
+    EXPECT_EQ(
+        CountMatches(
+            *p, "if (((tx / 128) < " + std::to_string(threads / 128 - 1) + "))",
+            turns),
+        1);
+    EXPECT_EQ(CountMatches(*p, "named_barrier_arrive", {}), 0);
   }
 }
 

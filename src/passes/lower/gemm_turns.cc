@@ -33,13 +33,6 @@
 #include "src/passes/lower/lowerer.h"
 
 namespace tessel::passes::lower {
-namespace {
-
-// Named barriers 2, 3, 4 (0 is __syncthreads', 1 the consumers').
-constexpr int kFirstTurnBarrier = 2;
-constexpr int kTurnThreads = 256;
-
-}  // namespace
 
 bool Lowerer::TakesGemmTurns(const ir::ForNode* op) {
   const auto* seq = op->body.As<ir::SeqNode>();
@@ -90,6 +83,14 @@ Stmt Lowerer::LowerGemmTurns(const ir::ForNode* op) {
   const Expr wg = Expr(tx_) / 128;
   turn_groups_ = 0;  // the loop itself, lowered as any other
   in_turns_ = groups;
+  // The gemm with A in registers waits for the turn, the one on shared
+  // operands passes it on.
+  for (const Stmt& s : op->body.As<ir::SeqNode>()->stmts) {
+    if (const auto* g = s.As<ir::GemmNode>()) {
+      turn_marks_[g] =
+          PlanOf(*g).a.path == OperandPath::kRegisters ? kTurnSync : kTurnPass;
+    }
+  }
   std::vector<Stmt> out;
   out.push_back(
       MakeIf(wg == 0, Intrin(Intrinsic::kNamedBarrierArrive,
@@ -97,6 +98,7 @@ Stmt Lowerer::LowerGemmTurns(const ir::ForNode* op) {
   out.push_back(GemmTurnSync());
   out.push_back(Visit(op));
   out.push_back(MakeIf(wg < groups - 1, GemmTurnPass()));
+  turn_marks_.clear();
   in_turns_ = 0;
   turn_groups_ = groups;
   return ir::Seq(out);

@@ -186,9 +186,11 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
     for (int kk = 0; kk < m.KK; ++kk)
       body.push_back(LoadFragments(m, g, Expr(kk), kk));
   }
-  // Taking turns (gemm_turns.cc): the gemm with A in registers waits for
-  // this warpgroup's turn, its fragments ready.
-  if (in_turns_ > 0 && !m.wgmma_a) body.push_back(GemmTurnSync());
+  // Taking turns (gemm_turns.cc, gemm_turns_rotated.cc): a gemm that opens
+  // the warpgroup's turn waits for it, its fragments ready.
+  const auto mark = turn_marks_.find(&g);
+  const int turn = mark == turn_marks_.end() ? 0 : mark->second;
+  if (turn & kTurnSync) body.push_back(GemmTurnSync());
   const int n_total = static_cast<int>(m.wtn);
   const int pieces = (n_total + m.wgmma_n - 1) / m.wgmma_n;
   WgmmaDescriptors db =
@@ -208,8 +210,11 @@ Stmt Lowerer::LowerWgmma(const ir::GemmNode& g, const MmaGemm& m) {
     }
   }
   body.push_back(Intrin(Intrinsic::kWgmmaCommit, {}));
-  // ... and the one on shared operands passes the turn on once issued.
-  if (in_turns_ > 0 && m.wgmma_a) body.push_back(GemmTurnPass());
+  // ... and the one that closes it passes the turn on once issued.
+  if (turn & kTurnPass) body.push_back(GemmTurnPass());
+  if (turn & kTurnPassUnlessLast) {
+    body.push_back(MakeIf(Expr(tx_) / 128 < in_turns_ - 1, GemmTurnPass()));
+  }
   if (defer_wgmma_ && (m.wgmma_a || overlap_wgmma_)) {
     deferred_wgmma_.push_back(g.c.buffer);
   } else {

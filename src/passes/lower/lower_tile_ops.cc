@@ -51,6 +51,8 @@ Stmt Lowerer::Visit(const ir::KernelNode* op) {
 }
 
 Stmt Lowerer::Visit(const ir::SeqNode* op) {
+  if (turn_groups_ > 0 && TakesRotatedGemmTurns(op))
+    return LowerRotatedGemmTurns(op);
   // Global -> shared copies followed by a commit become cp.async.
   std::vector<const ir::Stmt*> pending;
   for (const Stmt& s : op->stmts) {

@@ -20,6 +20,8 @@
 //   warp_specialized.cc   the producer / consumer split
 //   wgmma_pipeline.cc     the consumer loop with a wgmma group in flight
 //   wgmma_overlap.cc      wgmma in flight across an order / stage body
+//   gemm_turns.cc         consumer warpgroups taking turns at the gemms
+//   gemm_turns_rotated.cc ... in a loop rotated by order / stage lists
 //   mbarrier.cc, print.cc mbarriers, T.print
 //
 // The per-thread facts (thread index, variable ranges, bounds, offsets)
@@ -201,6 +203,9 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   // gemm_turns.cc: PassConfig::consumer_gemm_turns.
   bool TakesGemmTurns(const ir::ForNode* op);
   Stmt LowerGemmTurns(const ir::ForNode* op);
+  // gemm_turns_rotated.cc: the same for a loop rotated by order / stage lists.
+  bool TakesRotatedGemmTurns(const ir::SeqNode* op);
+  Stmt LowerRotatedGemmTurns(const ir::SeqNode* op);
   Stmt GemmTurnSync();
   Stmt GemmTurnPass();
   // wgmma_overlap.cc: a scheduled consumer loop's body.
@@ -261,6 +266,15 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   // being lowered that does.
   int turn_groups_ = 0;
   int in_turns_ = 0;
+  // Where a gemm of the turn-taking code waits for the warpgroup's turn
+  // (before its issue) and passes it on (after its commit; the last
+  // warpgroup's final pass is left out, so every wait meets one pass).
+  enum TurnMark { kTurnSync = 1, kTurnPass = 2, kTurnPassUnlessLast = 4 };
+  // The turns' named barriers 2, 3, 4 (0 is __syncthreads', 1 the
+  // consumers'), each a warpgroup's sync and its predecessor's arrive.
+  static constexpr int kFirstTurnBarrier = 2;
+  static constexpr int kTurnThreads = 256;
+  std::unordered_map<const ir::GemmNode*, int> turn_marks_;
   // Per gemm, its A and B kept in registers: (array, filled by this gemm).
   std::unordered_map<const ir::GemmNode*,
                      std::array<std::optional<std::pair<ir::Buffer, bool>>, 2>>

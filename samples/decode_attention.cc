@@ -319,34 +319,52 @@ absl::StatusOr<Program> DecodeCombineProgram(const DecodeAttentionConfig& c) {
   auto LSE_partial = p.tensor("LSE_partial", {c.B, Hkv, rows, S}, f32);
   auto O = p.tensor("O", {c.B, c.q_len, c.H, D}, c.dtype);
   {
-    T::Kernel kernel(Hkv, c.B, {.threads = 128});
-    auto [kv_head, b] = kernel.block_index();
-    auto lse = T::alloc_fragment({rows, S}, f32, "lse");
-    auto lse_max = T::alloc_fragment({rows}, f32, "lse_max");
-    auto total = T::alloc_fragment({rows}, f32, "total");
-    auto weight = T::alloc_shared({rows, S}, f32, "weight");
-    auto acc = T::alloc_fragment({rows, D}, f32, "acc");
+    // One block per query row (a split-KV launch has few sequences: one
+    // block per kv head left most SMs idle); a thread sums 4 columns (one
+    // 16-byte load a split) over a chunk of splits whose loads are all in
+    // flight at once.
+    const int threads = std::clamp((D / 4 + 31) / 32 * 32, 32, 128);
+    T::Kernel kernel(rows, Hkv, c.B, {.threads = threads});
+    auto [i, kv_head, b] = kernel.block_index();
+    auto lse = T::alloc_fragment({1, S}, f32, "lse");
+    auto lse_max = T::alloc_fragment({1}, f32, "lse_max");
+    auto total = T::alloc_fragment({1}, f32, "total");
+    auto weight = T::alloc_shared({S}, f32, "weight");
+    auto acc = T::alloc_fragment({D}, f32, "acc");
     const T::Expr neg_inf = -T::infinity(f32);
-    T::copy(LSE_partial(b, kv_head, 0, 0), lse);
+    T::copy(LSE_partial(b, kv_head, i, 0), lse);
     T::reduce_max(lse, lse_max, {.dim = 1});
     // Splits that saw no key have -inf; a row no split saw is zeros.
-    for (auto [i, s] : T::Parallel(rows, S)) {
-      lse(i, s) = T::select(lse_max(i) == neg_inf, T::Expr(0.0f),
-                            T::exp(lse(i, s) - lse_max(i)));
+    for (auto [r, s] : T::Parallel(1, S)) {
+      lse(r, s) = T::select(lse_max(r) == neg_inf, T::Expr(0.0f),
+                            T::exp(lse(r, s) - lse_max(r)));
     }
     T::reduce_sum(lse, total, {.dim = 1});
-    for (auto [i, s] : T::Parallel(rows, S)) {
-      weight(i, s) =
-          T::select(total(i) > 0, lse(i, s) / total(i), T::Expr(0.0f));
+    for (auto [r, s] : T::Parallel(1, S)) {
+      weight(s) = T::select(total(r) > 0, lse(r, s) / total(r), T::Expr(0.0f));
     }
     T::clear(acc);
-    for (auto s : T::Serial(S, {.name = "s"})) {
-      for (auto [i, d] : T::Parallel(rows, D)) {
-        acc(i, d) += weight(i, s) * O_partial(b, kv_head, s, i, d);
+    // Up to 16 splits a chunk: 16 independent loads a thread per step.
+    const int chunk = std::min(S, 16), chunks = (S + chunk - 1) / chunk;
+    for (auto n : T::Serial(chunks, {.name = "chunk"})) {
+      for (auto d : T::Parallel(D)) {
+        T::Expr sum = acc(d);
+        for (int j = 0; j < chunk; ++j) {
+          const T::Expr s = n * chunk + j;
+          if (S % chunk == 0) {
+            sum = sum + weight(s) * O_partial(b, kv_head, s, i, d);
+          } else {
+            // The last chunk's splits past S: clamped, weighted 0.
+            const T::Expr in = T::min(s, S - 1);
+            sum = sum + T::select(s < S, weight(in), T::Expr(0.0f)) *
+                            O_partial(b, kv_head, in, i, d);
+          }
+        }
+        acc(d) = sum;
       }
     }
-    for (auto [i, d] : T::Parallel(rows, D)) {
-      O(b, i / group, kv_head * group + i % group, d) = acc(i, d);
+    for (auto d : T::Parallel(D)) {
+      O(b, i / group, kv_head * group + i % group, d) = acc(d);
     }
   }
   return p.finish();

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "samples/gemm_k_slices.h"
+#include "samples/gemm_padded_rows.h"
 #include "samples/sample_util.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
@@ -134,6 +135,7 @@ absl::StatusOr<Program> MakeGemm(const nlohmann::json& json,
   SAMPLES_ASSIGN_OR_RETURN(t.split_k,
                            params.IntInRange("split_k", 1, 1024, t.split_k));
   SAMPLES_ASSIGN_OR_RETURN(c.bias_relu, params.Bool("bias_relu", c.bias_relu));
+  SAMPLES_ASSIGN_OR_RETURN(t.pad_rows, params.Bool("pad_rows", t.pad_rows));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   if (!json.contains("block_m") && !json.contains("block_n") &&
       !json.contains("block_k") && !json.contains("num_stages") &&
@@ -181,11 +183,15 @@ absl::StatusOr<Program> GemmProgram(const GemmConfig& c) {
   T::ProgramBuilder p(absl::StrCat("gemm_",
                                    std::string(GemmLayoutName(c.layout)),
                                    slices > 1 ? "_split_k" : ""));
+  // Rows padded (tile.pad_rows) where the stored ones are not 16-byte
+  // aligned: the gemm reads the padded copies.
+  const int64_t a_cols = GemmPaddedCols(c, 'A'),
+                b_cols = GemmPaddedCols(c, 'B');
   GemmOperands x{
-      .A = ta ? p.tensor("A", {c.K, c.M}, c.in_dtype)
-              : p.tensor("A", {c.M, c.K}, c.in_dtype),
-      .B = tb ? p.tensor("B", {c.N, c.K}, c.in_dtype)
-              : p.tensor("B", {c.K, c.N}, c.in_dtype),
+      .A = ta ? p.tensor("A", {c.K, a_cols}, c.in_dtype)
+              : p.tensor("A", {c.M, a_cols}, c.in_dtype),
+      .B = tb ? p.tensor("B", {c.N, b_cols}, c.in_dtype)
+              : p.tensor("B", {c.K, b_cols}, c.in_dtype),
   };
   // Split K: the bias + ReLU epilogue runs in the reduce kernel.
   if (c.bias_relu && slices == 1) x.Bias = p.tensor("bias", {c.N}, c.in_dtype);
@@ -281,6 +287,26 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
   };
   w.steps.push_back({.program = program, .args = args});
   schedule(w.steps[0]);
+  // The gemm reads padded copies of the operands whose rows are not 16-byte
+  // aligned, which copy kernels ahead of it write.
+  std::vector<Step> pads;
+  auto pad = [&](char operand, const std::vector<int64_t>& shape,
+                 Arg& arg) -> absl::Status {
+    if (!GemmPadsOperand(c, operand)) return absl::OkStatus();
+    const int64_t padded = GemmPaddedCols(c, operand);
+    SAMPLES_ASSIGN_OR_RETURN(
+        Program copy, PadRowsProgram(shape[0], shape[1], padded, c.in_dtype));
+    const std::string name = absl::StrCat(std::string(1, operand), "_padded");
+    w.tensors[name] = Zeros(c.in_dtype, {shape[0], padded});
+    pads.push_back({.program = copy, .args = {arg, name}});
+    arg = name;
+    w.shape += absl::StrCat(" ", name, "=", padded);
+    return absl::OkStatus();
+  };
+  Arg a_arg = "A", b_arg = "B";
+  SAMPLES_RETURN_IF_ERROR(pad('A', a_shape, a_arg));
+  SAMPLES_RETURN_IF_ERROR(pad('B', b_shape, b_arg));
+  w.steps[0].args[0] = a_arg, w.steps[0].args[1] = b_arg;
   if (const int slices = GemmKSlices(c); slices > 1) {
     // The gemm stores each K slice's partial sums, the reduce kernel adds
     // them (and the bias) into C.
@@ -288,11 +314,13 @@ absl::StatusOr<Workload> GemmWorkload(const GemmConfig& c, uint64_t seed) {
     w.tensors["partials"] = Zeros(f32, {slices, c.M, c.N});
     args.erase(args.begin(), args.begin() + 2);  // [bias,] C
     args.insert(args.begin(), "partials");
-    w.steps = {{.program = program, .args = {"A", "B", "partials"}},
+    w.steps = {{.program = program, .args = {a_arg, b_arg, "partials"}},
                {.program = reduce, .args = args}};
     schedule(w.steps[0]);
     w.shape += absl::StrCat(" split_k=", slices);
   }
+  w.main_step = static_cast<int>(pads.size());
+  w.steps.insert(w.steps.begin(), pads.begin(), pads.end());
   w.outputs = {"C"};
   w.flops = 2.0 * c.M * c.N * c.K;
   w.bytes = double(dtype_bytes(c.in_dtype)) *

@@ -16,7 +16,8 @@
 // Registered for tessel-warmup as "gemm" with params M, N, K and optional
 // in_dtype, out_dtype, layout ("NN"...), block_m, block_n, block_k,
 // num_stages, threads, panel, split_k (its partial-sums kernel; the reduce
-// is "gemm_split_k_reduce", gemm_k_slices.h), bias_relu.
+// is "gemm_split_k_reduce", gemm_k_slices.h), bias_relu, pad_rows (A and B
+// of padded rows; the copy is "gemm_pad_rows", gemm_padded_rows.h).
 #ifndef TESSEL_SAMPLES_GEMM_H_
 #define TESSEL_SAMPLES_GEMM_H_
 
@@ -66,6 +67,10 @@ struct GemmTile {
   // sm_90a: false sets PassConfig::disable_persistent_grid (one block per
   // output tile instead of one per SM looping over the tiles).
   bool persistent = true;
+  // An operand whose rows are not 16 bytes apart (the TMA refuses it) is
+  // first copied into a workspace of padded rows (gemm_padded_rows.h); the
+  // table sets it on sm_90 and later.
+  bool pad_rows = false;
 };
 
 // The default tile for sm_<sm> (samples/gemm_tile.cc): on sm_90 and later

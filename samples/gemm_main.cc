@@ -40,6 +40,9 @@ constexpr char kUsage[] =
     "                       share B's tile, each loading half and the TMA\n"
     "                       multicasting it (PassConfig::cluster_size;\n"
     "                       default: the tile table's choice)\n"
+    "  --pad-rows=true|false  copy an operand whose rows are not 16 bytes\n"
+    "                       apart into padded rows first, so that the TMA\n"
+    "                       takes it (default: true on sm_90 and later)\n"
     "  --split-k=N          cut K into N slices: f32 partial sums, then a\n"
     "                       reduce kernel (default: the tile table's choice,\n"
     "                       samples/gemm_tile.cc)\n"
@@ -88,6 +91,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   SAMPLES_ASSIGN_OR_RETURN(base.bias_relu, flags.Bool("bias-relu", false));
   SAMPLES_ASSIGN_OR_RETURN(const bool pingpong, flags.Bool("pingpong", false));
   SAMPLES_ASSIGN_OR_RETURN(base.tma_store, flags.Bool("tma-store", true));
+  const bool pad_flag = flags.Has("pad-rows");
+  SAMPLES_ASSIGN_OR_RETURN(const bool pad_rows, flags.Bool("pad-rows", false));
   // The device's best tile for the inputs unless the flags pin one.
   const int sm = args.backend == Backend::kGpu ? Target::detect().sm() : 0;
   int sms = 132;
@@ -126,6 +131,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     if (args.backend == Backend::kGpu && !tile_flags && !pingpong)
       c.tile = DefaultGemmTile(sm, c.in_dtype, m, n, k, sms);
     if (flags.Has("cluster")) c.tile.cluster = cluster;
+    if (pad_flag) c.tile.pad_rows = pad_rows;
     c.tile.persistent = persistent;
     return c;
   };

@@ -26,11 +26,9 @@ constexpr char kUsage[] =
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
-  const std::string causal = flags.String("causal", "both", /*bare=*/"true");
-  if (causal != "true" && causal != "false" && causal != "both") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--causal=", causal, ": expected true, false or both"));
-  }
+  SAMPLES_ASSIGN_OR_RETURN(
+      const std::string causal,
+      flags.OneOf("causal", {"true", "false", "both"}, "both", "true"));
   Fp8FlashAttentionConfig base;
   SAMPLES_RETURN_IF_ERROR(flags.Ints({{"block-m", &base.block_m},
                                       {"block-n", &base.block_n},

@@ -144,16 +144,12 @@ absl::Status TuneTiles(std::vector<FlashAttentionConfig>& configs,
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
-  const std::string causal = flags.String("causal", "both", /*bare=*/"true");
-  if (causal != "true" && causal != "false" && causal != "both") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--causal=", causal, ": expected true, false or both"));
-  }
-  const std::string pass = flags.String("pass", "fwd");
-  if (pass != "fwd" && pass != "bwd" && pass != "fwd+bwd") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--pass=", pass, ": expected fwd, bwd or fwd+bwd"));
-  }
+  SAMPLES_ASSIGN_OR_RETURN(
+      const std::string causal,
+      flags.OneOf("causal", {"true", "false", "both"}, "both", "true"));
+  SAMPLES_ASSIGN_OR_RETURN(
+      const std::string pass,
+      flags.OneOf("pass", {"fwd", "bwd", "fwd+bwd"}, "fwd"));
   if (args.tune && pass != "fwd") {
     return absl::InvalidArgumentError(
         "--tune tunes the forward's tile: use it with --pass=fwd");

@@ -141,6 +141,21 @@ absl::Status Flags::Ints(
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> Flags::OneOf(
+    const std::string& key, const std::vector<std::string>& choices,
+    std::string fallback, std::optional<std::string> bare) const {
+  std::string value = String(key, std::move(fallback), std::move(bare));
+  if (std::find(choices.begin(), choices.end(), value) != choices.end()) {
+    return value;
+  }
+  std::string expected =
+      absl::StrJoin(choices.begin(), choices.end() - 1, ", ");
+  if (choices.size() > 1) absl::StrAppend(&expected, " or ");
+  absl::StrAppend(&expected, choices.back());
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", key, "=", value, ": expected ", expected));
+}
+
 absl::StatusOr<bool> Flags::Bool(const std::string& key, bool fallback) const {
   used_.emplace(key);
   auto it = values_.find(key);

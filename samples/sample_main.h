@@ -52,6 +52,12 @@ class Flags {
   // CheckAllUsed() reports, unless `bare` says what it means ("--causal").
   std::string String(const std::string& key, std::string fallback,
                      std::optional<std::string> bare = std::nullopt) const;
+  // String() that must be one of `choices`: "--causal=x: expected true,
+  // false or both" otherwise.
+  absl::StatusOr<std::string> OneOf(
+      const std::string& key, const std::vector<std::string>& choices,
+      std::string fallback,
+      std::optional<std::string> bare = std::nullopt) const;
   absl::StatusOr<int64_t> Int(const std::string& key, int64_t fallback) const;
   // Each --key given overrides its field; the others keep their defaults:
   //   RETURN_IF_ERROR(flags.Ints({{"block-m", &t.block_m}, {"stages", &s}}));

@@ -269,6 +269,17 @@ TEST(Flags, IntsOverrideOnlyTheFlagsGiven) {
   EXPECT_EQ(block_m, 64);
 }
 
+TEST(Flags, OneOfNamesTheChoices) {
+  Flags f = Flags::FromMap({{"causal", "maybe"}, {"pass", "bwd"}});
+  absl::StatusOr<std::string> causal =
+      f.OneOf("causal", {"true", "false", "both"}, "both");
+  ASSERT_FALSE(causal.ok());
+  EXPECT_EQ(causal.status().message(),
+            "--causal=maybe: expected true, false or both");
+  EXPECT_EQ(*f.OneOf("pass", {"fwd", "bwd"}, "fwd"), "bwd");
+  EXPECT_EQ(*f.OneOf("layout", {"NN", "NT"}, "NN"), "NN");
+}
+
 // "--json" alone has no file name to give; "--causal" alone means true
 // where the sample says so; "--json x" and "--json=x" both take x.
 TEST(Flags, AFlagWithoutItsValue) {

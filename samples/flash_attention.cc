@@ -84,14 +84,8 @@ absl::StatusOr<FlashAttentionConfig> FlashAttentionConfigFromJson(
                            params.IntInRange("heads_kv", 0, kMax, 0));
   SAMPLES_ASSIGN_OR_RETURN(c.causal, params.Bool("causal", false));
   SAMPLES_ASSIGN_OR_RETURN(c.lse, params.Bool("lse", false));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_m,
-                           params.IntInRange("block_m", 1, 256, c.block_m));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_n,
-                           params.IntInRange("block_n", 1, 256, c.block_n));
-  SAMPLES_ASSIGN_OR_RETURN(c.num_stages,
-                           params.IntInRange("num_stages", 0, 8, c.num_stages));
-  SAMPLES_ASSIGN_OR_RETURN(c.threads,
-                           params.IntInRange("threads", 32, 1024, c.threads));
+  SAMPLES_RETURN_IF_ERROR(
+      ReadForwardTile(params, c.block_m, c.block_n, c.num_stages, c.threads));
   SAMPLES_ASSIGN_OR_RETURN(c.p_in_registers,
                            params.Bool("p_in_registers", c.p_in_registers));
   SAMPLES_ASSIGN_OR_RETURN(c.overlap, params.Bool("overlap", c.overlap));
@@ -100,6 +94,19 @@ absl::StatusOr<FlashAttentionConfig> FlashAttentionConfigFromJson(
                            params.Bool("mask_after", c.mask_after));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
+}
+
+absl::Status ReadForwardTile(const KernelParams& params, int& block_m,
+                             int& block_n, int& num_stages, int& threads) {
+  SAMPLES_ASSIGN_OR_RETURN(block_m,
+                           params.IntInRange("block_m", 1, 256, block_m));
+  SAMPLES_ASSIGN_OR_RETURN(block_n,
+                           params.IntInRange("block_n", 1, 256, block_n));
+  SAMPLES_ASSIGN_OR_RETURN(num_stages,
+                           params.IntInRange("num_stages", 0, 8, num_stages));
+  SAMPLES_ASSIGN_OR_RETURN(threads,
+                           params.IntInRange("threads", 32, 1024, threads));
+  return absl::OkStatus();
 }
 
 int KvHeads(const FlashAttentionConfig& c) {

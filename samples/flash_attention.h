@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "samples/workload.h"
+#include "tessel/registry.h"
 #include "tessel/tessel.h"
 
 namespace tessel::samples {
@@ -137,6 +138,11 @@ void SoftmaxTimesV(const Buffer& acc_s, const Buffer& p, const Buffer& V_shared,
 
 // Key / value heads of the config (heads_kv, or H when 0).
 int KvHeads(const FlashAttentionConfig& config);
+
+// A forward's tile params (block_m, block_n, num_stages, threads) from its
+// manifest entry, each left as it is when the entry has none.
+absl::Status ReadForwardTile(const KernelParams& params, int& block_m,
+                             int& block_n, int& num_stages, int& threads);
 
 // Sizes, tiles and heads a kernel can take; errors start with `kernel`.
 absl::Status CheckFlashAttentionConfig(const FlashAttentionConfig& config,

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "samples/flash_attention.h"
 #include "samples/status_macros.h"
 #include "tessel/registry.h"
 
@@ -64,14 +65,8 @@ absl::StatusOr<Fp8FlashAttentionConfig> ConfigFromJson(
   SAMPLES_ASSIGN_OR_RETURN(c.H, params.IntInRange("H", 1, kMax));
   SAMPLES_ASSIGN_OR_RETURN(c.D, params.IntInRange("D", 1, 256));
   SAMPLES_ASSIGN_OR_RETURN(c.causal, params.Bool("causal", false));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_m,
-                           params.IntInRange("block_m", 1, 256, c.block_m));
-  SAMPLES_ASSIGN_OR_RETURN(c.block_n,
-                           params.IntInRange("block_n", 1, 256, c.block_n));
-  SAMPLES_ASSIGN_OR_RETURN(c.num_stages,
-                           params.IntInRange("num_stages", 0, 8, c.num_stages));
-  SAMPLES_ASSIGN_OR_RETURN(c.threads,
-                           params.IntInRange("threads", 32, 1024, c.threads));
+  SAMPLES_RETURN_IF_ERROR(
+      ReadForwardTile(params, c.block_m, c.block_n, c.num_stages, c.threads));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   if (target.arch() != "sm_90a") {
     return absl::FailedPreconditionError(absl::StrCat(

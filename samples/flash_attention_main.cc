@@ -78,7 +78,9 @@ constexpr char kUsage[] =
     "                       then HxD or H=..,D=.. (small: H2 D64 and GQA\n"
     "                       H4 Hkv2 D128; bench, the default of\n"
     "                       --varlen=bench: H16 D128)\n"
-    "  dims: BxSxHxD, or B=..,S=..,H=..,D=..\n";
+    "  dims: BxSxHxD, or B=..,S=..,H=..,D=.. (fa3: FlashAttention-3's\n"
+    "                       shapes, 16k tokens at S 4k/8k/16k, H16 D128\n"
+    "                       and H32 D64)\n";
 
 // The varlen bench: mixed lengths, most of them not multiples of the
 // tiles, 32768 tokens in all.
@@ -239,6 +241,11 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     // default shapes); --tune keeps to the two above (its float64
     // reference of 16384 keys would take minutes).
     if (!args.tune) shapes.push_back(with(2, 16384, 16, 128));
+  } else if (size == "fa3") {
+    for (auto [h, d] : {std::pair{16, 128}, {32, 64}}) {
+      for (auto [b, s] : {std::pair{4, 4096}, {2, 8192}, {1, 16384}})
+        shapes.push_back(with(b, s, h, d));
+    }
   } else {
     SAMPLES_ASSIGN_OR_RETURN(auto dims, ParseDims(size, {"B", "S", "H", "D"}));
     shapes = {with(dims["B"], dims["S"], dims["H"], dims["D"])};

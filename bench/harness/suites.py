@@ -9,7 +9,8 @@ into the run's log folder). `quick` replaces the argv under --quick;
 Rough times on an H100 (session logs of 2026-11-30..12-06; "est." where no
 log timed that step alone), default / --quick:
   gemm              ~70 s / ~35 s (the sample's bench sizes 40 s, cuBLAS 3 s)
-  attention         ~200 s / ~80 s (forward 45 s; SDPA's three backends)
+  attention         ~330 s est. / ~80 s (forward 45 s; SDPA's three
+                    backends; FA3's shapes and fp8 ~130 s est.)
   rows              ~45 s / ~25 s
   linear-attention  ~150 s / ~90 s (Triton compiles fla's kernels first)
   fuzz              ~100 s / ~20 s (one seed at scale 3: ~40 s)
@@ -32,6 +33,9 @@ SKIP = "skip"
 SANITIZER = ["compute-sanitizer", "--report-api-errors", "no",
              "--error-exitcode", "99", "--tool"]
 SHORT_BUDGET = ["--warmup-ms", "5", "--rep-ms", "20"]
+# FlashAttention-3's benchmark: 16k tokens a batch, H16 D128 and H32 D64.
+FA3_SHAPES = ("4,4096,16,128;2,8192,16,128;1,16384,16,128;"
+              "4,4096,32,64;2,8192,32,64;1,16384,32,64")
 
 
 @dataclasses.dataclass
@@ -97,9 +101,27 @@ def _attention():
                       gqa + ["--pass", "fwd+bwd"], SKIP),
         _sample_bench("tessel_flash_attention_varlen", "flash_attention",
                       ["--varlen", "bench"], SKIP),
+        # issue 47: FlashAttention-3's shapes (16k tokens at S 4k/8k/16k,
+        # H16 D128 and H32 D64), forward and fwd+bwd, SDPA beside them.
+        _sample_bench("tessel_flash_attention_fa3", "flash_attention",
+                      ["--size", "fa3"], SKIP),
+        _sample_bench("tessel_flash_attention_fa3_fwd_bwd", "flash_attention",
+                      ["--size", "fa3", "--pass", "fwd+bwd"], SKIP),
+        # issue 47: fp8 e4m3 forward at FA3's 16k-token shapes, D128 and
+        # D256 (its bar is in TFLOP/s: no fp8 attention peer is installed;
+        # SDPA below runs f16 at the same shapes).
+        Step("flash_attention_fp8_gpu_test", "gtest",
+             ["{build}/tests/samples/flash_attention_fp8_gpu_test"], SKIP,
+             timeout=240),
+        _sample_bench("tessel_flash_attention_fp8", "flash_attention_fp8",
+                      ["--size", "bench"], SKIP),
         _peers("peers_sdpa", "sdpa,sdpa_varlen",
                ["--attention-shapes", "8,4096,16,128", "--gqa-shapes", ""],
                quick_only="sdpa"),
+        Step("peers_sdpa_fa3", "peers",
+             ["{py}", "{root}/bench/peers.py", "--out", "{json}", "--only",
+              "sdpa", "--attention-shapes", FA3_SHAPES, "--gqa-shapes", ""],
+             SKIP, timeout=400),
     ]
 
 

@@ -645,6 +645,21 @@ void atomic_max(const TileArg& dst, const AtomicValue& value,
 void atomic_min(const TileArg& dst, const AtomicValue& value,
                 SourceLocation loc = TESSEL_HERE);
 
+// A ticket: once for the block, counter(i) (a global i32 element) +=
+// increment, and every thread gets the counter's old value, a block-uniform
+// i32. It releases the block's earlier global writes and acquires those of
+// the blocks whose tickets came before, so the block that draws the last
+// ticket of a tile may read their partial results:
+//
+// clang-format off
+//   T::Expr t = T::atomic_ticket(counters(tile));
+//   T::If(t == slices - 1, [&] { /* sum the partials */ });
+// clang-format on
+//
+// Every thread must reach it (no Parallel loop, no per-thread branch).
+Expr atomic_ticket(const BufferRef& counter, const Expr& increment = 1,
+                   SourceLocation loc = TESSEL_HERE);
+
 // ---------------------------------------------------------------- sync
 
 void sync_threads(SourceLocation loc = TESSEL_HERE);

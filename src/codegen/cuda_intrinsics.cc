@@ -253,6 +253,10 @@ void Printer::Intrinsic(const ir::CallNode& c) {
     case I::kAtomicAddVec:
       AtomicAddVec(c);
       return;
+    case I::kAtomicTicket:
+      Line(absl::StrCat("tl::atomic_ticket(", Addr(c.args[0]), ", ",
+                        Addr(c.args[1]), ", ", arg(2), ");"));
+      return;
     case I::kBulkReduceAdd:
       Line(absl::StrCat("tl::bulk_reduce_add_f32(", Addr(c.args[1]), ", ",
                         Addr(c.args[2]), ", ", arg(0), ");"));

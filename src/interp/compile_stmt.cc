@@ -106,7 +106,7 @@ absl::Status Compiler::CompileProgram(const ir::Program& program) {
   }
   bool conflict = false;
   for (int slot : atomic_targets_) conflict |= globals_accessed_.contains(slot);
-  exe_->serial_only = prints_ || conflict;
+  exe_->serial_only = prints_ || conflict || exe_->takes_tickets;
   return absl::OkStatus();
 }
 

@@ -159,6 +159,7 @@ absl::StatusOr<StmtFn> Compiler::Cumsum(const ir::CumsumNode* op) {
 }
 
 absl::StatusOr<StmtFn> Compiler::Atomic(const ir::AtomicNode* op) {
+  if (op->prev) return Ticket(op);
   site_.op = AtomicOpSiteName(op->op);
   const DataType t = op->dst.buffer->dtype;
   if (!ir::AtomicDtypeAllowed(op->op, t)) {

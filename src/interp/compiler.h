@@ -67,6 +67,8 @@ class Compiler {
   absl::StatusOr<StmtFn> Reduce(const ir::ReduceNode* op);
   absl::StatusOr<StmtFn> Cumsum(const ir::CumsumNode* op);
   absl::StatusOr<StmtFn> Atomic(const ir::AtomicNode* op);
+  // compile_ticket.cc: T::atomic_ticket (an Atomic with prev).
+  absl::StatusOr<StmtFn> Ticket(const ir::AtomicNode* op);
   absl::StatusOr<StmtFn> Mbarrier(const ir::StmtNode* op);
   absl::StatusOr<StmtFn> Print(const ir::PrintNode* op);
 

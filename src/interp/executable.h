@@ -47,6 +47,10 @@ struct Executable {
   // global tensor that it also updates atomically (deferring the atomics of
   // a threaded run would change what it reads).
   bool serial_only = false;
+  // The program takes tickets (T::atomic_ticket): serial_only, and the
+  // blocks run in a scrambled order (interpreter.cc, BlockOrder), so that
+  // "the block that draws the last ticket" is seldom the last block index.
+  bool takes_tickets = false;
 };
 
 // Shared, fragment and local tiles of more elements are ResourceExhausted

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <utility>
@@ -173,6 +174,16 @@ absl::Status BindArguments(const Executable& exe,
   return absl::OkStatus();
 }
 
+// The i-th block a program with tickets runs: i * stride + offset modulo
+// the block count, stride coprime to it and near 0.618 of it (a spread-out
+// permutation, the same on every run); reversed for one or two blocks.
+int64_t BlockOrder(int64_t i, int64_t blocks) {
+  if (blocks <= 2) return blocks - 1 - i;
+  int64_t stride = std::max<int64_t>(1, blocks * 618 / 1000);
+  while (std::gcd(stride, blocks) != 1) ++stride;
+  return (i * stride + blocks / 3) % blocks;
+}
+
 void SetBlock(const CompiledKernel& k, const std::vector<int64_t>& grid,
               int64_t linear, Frame& f) {
   f.block.resize(grid.size());
@@ -219,7 +230,7 @@ absl::Status RunKernel(const Executable& exe, const CompiledKernel& k,
   if (workers == 1) {
     Frame f = proto;
     for (int64_t b = 0; b < blocks; ++b) {
-      SetBlock(k, grid, b, f);
+      SetBlock(k, grid, exe.takes_tickets ? BlockOrder(b, blocks) : b, f);
       k.body(f);
       if (f.failed) return f.status;
     }

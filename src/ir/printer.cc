@@ -383,6 +383,10 @@ class Printer {
           what = absl::StrCat(BufferName(a->dst.buffer), "[",
                               Args(a->dst.start), "], ", Print(a->value));
         }
+        if (a->prev) {
+          absl::StrAppend(&what, ", prev=", BufferName(a->prev->buffer), "[",
+                          Args(a->prev->start), "]");
+        }
         Line(absl::StrCat("T.atomic_", AtomicOpName(a->op), "(", what, ")"),
              node);
         return;

@@ -284,20 +284,33 @@ const char* AtomicOpName(AtomicOp op);
 // position of dst, whose extents match src's (unit dims dropped); elements
 // past the tensor edge are skipped. Element form (src unset): dst has all
 // extents 1 and value is combined into that element.
+//
+// A ticket (prev set, T::atomic_ticket): an element add on a global i32
+// counter done once for the block, by one thread, whose old value lands in
+// prev, a shared i32 element every thread then reads. It is a release and
+// an acquire at GPU scope: the block's global writes before it are visible
+// to a block whose ticket comes later, and that block's reads after it see
+// them (docs/ir.md, "Tickets").
 class AtomicNode : public StmtNode {
  public:
   TESSEL_IR_STMT_KIND(kAtomic);
   AtomicNode(AtomicOp op, Region dst, std::optional<Region> src, Expr value,
              SourceLoc loc)
+      : AtomicNode(op, std::move(dst), std::move(src), std::move(value),
+                   std::nullopt, loc) {}
+  AtomicNode(AtomicOp op, Region dst, std::optional<Region> src, Expr value,
+             std::optional<Region> prev, SourceLoc loc)
       : StmtNode(kKind, loc),
         op(op),
         dst(std::move(dst)),
         src(std::move(src)),
-        value(std::move(value)) {}
+        value(std::move(value)),
+        prev(std::move(prev)) {}
   const AtomicOp op;
   const Region dst;
   const std::optional<Region> src;
-  const Expr value;  // element form only
+  const Expr value;                  // element form only
+  const std::optional<Region> prev;  // a ticket's old value (shared i32)
 };
 
 // __syncthreads(): every thread of the block waits here.

@@ -260,6 +260,8 @@ class Serializer {
         Put(a->src.has_value());
         if (a->src) Region(*a->src);
         Expr(a->value);
+        Put(a->prev.has_value());
+        if (a->prev) Region(*a->prev);
         return;
       }
       case StmtKind::kSyncThreads:

@@ -126,6 +126,7 @@ void IRVisitor::Visit(const AtomicNode* op) {
   VisitRegion(op->dst);
   if (op->src) VisitRegion(*op->src);
   VisitExpr(op->value);
+  if (op->prev) VisitRegion(*op->prev);
 }
 void IRVisitor::Visit(const MbarrierInitNode* op) {
   VisitBuffer(op->barriers);
@@ -334,11 +335,13 @@ Stmt IRMutator::Visit(const AtomicNode* op) {
   std::optional<Region> src;
   if (op->src) src = MutateRegion(*op->src);
   Expr v = MutateExpr(op->value);
+  std::optional<Region> prev;
+  if (op->prev) prev = MutateRegion(*op->prev);
   if (SameRegion(dst, op->dst) && (!src || SameRegion(*src, *op->src)) &&
-      v.same_as(op->value)) {
+      v.same_as(op->value) && (!prev || SameRegion(*prev, *op->prev))) {
     return Self(op);
   }
-  return MakeStmt<AtomicNode>(op->op, dst, src, v, op->loc);
+  return MakeStmt<AtomicNode>(op->op, dst, src, v, prev, op->loc);
 }
 Stmt IRMutator::Visit(const SyncThreadsNode* op) { return Self(op); }
 Stmt IRMutator::Visit(const MbarrierInitNode* op) {

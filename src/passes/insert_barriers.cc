@@ -161,6 +161,7 @@ class Planner {
       whole(c->dst, true);
     } else if (const auto* a = s.As<ir::AtomicNode>()) {
       if (a->src) region(*a->src, false);
+      if (a->prev) region(*a->prev, true);  // a ticket's slot
     } else if (const auto* m = s.As<ir::MbarrierInitNode>()) {
       whole(m->barriers, true);
     } else if (const auto* m = s.As<ir::MbarrierArriveNode>()) {

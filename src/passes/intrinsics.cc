@@ -35,6 +35,7 @@ const std::vector<IntrinsicInfo>& Table() {
       {I::kAtomicMax, "atomic_max", 2, 2, {0}, kW},
       {I::kAtomicMin, "atomic_min", 2, 2, {0}, kW},
       {I::kAtomicAddVec, "atomic_add_vec", -1, 3, {1}, kW},
+      {I::kAtomicTicket, "atomic_ticket", 3, 3, {0, 1}, kW | kFence},
       {I::kBulkReduceAdd,
        "bulk_reduce_add",
        3,

@@ -30,6 +30,9 @@
 //   store_pair(dst_load, lo, hi)         packed 2 x 16-bit (or float2) store
 //   atomic_add / max / min(dst_load, v)  scalar atomics
 //   atomic_add_vec(n, dst_load, v...)    tl::atomic_add_f32x{2,4} / f16x2
+//   atomic_ticket(slot_load, counter_load, v)  slot (shared i32) = old
+//                                        counter (global i32), counter += v,
+//                                        an acquire-release at GPU scope
 //   bulk_reduce_add(bytes, dst_load, src_load)  global f32 += shared f32,
 //                                        bytes (16 | bytes) by the TMA unit
 //   bulk_commit(), bulk_wait_read(n)     commit the thread's bulk ops as a
@@ -117,6 +120,7 @@ enum class Intrinsic {
   kAtomicMax,
   kAtomicMin,
   kAtomicAddVec,
+  kAtomicTicket,
   kBulkReduceAdd,
   kBulkCommit,
   kBulkWaitRead,

@@ -34,7 +34,10 @@ Effects EffectsOf(const Stmt& s) {
     if (const auto* f = n.As<ir::FillNode>()) w.insert(f->dst.buffer.get());
     if (const auto* r = n.As<ir::ReduceNode>()) w.insert(r->dst.get());
     if (const auto* cs = n.As<ir::CumsumNode>()) w.insert(cs->dst.get());
-    if (const auto* a = n.As<ir::AtomicNode>()) w.insert(a->dst.buffer.get());
+    if (const auto* a = n.As<ir::AtomicNode>()) {
+      w.insert(a->dst.buffer.get());
+      if (a->prev) w.insert(a->prev->buffer.get());
+    }
   });
   return c.e;
 }

@@ -107,5 +107,20 @@ __device__ __forceinline__ void atomic_min(i64* addr, i64 v) {
   atomicMin(addr, v);
 }
 
+// A ticket (T::atomic_ticket), taken by one thread after a barrier:
+// *counter += v in global memory, its old value into *slot (shared). The
+// add is an acquire-release at GPU scope: the writes this thread observed
+// (the whole block's, through the barrier before) are visible to the thread
+// that draws a later ticket, and the writes of earlier ticket holders are
+// visible to this block after the barrier that follows.
+__device__ __forceinline__ void atomic_ticket(int* slot, int* counter, int v) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;\n"
+               : "=r"(old)
+               : "l"(counter), "r"(v)
+               : "memory");
+  *slot = old;
+}
+
 }  // namespace dev
 }  // namespace tessel

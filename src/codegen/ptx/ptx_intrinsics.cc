@@ -397,6 +397,20 @@ void Emitter::Intrinsic(const ir::CallNode& c) {
       return VectorMove(c, *id);
     case I::kAtomicAddVec:
       return AtomicAddVec(c);
+    case I::kAtomicTicket: {
+      // prelude/atomics.cuh's asm, then the old value into the slot.
+      const std::string slot = shared_at(0);
+      bool shared = false;
+      const std::string counter = address(1, &shared);
+      if (shared) return Fail("atomic_ticket on a shared counter");
+      const std::string inc = reg(2);
+      if (failed()) return;
+      const std::string old = NewReg(DataType::kI32);
+      for (const std::string& line :
+           FromPrelude("atomic_ticket", {old, Inside(counter), inc}))
+        Line(line);
+      return Line(absl::StrCat("st.shared.u32 ", slot, ", ", old, ";"));
+    }
     case I::kAtomicAdd: {
       bool shared = false;
       const std::string to = address(0, &shared);

@@ -134,7 +134,13 @@ absl::StatusOr<Stmt> Parser::ParseOpLine() {
                          (IsPunct(",", 1) || IsPunct(")", 1));
     if (element && !src_is_region) {
       TESSEL_ASSIGN_OR_RETURN(auto value, ParseExpr());
-      s = MakeStmt<AtomicNode>(*kind, dst, std::nullopt, value, loc);
+      // A ticket: ", prev=slot[0]".
+      std::optional<Region> prev;
+      if (IsPunct(",") && IsIdent("prev", 1) && IsPunct("=", 2)) {
+        pos_ += 3;
+        TESSEL_ASSIGN_OR_RETURN(prev, ParseRegion());
+      }
+      s = MakeStmt<AtomicNode>(*kind, dst, std::nullopt, value, prev, loc);
     } else {
       TESSEL_ASSIGN_OR_RETURN(auto src, ParseRegion());
       s = MakeStmt<AtomicNode>(*kind, dst, src, Expr(), loc);

@@ -82,8 +82,10 @@ void Verifier::VisitStmt(const Stmt& s) {
 }
 
 std::string Verifier::OpName(const Stmt& s) {
-  if (const auto* a = s.As<AtomicNode>())
-    return absl::StrCat("atomic_", AtomicOpName(a->op));
+  if (const auto* a = s.As<AtomicNode>()) {
+    return a->prev ? std::string("atomic_ticket")
+                   : absl::StrCat("atomic_", AtomicOpName(a->op));
+  }
   if (const auto* r = s.As<ReduceNode>()) {
     return absl::StrCat("reduce_", ReduceKindName(r->reduce_kind));
   }

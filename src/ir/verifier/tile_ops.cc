@@ -176,6 +176,7 @@ void Verifier::Visit(const AtomicNode* op) {
   if (op->src && !NotInParallel()) return;
   IRVisitor::Visit(op);
   if (!status_.ok() || !CheckRegion(op->dst, "dst")) return;
+  if (op->prev && !CheckTicket(*op)) return;
   const Buffer& dst = op->dst.buffer;
   if (dst->scope != Scope::kGlobal) {
     Fail(absl::StrCat("dst ", Describe(dst),

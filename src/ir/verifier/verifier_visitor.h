@@ -74,6 +74,8 @@ class Verifier : public IRVisitor {
   void VisitLet(const LetParts& let, bool bind);
   // T::alloc_uniform: a uniform value, assigned under uniform control.
   void CheckUniformStore(const StoreNode& op);
+  // T::atomic_ticket (verifier/ticket.cc): false after a failure.
+  bool CheckTicket(const AtomicNode& op);
 
   bool CheckIndices(const Buffer& b, const std::vector<Expr>& idx,
                     std::string_view what);

@@ -10,6 +10,7 @@
 namespace tessel::passes::lower {
 
 Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
+  if (a.prev) return LowerTicket(a);
   ir::Region dst = MutateRegion(a.dst);
   Intrinsic name = a.op == ir::AtomicOp::kAdd   ? Intrinsic::kAtomicAdd
                    : a.op == ir::AtomicOp::kMax ? Intrinsic::kAtomicMax
@@ -63,6 +64,32 @@ Stmt Lowerer::LowerAtomic(const ir::AtomicNode& a) {
     Expr val = Cast(t, ir::Load(src.buffer, {FlatOffset(src.buffer, si)}));
     return Guard(pred, Intrin(name, {ir::Load(dst.buffer, {doff}), val}));
   });
+}
+
+// A ticket (T::atomic_ticket): every thread's earlier writes are ordered
+// before thread 0's acquire-release atomic by a barrier; thread 0 writes the
+// old value into the shared slot, and the barrier planner put the barrier
+// between that write and the threads' reads of the slot (insert_barriers.cc
+// takes prev as written). A counter outside its tensor is not updated and
+// its ticket reads 0 (the boundary rule).
+//
+//   __syncthreads();
+//   if (tx == 0) tl::atomic_ticket(&slot[0], &counters[tile], 1);
+Stmt Lowerer::LowerTicket(const ir::AtomicNode& a) {
+  ir::Region dst = MutateRegion(a.dst);
+  ir::Region prev = MutateRegion(*a.prev);
+  Expr slot = Load(prev.buffer, prev.start);
+  Expr counter = ir::Load(dst.buffer, {GlobalIndex(dst.buffer, dst.start)});
+  Stmt take =
+      Intrin(Intrinsic::kAtomicTicket,
+             {slot, counter, Cast(DataType::kI32, MutateExpr(a.value))});
+  if (Expr inside = ElementInBounds(dst.buffer, dst.start); inside.defined()) {
+    take =
+        MakeIf(inside, take,
+               Store(prev.buffer, prev.start, ir::IntImm(DataType::kI32, 0)));
+  }
+  return ir::Seq({ir::MakeStmt<ir::SyncThreadsNode>(ir::SourceLoc()),
+                  MakeIf(Expr(tx_) == 0, take)});
 }
 
 // An f32 shared tile added into a global f32 region row by row, each row one

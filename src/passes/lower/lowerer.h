@@ -136,6 +136,7 @@ class Lowerer : public ir::IRMutator, public ThreadContext {
   std::optional<Stmt> CopyRows(const ir::CopyNode& c);
   // atomic.cc
   Stmt LowerAtomic(const ir::AtomicNode& a);
+  Stmt LowerTicket(const ir::AtomicNode& a);
   Stmt BulkReduceRows(const ir::AtomicNode& a, const ir::Region& dst,
                       const ir::Region& src);
   // Whether tile statement s touches a shared tile that bulk reductions

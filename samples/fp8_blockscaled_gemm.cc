@@ -5,6 +5,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
@@ -48,7 +49,30 @@ absl::Status CheckConfig(const Fp8BlockScaledGemmConfig& c,
                           "block_m=",
                           c.block_m, " (pad each group to a multiple of it)"));
   }
+  if (c.cluster != 1 && c.cluster != 2) {
+    return Refuse(loc, absl::StrCat("cluster=", c.cluster,
+                                    ": clusters of 1 or 2 blocks"));
+  }
   return absl::OkStatus();
+}
+
+// The grid {N tiles, M tiles}; for cluster pairs with one dimension of an
+// even tile count: the pass pairs along M where B's tile is shared there
+// (dense) and along N otherwise (the grouped kernel's B tile is its M
+// tile's group's). A tile added past the edge loads zeros (the TMA's
+// boundary, m_indices untouched: grouped grids grow along N only) and its
+// stores fall outside D.
+std::pair<int, int> Grid(const Fp8BlockScaledGemmConfig& c) {
+  int n_tiles = (c.N + c.block_n - 1) / c.block_n;
+  int m_tiles = (c.M + c.block_m - 1) / c.block_m;
+  if (c.cluster == 2) {
+    if (c.groups > 0) {
+      n_tiles += n_tiles % 2;
+    } else if (m_tiles % 2 != 0 && n_tiles % 2 != 0) {
+      ++m_tiles;
+    }
+  }
+  return {n_tiles, m_tiles};
 }
 
 // The rows of sb an output tile's columns use (at most): tiles start at
@@ -78,6 +102,8 @@ absl::StatusOr<Program> MakeFp8BlockScaledGemm(const nlohmann::json& json,
   SAMPLES_ASSIGN_OR_RETURN(c.threads,
                            params.IntInRange("threads", 32, 1024, c.threads));
   SAMPLES_ASSIGN_OR_RETURN(c.panel, params.IntInRange("panel", 0, 64, c.panel));
+  SAMPLES_ASSIGN_OR_RETURN(c.cluster,
+                           params.IntInRange("cluster", 1, 2, c.cluster));
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   if (target.arch() != "sm_90a") {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -112,8 +138,8 @@ absl::StatusOr<Program> Fp8BlockScaledGemmProgram(
   if (grouped) m_indices = p.tensor("m_indices", {c.M}, i32);
   auto D = p.tensor("D", {c.M, c.N}, bf16);
   {
-    T::Kernel kernel(T::ceildiv(c.N, bn), T::ceildiv(c.M, bm),
-                     {.threads = c.threads});
+    const auto [n_tiles, m_tiles] = Grid(c);
+    T::Kernel kernel(n_tiles, m_tiles, {.threads = c.threads});
     auto [bx, by] = kernel.block_index();
     auto A_shared = T::alloc_shared({bm, kBlock}, fp8_e4m3, "A_shared");
     auto B_shared = T::alloc_shared({bn, kBlock}, fp8_e4m3, "B_shared");

@@ -29,7 +29,8 @@
 //
 // Registered for tessel-warmup as "fp8_blockscaled_gemm" with params M, N,
 // K and optional groups (the grouped contiguous kernel, M the padded
-// total), block_m, block_n, num_stages, threads, panel.
+// total), block_m, block_n, num_stages, threads, panel, cluster (the grid
+// for pairs; the manifest entry's pass_config.cluster_size 2 multicasts).
 #ifndef TESSEL_SAMPLES_FP8_BLOCKSCALED_GEMM_H_
 #define TESSEL_SAMPLES_FP8_BLOCKSCALED_GEMM_H_
 
@@ -64,6 +65,13 @@ struct Fp8BlockScaledGemmConfig {
   // the padded total); a tile's group is its first row's, padding rows are
   // -1 (their tiles read zeros for B: D rows of 0).
   int groups = 0;
+  // 2: the grid is built for clusters of two blocks (sm_90a,
+  // PassConfig::cluster_size 2, which the workload's step sets): the dense
+  // kernel pairs tiles along M (sharing B's tile) or N (sharing A's), the
+  // grouped one along N (a pair along M may span two groups). Where every
+  // pairable tile count is odd the grid takes one more tile there, which
+  // reads zeros and stores nothing.
+  int cluster = 1;
 };
 
 // sa's padded row length: M rounded up to a multiple of 4.

@@ -6,6 +6,7 @@
 //   fp8_blockscaled_gemm --bench --size bench   # + grouped 8 x 4096 rows
 //   fp8_blockscaled_gemm --check --size=1000x1500x512
 //   fp8_blockscaled_gemm --check --group-rows=100,0,300 --size=512x256
+//   fp8_blockscaled_gemm --bench --size bench --cluster=2   # TMA multicast
 #include <map>
 #include <string>
 #include <tuple>
@@ -29,7 +30,10 @@ constexpr char kUsage[] =
     "                       group g has Rg rows (0 allowed), each group\n"
     "                       padded to block_m rows, B [groups, N, K]\n"
     "  --block-m, --block-n, --stages, --threads, --panel  the tile\n"
-    "                       (default 128x128, 6 stages, 256 threads)\n";
+    "                       (default 128x128, 6 stages, 256 threads)\n"
+    "  --cluster=1|2        sm_90a: blocks in pairs that share an operand\n"
+    "                       tile, each loading half of it for both (TMA\n"
+    "                       multicast); dense pairs along M, grouped along N\n";
 
 absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                            const Flags& flags) {
@@ -38,7 +42,8 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
                                       {"block-n", &base.block_n},
                                       {"stages", &base.num_stages},
                                       {"threads", &base.threads},
-                                      {"panel", &base.panel}}));
+                                      {"panel", &base.panel},
+                                      {"cluster", &base.cluster}}));
   auto with = [&base](int m, int n, int k) {
     Fp8BlockScaledGemmConfig c = base;
     c.M = m, c.N = n, c.K = k;

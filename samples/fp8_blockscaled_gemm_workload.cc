@@ -77,9 +77,10 @@ absl::StatusOr<Workload> Fp8BlockScaledGemmWorkload(
   const int64_t kb = c.K / kBlock, sb_n = (c.N + kBlock - 1) / kBlock;
   Workload w;
   w.kernel = program.name();
-  w.shape = absl::StrCat(c.M, "x", c.N, "x", c.K, " fp8_e4m3->bf16 tile ",
-                         c.block_m, "x", c.block_n, "x", kBlock, " s",
-                         c.num_stages, " t", c.threads);
+  w.shape = absl::StrCat(
+      c.M, "x", c.N, "x", c.K, " fp8_e4m3->bf16 tile ", c.block_m, "x",
+      c.block_n, "x", kBlock, " s", c.num_stages, " t", c.threads,
+      c.cluster > 1 ? absl::StrCat(" cluster", c.cluster) : "");
   if (grouped) {
     std::vector<std::string> rows;
     for (int r : group_rows) rows.push_back(std::to_string(r));
@@ -115,6 +116,7 @@ absl::StatusOr<Workload> Fp8BlockScaledGemmWorkload(
     args = {"A", "sa", "B", "sb", "m_indices", "D"};
   }
   w.steps.push_back({.program = program, .args = args});
+  w.steps[0].pass_config.cluster_size = c.cluster;
   w.outputs = {"D"};
   // Useful work: the rows that belong to a group.
   int64_t rows = c.M;

@@ -172,9 +172,11 @@ class Specializer {
     return best;
   }
 
+  // Through the lets inside the split: a grouped GEMM's B origin names the
+  // tile's group, a let of the M block index.
   bool SharedByPair(const ir::CopyNode& c, const ir::VarNode* v) const {
     for (const Expr& e : c.src.start)
-      if (UsesVar(e, v)) return false;
+      if (UsesVar(Inline(e), v)) return false;
     std::optional<TmaCopyPlan> plan = PlanTmaCopy(c, state_, nullptr);
     return plan && HalfRowsPlan(*plan);
   }

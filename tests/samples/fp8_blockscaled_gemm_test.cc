@@ -2,7 +2,9 @@
 // sizes (and a kernel that skipped the promotion's scales fails the same
 // check), K not a multiple of 128 refused at the caller's line, the sm_80
 // factory refusal, and on sm_90a the warp-specialized TMA kernel with the
-// scales' boxes in the producer and the e4m3 wgmma in the consumers.
+// scales' boxes in the producer and the e4m3 wgmma in the consumers;
+// cluster pairs: which operand each kernel multicasts, the grid padded
+// where both tile counts are odd, and those grids against float64.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -173,6 +175,114 @@ TEST(Fp8BlockScaledGemm, Sm90aGroupedStaysPersistentAndSpecialized) {
   EXPECT_THAT(s, HasSubstr("B_tma box [1, 128, 128] swizzle 128"));
   EXPECT_THAT(s, HasSubstr("persistent grid"));
   EXPECT_THAT(s, Not(HasSubstr("FMA")));
+}
+
+// The kernel's schedule and source on sm_90a in clusters of two.
+struct Paired {
+  std::string schedule, source;
+};
+
+Paired CompilePaired(const Fp8BlockScaledGemmConfig& c) {
+  absl::StatusOr<Program> p = Fp8BlockScaledGemmProgram(c);
+  EXPECT_TRUE(p.ok()) << p.status();
+  if (!p.ok()) return {};
+  absl::StatusOr<CompiledKernel> k = compile(
+      *p, {.target = Target::sm90a(), .pass_config = {.cluster_size = 2}});
+  EXPECT_TRUE(k.ok()) << k.status();
+  if (!k.ok()) return {};
+  return {absl::StrJoin(k->schedule(), "\n"), k->source()};
+}
+
+int Count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos;
+       at = s.find(what, at + what.size()))
+    ++n;
+  return n;
+}
+
+TEST(Fp8BlockScaledGemm, Cluster2DensePairsAlongMAndMulticastsB) {
+  // 32 M tiles: pairs along by share B's [128, 128] box, each block loading
+  // 64 rows of it for both; A and sa's row are the block's own.
+  Paired k = CompilePaired({.M = 4096, .N = 7168, .K = 16384, .cluster = 2});
+  EXPECT_THAT(k.schedule, HasSubstr("clusters of 2 blocks on tiles next to "
+                                    "each other along by"));
+  EXPECT_THAT(k.schedule, HasSubstr("B_tma box [64, 128] swizzle 128"));
+  EXPECT_EQ(Count(k.source, "tl::tma_load_multicast("), 1) << k.source;
+  EXPECT_EQ(Count(k.source, "tl::tma_load("), 2) << k.source;
+  // One arrival per consumer warp of both blocks on each stage.
+  EXPECT_THAT(k.source, HasSubstr("tl::mbarrier_init(&tma_empty[0], 16);"));
+}
+
+TEST(Fp8BlockScaledGemm, Cluster2GroupedPairsAlongNAndMulticastsA) {
+  // Two M tiles may belong to two groups (B of each tile's own): the pairs
+  // run along bx and share A's box; B and sa stay each block's.
+  Paired k = CompilePaired(
+      {.M = 8 * 4096, .N = 4096, .K = 7168, .groups = 8, .cluster = 2});
+  EXPECT_THAT(k.schedule, HasSubstr("clusters of 2 blocks on tiles next to "
+                                    "each other along bx"));
+  EXPECT_THAT(k.schedule, HasSubstr("A_tma box [64, 128] swizzle 128"));
+  EXPECT_THAT(k.schedule, HasSubstr("B_tma box [1, 128, 128] swizzle 128"));
+  EXPECT_EQ(Count(k.source, "tl::tma_load_multicast("), 1) << k.source;
+}
+
+TEST(Fp8BlockScaledGemm, Cluster2PadsAGridOfOddTileCounts) {
+  // 3 x 3 tiles pair nowhere; cluster 2 adds an M tile (dense) or an N tile
+  // (grouped, N 3 tiles) so that the pass pairs them.
+  const Fp8BlockScaledGemmConfig odd{.M = 257, .N = 300, .K = 384};
+  Fp8BlockScaledGemmConfig paired = odd;
+  paired.cluster = 2;
+  EXPECT_THAT(CompilePaired(odd).schedule, HasSubstr("clusters: none"));
+  EXPECT_THAT(CompilePaired(paired).schedule,
+              HasSubstr("clusters of 2 blocks on tiles next to each other "
+                        "along by"));
+  EXPECT_THAT(
+      CompilePaired({.M = 640, .N = 300, .K = 256, .groups = 4, .cluster = 2})
+          .schedule,
+      HasSubstr("clusters of 2 blocks on tiles next to each other along bx"));
+}
+
+TEST(Fp8BlockScaledGemm, Cluster2GridsMatchFloat64) {
+  // The padded grids' extra tiles (past M, past N) store nothing; ragged
+  // edges inside them still right; the workload's step asks for the pairs.
+  for (const Fp8BlockScaledGemmConfig& c :
+       {Fp8BlockScaledGemmConfig{.M = 257, .N = 300, .K = 384, .cluster = 2},
+        Fp8BlockScaledGemmConfig{.M = 200, .N = 136, .K = 256, .cluster = 2},
+        Fp8BlockScaledGemmConfig{.M = 61, .N = 7, .K = 128, .cluster = 2}}) {
+    absl::StatusOr<Workload> w = Fp8BlockScaledGemmWorkload(c, 3);
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->steps[0].pass_config.cluster_size, 2);
+    EXPECT_THAT(w->shape, HasSubstr("cluster2"));
+    CheckResult check = RunOnCpu(*w);
+    EXPECT_TRUE(check.ok) << w->shape << "\n" << check.report;
+  }
+  absl::StatusOr<Workload> w = Fp8BlockScaledGemmWorkload(
+      {.N = 300, .K = 256, .cluster = 2}, 5, {100, 0, 257, 31});
+  ASSERT_TRUE(w.ok()) << w.status();
+  CheckResult check = RunOnCpu(*w);
+  EXPECT_TRUE(check.ok) << w->shape << "\n" << check.report;
+}
+
+TEST(Fp8BlockScaledGemm, RefusesClustersOtherThanOneOrTwo) {
+  const std::source_location here = std::source_location::current();
+  absl::StatusOr<Program> p = Fp8BlockScaledGemmProgram(
+      {.M = 64, .N = 64, .K = 128, .cluster = 4}, here);
+  ASSERT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      p.status().message(),
+      HasSubstr(absl::StrCat("fp8_blockscaled_gemm_test.cc:", here.line(),
+                             ": fp8_blockscaled_gemm: "
+                             "cluster=4")))
+      << p.status();
+  // The registered param: 1 or 2.
+  nlohmann::json params = {{"M", 256}, {"N", 256}, {"K", 256}, {"cluster", 2}};
+  EXPECT_TRUE(KernelRegistry::Global()
+                  .Build("fp8_blockscaled_gemm", params, Target::sm90a())
+                  .ok());
+  params["cluster"] = 3;
+  EXPECT_FALSE(KernelRegistry::Global()
+                   .Build("fp8_blockscaled_gemm", params, Target::sm90a())
+                   .ok());
 }
 
 }  // namespace

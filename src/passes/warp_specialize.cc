@@ -15,6 +15,7 @@
 #include "src/passes/pipeline_schedule.h"
 #include "src/passes/tma_boxes.h"
 #include "src/passes/warp_specialize_fits.h"
+#include "src/passes/warp_specialize_producer_lets.h"
 #include "src/passes/warp_specialize_split.h"
 
 namespace tessel::passes {
@@ -250,6 +251,7 @@ class Specializer {
   Stmt Specialize(const ir::ForNode& loop, const Split& split,
                   std::vector<Stmt> before, const std::vector<Stmt>& after) {
     const int stages = loop.num_stages;
+    producer_lets_.emplace(kernel_->body, outer_lets_);
     const bool persistent = PersistentFits(loop);
     // The producer runs none of the consumers' lets: its loop bounds and
     // copy origins read their values instead.
@@ -306,21 +308,31 @@ class Specializer {
     };
     ir::Var pk(loop.var->name);
     Expr pi = iteration(pk, producer_tile), ps = pi % stages;
-    std::vector<Stmt> produce{ir::MakeStmt<ir::MbarrierWaitParityNode>(
-                                  empty, ps, (pi / stages + 1) % 2, loop.loc),
-                              ir::MakeStmt<ir::MbarrierExpectTxNode>(
-                                  full, ps, Expr(int(split.bytes)), loop.loc)};
+    // The copies' lets (page rows) are bound ahead of the free-stage wait
+    // (warp_specialize_producer_lets.h).
     VarMap to_pk{{loop.var.get(), Expr(pk)}};
+    std::vector<Stmt> copies;
     for (const ir::CopyNode* c : split.copies) {
       ir::Region src = c->src;
-      for (Expr& e : src.start) e = Substitute(Inline(e), to_pk);
-      for (Expr& e : src.extent) e = Substitute(Inline(e), to_pk);
+      for (Expr& e : src.start) e = producer_lets_->Bind(e, to_pk, pk.get());
+      for (Expr& e : src.extent) e = producer_lets_->Bind(e, to_pk, pk.get());
       ir::Region dst = StageIndex(staged_, ps).MutateRegion(c->dst);
-      produce.push_back(ir::MakeStmt<ir::CopyNode>(src, dst, full, ps, c->loc));
+      copies.push_back(ir::MakeStmt<ir::CopyNode>(src, dst, full, ps, c->loc));
     }
+    std::vector<Stmt> produce = producer_lets_->ahead_of_wait();
+    produce.push_back(ir::MakeStmt<ir::MbarrierWaitParityNode>(
+        empty, ps, (pi / stages + 1) % 2, loop.loc));
+    produce.push_back(ir::MakeStmt<ir::MbarrierExpectTxNode>(
+        full, ps, Expr(int(split.bytes)), loop.loc));
+    produce.insert(produce.end(), copies.begin(), copies.end());
     produce.push_back(ir::MakeStmt<ir::MbarrierArriveNode>(full, ps, loop.loc));
     Stmt producer = MakeFor(pk, loop_min, loop_extent, ir::ForKind::kSerial,
                             ir::Seq(produce));
+    if (!producer_lets_->ahead_of_loop().empty()) {
+      std::vector<Stmt> s = producer_lets_->ahead_of_loop();
+      s.push_back(producer);
+      producer = ir::Seq(s);
+    }
 
     Expr ci = iteration(loop.var, consumer_tile), cs = ci % stages;
     Stmt wait_full = ir::MakeStmt<ir::MbarrierWaitParityNode>(
@@ -424,12 +436,7 @@ class Specializer {
 
   // e with the lets inside the split inlined (the producer runs none of
   // the consumers' statements); the lets over it stay names.
-  Expr Inline(const Expr& e) const {
-    ir::LetValues inner;
-    for (const auto& [v, value] : lets_)
-      if (outer_lets_.count(v) == 0) inner.emplace(v, value);
-    return ir::InlineLets(e, inner);
-  }
+  Expr Inline(const Expr& e) const { return producer_lets_->Inline(e); }
 
  public:
   int producer_threads() const { return producer_threads_; }
@@ -441,6 +448,7 @@ class Specializer {
   // The lets ahead of the allocations, which every thread evaluates before
   // the producer / consumer split.
   std::unordered_set<const ir::VarNode*> outer_lets_;
+  std::optional<ProducerLets> producer_lets_;  // set by Specialize
   BufferMap staged_;
   bool done_ = false;
   ir::Var first_tile_;  // defined: the grid is persistent

@@ -1,5 +1,7 @@
 #include "samples/flash_attention_bwd.h"
 
+#include "samples/flash_attention_bwd_rows.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,8 +19,7 @@ namespace {
 namespace T = tessel;
 
 constexpr double kLog2e = 1.4426950408889634;
-// Rows of one preprocess block.
-constexpr int kPreprocessRows = 32;
+constexpr int kPreprocessRows = kBackwardPreprocessRows;
 
 int KvHeads(const FlashAttentionBackwardConfig& c) {
   return c.heads_kv == 0 ? c.H : c.heads_kv;
@@ -27,6 +28,12 @@ int KvHeads(const FlashAttentionBackwardConfig& c) {
 int BlockN(const FlashAttentionBackwardConfig& c) {
   if (c.block_n > 0) return c.block_n;
   return c.D <= 64 ? std::max(64, c.block_m) : std::max(32, c.block_m / 2);
+}
+
+// dQ's gemm has bn rows, dQ^T's D: take the one whose rows split over the
+// warpgroups (wgmma gives each 64 rows of the accumulator).
+bool DqTransposed(const FlashAttentionBackwardConfig& c) {
+  return BlockN(c) % (64 * std::max(1, c.threads / 128)) != 0;
 }
 
 absl::Status CheckConfig(const FlashAttentionBackwardConfig& c) {
@@ -160,43 +167,97 @@ FlashAttentionBackwardConfig WithDeviceTile(FlashAttentionBackwardConfig c,
   return c;
 }
 
+Expr BackwardRows::length() const {
+  if (!packed()) return S;
+  return cu_seqlens(batch + 1) - cu_seqlens(batch);
+}
+
+BufferRef BackwardRows::Tile(const Buffer& x, const Slice& rows,
+                             const Expr& head) const {
+  if (!packed()) return x(batch, rows, head, T::all);
+  const Expr start = cu_seqlens(batch);
+  return x(T::slice(start + rows.start, start + rows.stop), head, T::all);
+}
+
+BufferRef BackwardRows::LseRow(const Buffer& lse, const Expr& head,
+                               const Slice& rows) const {
+  if (!packed()) return lse(batch, head, rows);
+  const Expr start = cu_seqlens(batch);
+  return lse(head, T::slice(start + rows.start, start + rows.stop));
+}
+
+void BackwardRows::Store(const Buffer& fragment, const Buffer& x,
+                         const Slice& rows, const Expr& head) const {
+  if (!packed()) {
+    T::copy(fragment, x(batch, rows, head, T::all));
+    return;
+  }
+  const Expr start = cu_seqlens(batch);
+  const Expr n = length();
+  // The bounds on start + row keep a malformed cu_seqlens inside x.
+  for (auto [i, j] : T::Parallel(fragment.shape()[0], fragment.shape()[1])) {
+    const Expr row = rows.start + i;
+    T::If(row < n && start + row >= 0 && start + row < total,
+          [&] { x(start + row, head, j) = fragment(i, j); });
+  }
+}
+
+void BackwardPreprocessBlock(const FlashAttentionBackwardConfig& c,
+                             const BackwardPreprocessTensors& t,
+                             const BackwardRows& r, const Expr& bx,
+                             const Expr& by) {
+  const int rows = kBackwardPreprocessRows, D = c.D;
+  // Straight from global memory into registers: each row's sum is the
+  // threads' own products, then shuffles.
+  auto o = T::alloc_fragment({rows, D}, f16, "o");
+  auto d_o = T::alloc_fragment({rows, D}, f16, "do");
+  auto acc = T::alloc_fragment({rows, D}, f32, "acc");
+  auto delta = T::alloc_fragment({rows}, f32, "delta");
+  auto lse = T::alloc_fragment({rows}, f32, "lse");
+  const Expr bz = r.batch;
+  auto tile = T::slice(bx * rows, (bx + 1) * rows);
+  T::copy(r.Tile(t.O, tile, by), o);
+  T::copy(r.Tile(t.dO, tile, by), d_o);
+  for (auto [i, j] : T::Parallel(rows, D)) {
+    acc(i, j) = T::cast(o(i, j), f32) * T::cast(d_o(i, j), f32);
+  }
+  T::reduce_sum(acc, delta, {.dim = 1});
+  // Packed: rows past the sequence's end read the next sequence's O and
+  // LSE; they get 0 as the fixed-length padding does.
+  auto past_end = [&](const Buffer& x) {
+    if (!r.packed()) return;
+    for (auto i : T::Parallel(rows))
+      x(i) = T::select(bx * rows + i < r.length(), x(i), 0.0f);
+  };
+  past_end(delta);
+  // Rows past S (the padding) read zeros: Delta 0 and LSE 0 there.
+  T::copy(delta, t.Delta(bz, by, tile));
+  T::copy(r.LseRow(t.LSE, by, tile), lse);
+  for (auto i : T::Parallel(rows)) lse(i) = lse(i) * kLog2e;
+  past_end(lse);
+  T::copy(lse, t.LSE2(bz, by, tile));
+  // The main kernel adds dQ into dQ_acc: zero its rows here, a pass over
+  // memory fewer than a kernel of its own.
+  T::clear(acc);
+  r.Store(acc, t.dQ_acc, tile, by);
+}
+
 absl::StatusOr<Program> FlashAttentionBackwardPreprocessProgram(
     const FlashAttentionBackwardConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
   const int rows = kPreprocessRows, D = c.D, Sp = PaddedSeqLen(c);
   T::ProgramBuilder p("flash_attention_bwd_preprocess");
-  auto O = p.tensor("O", {c.B, c.S, c.H, D}, f16);
-  auto dO = p.tensor("dO", {c.B, c.S, c.H, D}, f16);
-  auto LSE = p.tensor("LSE", {c.B, c.H, c.S}, f32);
-  auto Delta = p.tensor("Delta", {c.B, c.H, Sp}, f32);
-  auto LSE2 = p.tensor("LSE2", {c.B, c.H, Sp}, f32);
-  auto dQ = p.tensor("dQ_acc", {c.B, c.S, c.H, D}, f32);
+  BackwardPreprocessTensors t;
+  t.O = p.tensor("O", {c.B, c.S, c.H, D}, f16);
+  t.dO = p.tensor("dO", {c.B, c.S, c.H, D}, f16);
+  t.LSE = p.tensor("LSE", {c.B, c.H, c.S}, f32);
+  t.Delta = p.tensor("Delta", {c.B, c.H, Sp}, f32);
+  t.LSE2 = p.tensor("LSE2", {c.B, c.H, Sp}, f32);
+  t.dQ_acc = p.tensor("dQ_acc", {c.B, c.S, c.H, D}, f32);
   {
     T::Kernel kernel(T::ceildiv(c.S, rows), c.H, c.B, {.threads = 128});
     auto [bx, by, bz] = kernel.block_index();
-    // Straight from global memory into registers: each row's sum is the
-    // threads' own products, then shuffles.
-    auto o = T::alloc_fragment({rows, D}, f16, "o");
-    auto d_o = T::alloc_fragment({rows, D}, f16, "do");
-    auto acc = T::alloc_fragment({rows, D}, f32, "acc");
-    auto delta = T::alloc_fragment({rows}, f32, "delta");
-    auto lse = T::alloc_fragment({rows}, f32, "lse");
-    auto tile = T::slice(bx * rows, (bx + 1) * rows);
-    T::copy(O(bz, tile, by, T::all), o);
-    T::copy(dO(bz, tile, by, T::all), d_o);
-    for (auto [i, j] : T::Parallel(rows, D)) {
-      acc(i, j) = T::cast(o(i, j), f32) * T::cast(d_o(i, j), f32);
-    }
-    T::reduce_sum(acc, delta, {.dim = 1});
-    // Rows past S (the padding) read zeros: Delta 0 and LSE 0 there.
-    T::copy(delta, Delta(bz, by, tile));
-    T::copy(LSE(bz, by, tile), lse);
-    for (auto i : T::Parallel(rows)) lse(i) = lse(i) * kLog2e;
-    T::copy(lse, LSE2(bz, by, tile));
-    // The main kernel adds dQ into dQ_acc: zero its rows here, a pass over
-    // memory fewer than a kernel of its own.
-    T::clear(acc);
-    T::copy(acc, dQ(bz, tile, by, T::all));
+    BackwardPreprocessBlock(c, t, BackwardRows{.batch = bz, .S = c.S}, bx, by);
   }
   return p.finish();
 }
@@ -226,8 +287,7 @@ T::PipelineOptions StepPipeline(const FlashAttentionBackwardConfig& c) {
   return o;
 }
 
-absl::StatusOr<Program> FlashAttentionBackwardProgram(
-    const FlashAttentionBackwardConfig& c) {
+absl::Status CheckBackwardMainConfig(const FlashAttentionBackwardConfig& c) {
   SAMPLES_RETURN_IF_ERROR(CheckConfig(c));
   if (c.dv_early && !c.overlap) {
     return absl::InvalidArgumentError(
@@ -239,72 +299,58 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
         "flash_attention_bwd: overlap orders the step for dQ's gemm after "
         "dV's and dK's; it does not take dq_first");
   }
-  const int bm = c.block_m, bn = BlockN(c), D = c.D, Hkv = KvHeads(c);
-  const int group = c.H / Hkv;
-  const double sm_scale = 1.0 / std::sqrt(static_cast<double>(D));
-  const double scale = sm_scale * kLog2e;  // exp(x / sqrt(D)) = exp2(x scale)
-  // dQ's gemm has bn rows, dQ^T's D: take the one whose rows split over the
-  // warpgroups (wgmma gives each 64 rows of the accumulator).
-  const bool dq_transposed = bn % (64 * std::max(1, c.threads / 128)) != 0;
+  const int bn = BlockN(c);
   if (c.dq_bulk && c.dq_registers) {
     return absl::InvalidArgumentError(
         "flash_attention_bwd: dq_bulk adds dQ from its shared tile; it does "
         "not take dq_registers");
   }
-  if (c.dq_registers && dq_transposed) {
+  if (c.dq_registers && DqTransposed(c)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "flash_attention_bwd: dq_registers needs block_n (", bn,
         ") a multiple of 64 per consumer warpgroup (threads=", c.threads,
         "): dQ^T's registers do not map onto dQ's rows"));
   }
-  T::ProgramBuilder p(absl::StrCat("flash_attention_bwd",
-                                   group > 1 ? "_gqa" : "",
-                                   c.causal ? "_causal" : ""));
-  auto Q = p.tensor("Q", {c.B, c.S, c.H, D}, f16);
-  auto K = p.tensor("K", {c.B, c.S, Hkv, D}, f16);
-  auto V = p.tensor("V", {c.B, c.S, Hkv, D}, f16);
-  auto dO = p.tensor("dO", {c.B, c.S, c.H, D}, f16);
-  // Rows padded to whole 128-byte lines: the TMA loads their tiles.
-  auto LSE2 = p.tensor("LSE2", {c.B, c.H, PaddedSeqLen(c)}, f32);
-  auto Delta = p.tensor("Delta", {c.B, c.H, PaddedSeqLen(c)}, f32);
-  auto dQ = p.tensor("dQ_acc", {c.B, c.S, c.H, D}, f32);
-  auto dK = p.tensor("dK", {c.B, c.S, Hkv, D}, f16);
-  auto dV = p.tensor("dV", {c.B, c.S, Hkv, D}, f16);
-  {
-    const AttentionGrid grid((c.S + bm - 1) / bm, Hkv, c.B,
-                             c.causal && c.longest_first);
-    T::Kernel kernel(grid.x(), grid.y(), grid.z(), {.threads = c.threads});
-    auto [block_x, block_y, block_z] = kernel.block_index();
-    // The key tile (its rank: tile 0 runs the most query tiles), the key /
-    // value head, the batch.
-    const auto [bx, by, bz] = grid.Block(block_x, block_y, block_z);
-    auto K_shared = T::alloc_shared({bm, D}, f16, "K_shared");
-    auto V_shared = T::alloc_shared({bm, D}, f16, "V_shared");
-    auto q = T::alloc_shared({bn, D}, f16, "q");
-    auto d_o = T::alloc_shared({bn, D}, f16, "do");
-    auto lse = T::alloc_shared({bn}, f32, "lse");
-    auto delta = T::alloc_shared({bn}, f32, "delta");
-    auto qkT = T::alloc_fragment({bm, bn}, f32, "qkT");
-    auto dsT = T::alloc_fragment({bm, bn}, f32, "dsT");
-    auto qkT_cast = T::alloc_fragment({bm, bn}, f16, "qkT_cast");
-    auto dsT_cast = T::alloc_fragment({bm, bn}, f16, "dsT_cast");
-    auto dsT_shared = T::alloc_shared({bm, bn}, f16, "dsT_shared");
-    auto dk = T::alloc_fragment({bm, D}, f32, "dk");
-    auto dv = T::alloc_fragment({bm, D}, f32, "dv");
-    auto dq = dq_transposed ? T::alloc_fragment({D, bn}, f32, "dqT")
-                            : T::alloc_fragment({bn, D}, f32, "dq");
-    auto dq_shared =
-        c.dq_registers ? T::Buffer()
+  return absl::OkStatus();
+}
+
+void BackwardMainBlock(const FlashAttentionBackwardConfig& c,
+                       const BackwardMainTensors& t, const BackwardRows& r,
+                       const Expr& bx, const Expr& by) {
+  const int bm = c.block_m, bn = BlockN(c), D = c.D, Hkv = KvHeads(c);
+  const int group = c.H / Hkv;
+  const double sm_scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const double scale = sm_scale * kLog2e;  // exp(x / sqrt(D)) = exp2(x scale)
+  const bool dq_transposed = DqTransposed(c);
+  const Expr bz = r.batch;
+  auto K_shared = T::alloc_shared({bm, D}, f16, "K_shared");
+  auto V_shared = T::alloc_shared({bm, D}, f16, "V_shared");
+  auto q = T::alloc_shared({bn, D}, f16, "q");
+  auto d_o = T::alloc_shared({bn, D}, f16, "do");
+  auto lse = T::alloc_shared({bn}, f32, "lse");
+  auto delta = T::alloc_shared({bn}, f32, "delta");
+  auto qkT = T::alloc_fragment({bm, bn}, f32, "qkT");
+  auto dsT = T::alloc_fragment({bm, bn}, f32, "dsT");
+  auto qkT_cast = T::alloc_fragment({bm, bn}, f16, "qkT_cast");
+  auto dsT_cast = T::alloc_fragment({bm, bn}, f16, "dsT_cast");
+  auto dsT_shared = T::alloc_shared({bm, bn}, f16, "dsT_shared");
+  auto dk = T::alloc_fragment({bm, D}, f32, "dk");
+  auto dv = T::alloc_fragment({bm, D}, f32, "dv");
+  auto dq = dq_transposed ? T::alloc_fragment({D, bn}, f32, "dqT")
+                          : T::alloc_fragment({bn, D}, f32, "dq");
+  auto dq_shared = c.dq_registers
+                       ? T::Buffer()
                        : T::alloc_shared({bn, D + c.dq_pad}, f32, "dq_shared");
-    auto dq_tile = [&] { return dq_shared(T::all, T::slice(0, D)); };
+  auto dq_tile = [&] { return dq_shared(T::all, T::slice(0, D)); };
+  auto body = [&] {
     auto keys = T::slice(bx * bm, (bx + 1) * bm);
-    T::copy(K(bz, keys, by, T::all), K_shared);
-    T::copy(V(bz, keys, by, T::all), V_shared);
+    T::copy(r.Tile(t.K, keys, by), K_shared);
+    T::copy(r.Tile(t.V, keys, by), V_shared);
     T::clear(dk);
     T::clear(dv);
     // Causal: query tiles that end before the block's first key see none
     // of its keys.
-    const T::Expr q_tiles = T::ceildiv(c.S, bn);
+    const T::Expr q_tiles = T::ceildiv(r.length(), bn);
     const T::Expr first = c.causal ? (bx * bm) / bn : T::Expr(0);
     // Grouped heads: one loop over (query head of the group, query tile),
     // so dK and dV of the shared key / value head stay in registers.
@@ -317,10 +363,10 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
           group == 1 ? T::Expr(it) : first + it % (q_tiles - first);
       auto queries = T::slice(k * bn, (k + 1) * bn);
       // The step's tiles first: on sm_90a they are what the producer loads.
-      T::copy(Q(bz, queries, head, T::all), q);
-      T::copy(dO(bz, queries, head, T::all), d_o);
-      T::copy(LSE2(bz, head, queries), lse);
-      T::copy(Delta(bz, head, queries), delta);
+      T::copy(r.Tile(t.Q, queries, head), q);
+      T::copy(r.Tile(t.dO, queries, head), d_o);
+      T::copy(t.LSE2(bz, head, queries), lse);
+      T::copy(t.Delta(bz, head, queries), delta);
       // S^T = K Q^T and dP^T = V dO^T, then the elementwise work on both.
       T::gemm(K_shared, q, qkT,
               {.transpose_B = true,
@@ -330,22 +376,39 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
               {.transpose_B = true,
                .clear_accum = true,
                .policy = T::GemmWarpPolicy::kFullRow});
-      // P^T = exp(S^T / sqrt(D) - LSE), zero above the diagonal.
+      // P^T = exp(S^T / sqrt(D) - LSE), zero above the diagonal; packed,
+      // also zero for keys or queries past the sequence's end (another
+      // sequence's), so they add nothing to dQ, dK or dV.
       auto probabilities = [&](bool masked) {
         for (auto [i, j] : T::Parallel(bm, bn)) {
           T::Expr p_ij = T::exp2(qkT(i, j) * scale - lse(j));
-          qkT(i, j) =
-              masked ? T::select(bx * bm + i <= k * bn + j, p_ij, 0.0f) : p_ij;
+          const T::Expr key = bx * bm + i, query = k * bn + j;
+          T::Expr visible = key <= query;
+          if (r.packed()) {
+            const T::Expr inside = query < r.length();
+            visible =
+                c.causal ? (visible && inside) : (key < r.length() && inside);
+          }
+          qkT(i, j) = masked ? T::select(visible, p_ij, 0.0f) : p_ij;
         }
       };
+      // Packed: the tile's last keys or queries may lie past the end.
+      const T::Expr ragged =
+          (bx + 1) * bm > r.length() || (k + 1) * bn > r.length();
       if (c.causal && c.mask_diagonal_only) {
         // A step whose first query is at or past the block's last key sees
         // every key.
-        T::If(k * bn < (bx + 1) * bm - 1, [&] {
-          probabilities(true);
-        }).Else([&] { probabilities(false); });
+        T::Expr crosses = k * bn < (bx + 1) * bm - 1;
+        if (r.packed()) crosses = crosses || ragged;
+        T::If(crosses, [&] { probabilities(true); }).Else([&] {
+          probabilities(false);
+        });
+      } else if (r.packed() && !c.causal && c.mask_diagonal_only) {
+        T::If(ragged, [&] { probabilities(true); }).Else([&] {
+          probabilities(false);
+        });
       } else {
-        probabilities(c.causal);
+        probabilities(c.causal || r.packed());
       }
       // dS^T = P^T (dP^T - Delta) / sqrt(D).
       for (auto [i, j] : T::Parallel(bm, bn)) {
@@ -373,18 +436,58 @@ absl::StatusOr<Program> FlashAttentionBackwardProgram(
       T::gemm(qkT_cast, d_o, dv, {.policy = T::GemmWarpPolicy::kFullRow});
       T::gemm(dsT_cast, q, dk, {.policy = T::GemmWarpPolicy::kFullRow});
       if (!c.dq_first) dq_gemm();
+      // Packed: the rows of queries past the end get zeros (their dS^T
+      // columns are 0).
       if (c.dq_registers) {
-        T::atomic_add(dQ(bz, queries, head, T::all), dq);
+        T::atomic_add(r.Tile(t.dQ_acc, queries, head), dq);
       } else if (dq_transposed) {
         for (auto [i, j] : T::Parallel(D, bn)) dq_shared(j, i) = dq(i, j);
       } else {
         T::copy(dq, dq_tile());
       }
       if (!c.dq_registers)
-        T::atomic_add(dQ(bz, queries, head, T::all), dq_tile());
+        T::atomic_add(r.Tile(t.dQ_acc, queries, head), dq_tile());
     }
-    T::copy(dk, dK(bz, keys, by, T::all));
-    T::copy(dv, dV(bz, keys, by, T::all));
+    r.Store(dk, t.dK, keys, by);
+    r.Store(dv, t.dV, keys, by);
+  };
+  // Packed: the grid is sized for the longest sequence; a key tile past
+  // this one's end exits at once.
+  if (r.packed()) {
+    T::If(bx * bm < r.length(), body);
+  } else {
+    body();
+  }
+}
+
+absl::StatusOr<Program> FlashAttentionBackwardProgram(
+    const FlashAttentionBackwardConfig& c) {
+  SAMPLES_RETURN_IF_ERROR(CheckBackwardMainConfig(c));
+  const int bm = c.block_m, D = c.D, Hkv = KvHeads(c);
+  const int group = c.H / Hkv;
+  T::ProgramBuilder p(absl::StrCat("flash_attention_bwd",
+                                   group > 1 ? "_gqa" : "",
+                                   c.causal ? "_causal" : ""));
+  BackwardMainTensors t;
+  t.Q = p.tensor("Q", {c.B, c.S, c.H, D}, f16);
+  t.K = p.tensor("K", {c.B, c.S, Hkv, D}, f16);
+  t.V = p.tensor("V", {c.B, c.S, Hkv, D}, f16);
+  t.dO = p.tensor("dO", {c.B, c.S, c.H, D}, f16);
+  // Rows padded to whole 128-byte lines: the TMA loads their tiles.
+  t.LSE2 = p.tensor("LSE2", {c.B, c.H, PaddedSeqLen(c)}, f32);
+  t.Delta = p.tensor("Delta", {c.B, c.H, PaddedSeqLen(c)}, f32);
+  t.dQ_acc = p.tensor("dQ_acc", {c.B, c.S, c.H, D}, f32);
+  t.dK = p.tensor("dK", {c.B, c.S, Hkv, D}, f16);
+  t.dV = p.tensor("dV", {c.B, c.S, Hkv, D}, f16);
+  {
+    const AttentionGrid grid((c.S + bm - 1) / bm, Hkv, c.B,
+                             c.causal && c.longest_first);
+    T::Kernel kernel(grid.x(), grid.y(), grid.z(), {.threads = c.threads});
+    auto [block_x, block_y, block_z] = kernel.block_index();
+    // The key tile (its rank: tile 0 runs the most query tiles), the key /
+    // value head, the batch.
+    const auto [bx, by, bz] = grid.Block(block_x, block_y, block_z);
+    BackwardMainBlock(c, t, BackwardRows{.batch = bz, .S = c.S}, bx, by);
   }
   return p.finish();
 }

@@ -93,13 +93,17 @@ int DecodeSplits(const DecodeAttentionConfig& c, int sms, int blocks_per_sm) {
   const int steps =
       std::max(1, (c.max_pages * c.page_size + c.block_n - 1) / c.block_n);
   const int most = std::min(steps, 64);
-  // The fewest splits whose last wave is at least 90% full.
+  // A block's fixed cost, in steps: filling and draining its pipeline,
+  // writing its partial rows for the combine.
+  constexpr int kBlockSteps = 2;
+  int best = 1;
+  int64_t best_steps = std::numeric_limits<int64_t>::max();
   for (int s = 1; s <= most; ++s) {
-    const int64_t total = blocks * s;
-    const int64_t waves = (total + slots - 1) / slots;
-    if (total >= 0.9 * waves * slots) return s;
+    const int64_t waves = (blocks * s + slots - 1) / slots;
+    const int64_t busiest = waves * ((steps + s - 1) / s + kBlockSteps);
+    if (busiest < best_steps) best = s, best_steps = busiest;
   }
-  return most;
+  return best;
 }
 
 absl::Status CheckDecodeAttentionConfig(const DecodeAttentionConfig& c) {

@@ -82,10 +82,15 @@ int DecodeRows(const DecodeAttentionConfig& config);
 // block_m, or its default.
 int DecodeBlockM(const DecodeAttentionConfig& config);
 
-// The fewest splits (at most one per pipelined step of the longest
-// sequence, at most 64) whose blocks fill their last wave over `sms` SMs of
-// `blocks_per_sm` resident blocks (two at the default tile's 112 KB of
-// shared memory on Hopper) to 90% or more.
+// The default split count over `sms` SMs of `blocks_per_sm` resident
+// blocks (two at the default tile's 99 KB of shared memory and 160 threads
+// on Hopper): of 1 to min(64, steps of the longest sequence) splits, the one
+// whose busiest slot runs the fewest steps, waves x (ceil(steps / splits)
+// + 2) (waves = ceil(B * heads_kv * splits / slots); 2 steps: a block's
+// pipeline fill and drain and its partial rows); ties go to the fewest
+// splits (less to combine). Whole waves of equal blocks win: one sequence
+// of 512 steps over 8 kv heads on 132 SMs takes 32 splits (256 blocks of 16
+// steps, one wave), not 30 (29 blocks of 18 steps and one of 10).
 int DecodeSplits(const DecodeAttentionConfig& config, int sms,
                  int blocks_per_sm = 2);
 

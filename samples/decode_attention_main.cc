@@ -20,6 +20,7 @@
 #include "samples/decode_attention_workload.h"
 #include "samples/sample_main.h"
 #include "samples/status_macros.h"
+#include "tessel/device.h"
 
 namespace tessel::samples {
 namespace {
@@ -34,9 +35,11 @@ constexpr char kUsage[] =
     "                       at --size bench's GQA rows, else H)\n"
     "  --q-len=N            query tokens per sequence (default 1)\n"
     "  --page-size=N        keys per cache page (default 16)\n"
-    "  --splits=N|auto      blocks per (sequence, kv head); auto: the fewest\n"
-    "                       whose last wave over 132 SMs (two blocks each)\n"
-    "                       is 90% full (default auto)\n"
+    "  --splits=N|auto      blocks per (sequence, kv head); auto: the count\n"
+    "                       whose busiest slot (two blocks an SM of the\n"
+    "                       device's SMs, 132 on the CPU) runs the fewest\n"
+    "                       steps, waves x (steps per split + 2)\n"
+    "                       (default auto)\n"
     "  --dtype=f16|bf16     Q and O (default f16)\n"
     "  --kv-dtype=f16|bf16|e4m3  the cache (default: --dtype)\n"
     "  --block-n, --block-m, --stages, --threads  the tile\n"
@@ -138,7 +141,13 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     }
     given_ceiling_gbps = static_cast<double>(gbps);
   }
-  // One workload per (config, lengths); splits chosen for the longest.
+  // One workload per (config, lengths); splits chosen for the longest, over
+  // the device's SMs.
+  int sms = 132;
+  if (args.backend == Backend::kGpu) {
+    SAMPLES_ASSIGN_OR_RETURN(DeviceInfo info, GetDeviceInfo());
+    sms = info.multiprocessors;
+  }
   std::vector<Workload> out;
   auto add = [&](DecodeAttentionConfig c, const std::vector<int>& lens,
                  int default_splits) -> absl::Status {
@@ -147,7 +156,7 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     c.max_pages = std::max(1, (longest + c.page_size - 1) / c.page_size);
     c.splits = fixed_splits > 0     ? fixed_splits
                : default_splits > 0 ? default_splits
-                                    : DecodeSplits(c, 132);
+                                    : DecodeSplits(c, sms);
     SAMPLES_ASSIGN_OR_RETURN(Workload w,
                              DecodeAttentionWorkload(c, lens, args.seed));
     out.push_back(std::move(w));

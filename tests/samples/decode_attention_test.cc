@@ -105,17 +105,21 @@ TEST(MlaDecode, RejectsBadConfigs) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST(DecodeAttention, SplitsFillTheLastWave) {
-  // One sequence of 32k keys over 8 kv heads: 8 blocks unsplit, 264 slots
-  // on 132 SMs; 30 splits fill 91% of them.
+TEST(DecodeAttention, SplitsGiveWholeWavesOfEqualBlocks) {
+  // One sequence of 32k keys (512 steps) over 8 kv heads: 8 blocks unsplit,
+  // 264 slots on 132 SMs; 32 splits give 256 blocks of 16 steps (30 gave
+  // 29 of 18 and one of 10).
   DecodeAttentionConfig c{
       .B = 1, .H = 32, .heads_kv = 8, .page_size = 16, .max_pages = 2048};
-  EXPECT_EQ(DecodeSplits(c, 132), 30);
-  c.B = 16;  // 128 blocks: two splits fill 97%
+  EXPECT_EQ(DecodeSplits(c, 132), 32);
+  EXPECT_EQ(DecodeSplits(c, 66), 16);  // half the SMs: 128 blocks of 32
+  c.heads_kv = 32;                     // MHA: 8 splits, 256 blocks of 64 steps
+  EXPECT_EQ(DecodeSplits(c, 132), 8);
+  c.heads_kv = 8, c.B = 16;  // 128 blocks: two splits, one wave
   EXPECT_EQ(DecodeSplits(c, 132), 2);
-  c.B = 128;  // 1024 blocks: 97% of four waves
+  c.B = 128;  // 1024 blocks: four waves unsplit, as short as any split
   EXPECT_EQ(DecodeSplits(c, 132), 1);
-  c.B = 64;  // 512 blocks: 97% of two waves
+  c.B = 64;  // 512 blocks: two waves
   EXPECT_EQ(DecodeSplits(c, 132), 1);
   c.B = 1, c.max_pages = 2;  // one step of keys: nothing to split
   EXPECT_EQ(DecodeSplits(c, 132), 1);
@@ -143,6 +147,16 @@ TEST(DecodeAttention, Sm90aGathersPagesByTmaUnderAProducerWarp) {
   ASSERT_NE(loop, std::string::npos) << src;
   EXPECT_EQ(src.find("__syncthreads", loop), std::string::npos);
   EXPECT_EQ(src.find("tl::cp_async<16>"), std::string::npos);
+  // The producer looks the step's page rows up in the block table ahead of
+  // its wait for a free stage (the loads fly while it waits); after the
+  // wait its TMA issues only read them.
+  const size_t wait = src.find("tl::mbarrier_wait_parity(&tma_empty");
+  ASSERT_NE(wait, std::string::npos) << src;
+  EXPECT_LT(src.find("const int row = "), wait) << src;
+  EXPECT_NE(src.find("by, row);", wait), std::string::npos) << src;
+  EXPECT_EQ(src.substr(wait, loop - wait).find("block_table["),
+            std::string::npos)
+      << src;
 }
 
 TEST(DecodeAttention, Sm90aGathersPagesByCpAsyncIntoWgmma) {

@@ -69,7 +69,27 @@ absl::Status CheckConfig(const FlashAttentionBackwardConfig& c) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
+// Without tile params, the target's tile (WithDeviceTile).
+absl::StatusOr<Program> MakeBackward(const nlohmann::json& json,
+                                     const Target& target) {
+  SAMPLES_ASSIGN_OR_RETURN(FlashAttentionBackwardConfig c,
+                           BackwardConfigFromJson(json, /*tiles=*/true));
+  if (!json.contains("block_m") && !json.contains("block_n") &&
+      !json.contains("threads")) {
+    c = WithDeviceTile(c, target.sm());
+  }
+  return FlashAttentionBackwardProgram(c);
+}
+
+absl::StatusOr<Program> MakePreprocess(const nlohmann::json& json) {
+  SAMPLES_ASSIGN_OR_RETURN(FlashAttentionBackwardConfig c,
+                           BackwardConfigFromJson(json, /*tiles=*/false));
+  return FlashAttentionBackwardPreprocessProgram(c);
+}
+
+}  // namespace
+
+absl::StatusOr<FlashAttentionBackwardConfig> BackwardConfigFromJson(
     const nlohmann::json& json, bool tiles) {
   KernelParams params(json);
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
@@ -106,26 +126,6 @@ absl::StatusOr<FlashAttentionBackwardConfig> ConfigFromJson(
   SAMPLES_RETURN_IF_ERROR(params.CheckAllUsed());
   return c;
 }
-
-// Without tile params, the target's tile (WithDeviceTile).
-absl::StatusOr<Program> MakeBackward(const nlohmann::json& json,
-                                     const Target& target) {
-  SAMPLES_ASSIGN_OR_RETURN(FlashAttentionBackwardConfig c,
-                           ConfigFromJson(json, /*tiles=*/true));
-  if (!json.contains("block_m") && !json.contains("block_n") &&
-      !json.contains("threads")) {
-    c = WithDeviceTile(c, target.sm());
-  }
-  return FlashAttentionBackwardProgram(c);
-}
-
-absl::StatusOr<Program> MakePreprocess(const nlohmann::json& json) {
-  SAMPLES_ASSIGN_OR_RETURN(FlashAttentionBackwardConfig c,
-                           ConfigFromJson(json, /*tiles=*/false));
-  return FlashAttentionBackwardPreprocessProgram(c);
-}
-
-}  // namespace
 
 FlashAttentionBackwardConfig BackwardOf(const FlashAttentionConfig& f) {
   return {.B = f.B,

@@ -13,6 +13,7 @@
 #ifndef TESSEL_SAMPLES_FLASH_ATTENTION_BWD_ROWS_H_
 #define TESSEL_SAMPLES_FLASH_ATTENTION_BWD_ROWS_H_
 
+#include "nlohmann/json.hpp"
 #include "samples/flash_attention_bwd.h"
 #include "tessel/tessel.h"
 
@@ -57,6 +58,11 @@ void BackwardPreprocessBlock(const FlashAttentionBackwardConfig& config,
 void BackwardMainBlock(const FlashAttentionBackwardConfig& config,
                        const BackwardMainTensors& t, const BackwardRows& rows,
                        const Expr& bx, const Expr& kv_head);
+
+// A registered backward's params (B, S, H, D; with tiles, also the tile and
+// schedule switches).
+absl::StatusOr<FlashAttentionBackwardConfig> BackwardConfigFromJson(
+    const nlohmann::json& json, bool tiles);
 
 // Rows of one preprocess block.
 inline constexpr int kBackwardPreprocessRows = 32;

@@ -7,6 +7,7 @@
 //   flash_attention --tune --causal=true   # pick the tile, then bench it
 //   flash_attention --varlen=1,17,300 --size=16x128 --backend=gpu --check
 //   flash_attention --varlen=bench --bench   # 8 sequences, 32768 tokens
+//   flash_attention --varlen=0,1,17,300 --pass=fwd+bwd --backend=cpu --check
 #include <iostream>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "samples/flash_attention.h"
 #include "samples/flash_attention_bwd.h"
 #include "samples/flash_attention_varlen.h"
+#include "samples/flash_attention_varlen_bwd.h"
 #include "samples/sample_main.h"
 #include "samples/status_macros.h"
 #include "samples/tune_workload.h"
@@ -72,8 +74,9 @@ constexpr char kUsage[] =
     "  --gemm-turns=true|false  sm_90a: the consumer warpgroups take turns\n"
     "                       at the gemms (FlashAttention-3's warp\n"
     "                       scheduler barrier; default false)\n"
-    "  --varlen=S1,S2,...|bench  variable-length forward: sequences of\n"
-    "                       these lengths packed along one token axis\n"
+    "  --varlen=S1,S2,...|bench  variable-length attention (every --pass):\n"
+    "                       sequences of these lengths (0 allowed) packed\n"
+    "                       along one token axis\n"
     "                       (bench: 8 lengths summing to 32768); dims are\n"
     "                       then HxD or H=..,D=.. (small: H2 D64 and GQA\n"
     "                       H4 Hkv2 D128; bench, the default of\n"
@@ -185,10 +188,49 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
     }
     return c;
   };
+  FlashAttentionBackwardConfig bwd_tile;
+  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"bwd-dq-pad", &bwd_tile.dq_pad},
+                                      {"bwd-block-m", &bwd_tile.block_m},
+                                      {"bwd-block-n", &bwd_tile.block_n},
+                                      {"bwd-stages", &bwd_tile.num_stages},
+                                      {"bwd-threads", &bwd_tile.threads}}));
+  const bool bwd_tile_flags =
+      flags.Has("bwd-block-m") || flags.Has("bwd-block-n") ||
+      flags.Has("bwd-stages") || flags.Has("bwd-threads");
+  SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dq_first,
+                           flags.Bool("bwd-dq-first", bwd_tile.dq_first));
+  // The backward's schedule switches: each one given overrides the device
+  // tile's schedule.
+  using BwdConfig = FlashAttentionBackwardConfig;
+  const std::vector<std::pair<std::string, bool BwdConfig::*>> bwd_switches = {
+      {"bwd-dq-registers", &BwdConfig::dq_registers},
+      {"bwd-mask-diagonal", &BwdConfig::mask_diagonal_only},
+      {"bwd-overlap", &BwdConfig::overlap},
+      {"bwd-dv-early", &BwdConfig::dv_early},
+      {"bwd-dq-bulk", &BwdConfig::dq_bulk},
+      {"bwd-across-barriers", &BwdConfig::across_barriers},
+      {"bwd-longest-first", &BwdConfig::longest_first}};
+  for (const auto& [flag, field] : bwd_switches) {
+    SAMPLES_ASSIGN_OR_RETURN(bwd_tile.*field,
+                             flags.Bool(flag, bwd_tile.*field));
+  }
+  auto backward = [&](const FlashAttentionConfig& c) {
+    FlashAttentionBackwardConfig b = BackwardOf(c);
+    b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
+    b.num_stages = bwd_tile.num_stages, b.threads = bwd_tile.threads;
+    b.dq_first = bwd_tile.dq_first;
+    // The device's tile comes with its schedule; flags given override it.
+    if (args.backend == Backend::kGpu && !bwd_tile_flags)
+      b = WithDeviceTile(b, Target::detect().sm());
+    if (flags.Has("bwd-dq-pad")) b.dq_pad = bwd_tile.dq_pad;
+    for (const auto& [flag, field] : bwd_switches) {
+      if (flags.Has(flag)) b.*field = bwd_tile.*field;
+    }
+    return b;
+  };
   if (flags.Has("varlen")) {
-    if (pass != "fwd" || args.tune) {
-      return absl::InvalidArgumentError(
-          "--varlen is the forward only, without --tune");
+    if (args.tune) {
+      return absl::InvalidArgumentError("--varlen does not take --tune");
     }
     std::string lens = flags.String("varlen", "");
     SAMPLES_ASSIGN_OR_RETURN(
@@ -216,8 +258,17 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
         if (causal == (is_causal ? "false" : "true")) continue;
         FlashAttentionConfig c = h;
         c.causal = is_causal;
-        SAMPLES_ASSIGN_OR_RETURN(
-            Workload w, FlashAttentionVarlenWorkload(c, seqlens, args.seed));
+        if (pass == "fwd") {
+          SAMPLES_ASSIGN_OR_RETURN(
+              Workload w, FlashAttentionVarlenWorkload(c, seqlens, args.seed));
+          out.push_back(std::move(w));
+          continue;
+        }
+        // The backward (after the forward with fwd+bwd) at the same heads.
+        SAMPLES_ASSIGN_OR_RETURN(Workload w,
+                                 FlashAttentionVarlenBackwardWorkload(
+                                     backward(c), seqlens, args.seed, /*pad=*/0,
+                                     pass == "fwd+bwd" ? &c : nullptr));
         out.push_back(std::move(w));
       }
     }
@@ -269,46 +320,6 @@ absl::StatusOr<std::vector<Workload>> Make(const SampleArgs& args,
   if (args.tune) {
     SAMPLES_RETURN_IF_ERROR(TuneTiles(configs, tune, args.seed, flags));
   }
-  FlashAttentionBackwardConfig bwd_tile;
-  SAMPLES_RETURN_IF_ERROR(flags.Ints({{"bwd-dq-pad", &bwd_tile.dq_pad},
-                                      {"bwd-block-m", &bwd_tile.block_m},
-                                      {"bwd-block-n", &bwd_tile.block_n},
-                                      {"bwd-stages", &bwd_tile.num_stages},
-                                      {"bwd-threads", &bwd_tile.threads}}));
-  const bool bwd_tile_flags =
-      flags.Has("bwd-block-m") || flags.Has("bwd-block-n") ||
-      flags.Has("bwd-stages") || flags.Has("bwd-threads");
-  SAMPLES_ASSIGN_OR_RETURN(bwd_tile.dq_first,
-                           flags.Bool("bwd-dq-first", bwd_tile.dq_first));
-  // The backward's schedule switches: each one given overrides the device
-  // tile's schedule.
-  using BwdConfig = FlashAttentionBackwardConfig;
-  const std::vector<std::pair<std::string, bool BwdConfig::*>> bwd_switches = {
-      {"bwd-dq-registers", &BwdConfig::dq_registers},
-      {"bwd-mask-diagonal", &BwdConfig::mask_diagonal_only},
-      {"bwd-overlap", &BwdConfig::overlap},
-      {"bwd-dv-early", &BwdConfig::dv_early},
-      {"bwd-dq-bulk", &BwdConfig::dq_bulk},
-      {"bwd-across-barriers", &BwdConfig::across_barriers},
-      {"bwd-longest-first", &BwdConfig::longest_first}};
-  for (const auto& [flag, field] : bwd_switches) {
-    SAMPLES_ASSIGN_OR_RETURN(bwd_tile.*field,
-                             flags.Bool(flag, bwd_tile.*field));
-  }
-  auto backward = [&](const FlashAttentionConfig& c) {
-    FlashAttentionBackwardConfig b = BackwardOf(c);
-    b.block_m = bwd_tile.block_m, b.block_n = bwd_tile.block_n;
-    b.num_stages = bwd_tile.num_stages, b.threads = bwd_tile.threads;
-    b.dq_first = bwd_tile.dq_first;
-    // The device's tile comes with its schedule; flags given override it.
-    if (args.backend == Backend::kGpu && !bwd_tile_flags)
-      b = WithDeviceTile(b, Target::detect().sm());
-    if (flags.Has("bwd-dq-pad")) b.dq_pad = bwd_tile.dq_pad;
-    for (const auto& [flag, field] : bwd_switches) {
-      if (flags.Has(flag)) b.*field = bwd_tile.*field;
-    }
-    return b;
-  };
   std::vector<Workload> out;
   for (const FlashAttentionConfig& c : configs) {
     if (pass == "fwd") {

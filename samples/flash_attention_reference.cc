@@ -152,4 +152,33 @@ AttentionGrads ReferenceAttentionBackward(const HostTensor& q,
           F64Tensor(v.shape(), std::move(dv))};
 }
 
+AttentionGrads ReferenceVarlenAttentionBackward(const HostTensor& q,
+                                                const HostTensor& k,
+                                                const HostTensor& v,
+                                                const HostTensor& d_o,
+                                                const HostTensor& cu_seqlens,
+                                                bool causal, double unused) {
+  const int64_t total = q.shape()[0];
+  std::vector<double> dq(q.num_elements(), unused),
+      dk(k.num_elements(), unused), dv(v.num_elements(), unused);
+  const int64_t q_row = q.num_elements() / std::max<int64_t>(total, 1);
+  const int64_t kv_row = k.num_elements() / std::max<int64_t>(total, 1);
+  for (int64_t b = 0; b + 1 < cu_seqlens.num_elements(); ++b) {
+    const int64_t begin = cu_seqlens.get_flat_int(b);
+    const int64_t n = cu_seqlens.get_flat_int(b + 1) - begin;
+    if (n == 0) continue;
+    AttentionGrads g = ReferenceAttentionBackward(
+        Tokens(q, begin, n), Tokens(k, begin, n), Tokens(v, begin, n),
+        Tokens(d_o, begin, n), causal);
+    const std::vector<double> gq = g.dq.to_doubles(), gk = g.dk.to_doubles(),
+                              gv = g.dv.to_doubles();
+    std::copy(gq.begin(), gq.end(), dq.begin() + begin * q_row);
+    std::copy(gk.begin(), gk.end(), dk.begin() + begin * kv_row);
+    std::copy(gv.begin(), gv.end(), dv.begin() + begin * kv_row);
+  }
+  return {F64Tensor(q.shape(), std::move(dq)),
+          F64Tensor(k.shape(), std::move(dk)),
+          F64Tensor(v.shape(), std::move(dv))};
+}
+
 }  // namespace tessel::samples

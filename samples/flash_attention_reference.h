@@ -44,6 +44,16 @@ AttentionGrads ReferenceAttentionBackward(const HostTensor& q,
                                           const HostTensor& v,
                                           const HostTensor& d_o, bool causal);
 
+// Packed sequences as ReferenceVarlenAttentionForward: each sequence's
+// gradients by ReferenceAttentionBackward; tokens of no sequence get
+// `unused`.
+AttentionGrads ReferenceVarlenAttentionBackward(const HostTensor& q,
+                                                const HostTensor& k,
+                                                const HostTensor& v,
+                                                const HostTensor& d_o,
+                                                const HostTensor& cu_seqlens,
+                                                bool causal, double unused);
+
 }  // namespace tessel::samples
 
 #endif  // TESSEL_SAMPLES_FLASH_ATTENTION_REFERENCE_H_

@@ -163,10 +163,10 @@ absl::StatusOr<std::vector<int>> ParseSeqlens(const std::string& text) {
   std::vector<int> out;
   for (absl::string_view item : absl::StrSplit(text, ',')) {
     int v = 0;
-    if (!absl::SimpleAtoi(item, &v) || v <= 0) {
+    if (!absl::SimpleAtoi(item, &v) || v < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("--varlen=", text,
-                       ": expected positive sequence lengths, as 1,17,300"));
+                       ": expected sequence lengths (0 or more), as 1,17,300"));
     }
     out.push_back(v);
   }
@@ -182,9 +182,9 @@ absl::StatusOr<Workload> FlashAttentionVarlenWorkload(
   }
   std::vector<int64_t> cu = {0};
   for (int s : seqlens) {
-    if (s <= 0) {
+    if (s < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "flash_attention_varlen: sequence length ", s, " must be positive"));
+          "flash_attention_varlen: sequence length ", s, " is negative"));
     }
     cu.push_back(cu.back() + s);
   }

@@ -49,7 +49,8 @@ absl::StatusOr<Workload> FlashAttentionVarlenWorkload(
     FlashAttentionConfig config, const std::vector<int>& seqlens,
     uint64_t seed = 1, int pad = 0);
 
-// "1,17,300" -> {1, 17, 300}: positive lengths.
+// "1,17,300" -> {1, 17, 300}: lengths of 0 or more (an empty sequence
+// owns no tokens).
 absl::StatusOr<std::vector<int>> ParseSeqlens(const std::string& text);
 
 }  // namespace tessel::samples

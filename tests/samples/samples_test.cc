@@ -187,13 +187,16 @@ TEST(Builders, RejectBadConfigs) {
       HasSubstr("heads_kv=3 must divide H=4"));
   EXPECT_EQ(FlashAttentionVarlenWorkload({}, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(FlashAttentionVarlenWorkload({}, {5, 0}).status().message(),
-              HasSubstr("sequence length 0"));
+  // An empty sequence is valid (it owns no tokens); a negative one is not.
+  EXPECT_TRUE(FlashAttentionVarlenWorkload({}, {5, 0}).ok());
+  EXPECT_THAT(FlashAttentionVarlenWorkload({}, {5, -1}).status().message(),
+              HasSubstr("sequence length -1"));
   EXPECT_THAT(ParseSeqlens("1,17,x").status().message(),
               HasSubstr("--varlen=1,17,x"));
   EXPECT_EQ(ParseSeqlens("1,-3").status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(*ParseSeqlens("1,17,300"), (std::vector<int>{1, 17, 300}));
+  EXPECT_EQ(*ParseSeqlens("0,1"), (std::vector<int>{0, 1}));
   EXPECT_EQ(RmsNormProgram({.M = 4, .N = 4, .dtype = i8}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(SoftmaxProgram({.M = 4, .N = -1}).status().code(),

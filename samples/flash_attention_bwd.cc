@@ -69,15 +69,10 @@ absl::Status CheckConfig(const FlashAttentionBackwardConfig& c) {
   return absl::OkStatus();
 }
 
-// Without tile params, the target's tile (WithDeviceTile).
 absl::StatusOr<Program> MakeBackward(const nlohmann::json& json,
                                      const Target& target) {
   SAMPLES_ASSIGN_OR_RETURN(FlashAttentionBackwardConfig c,
-                           BackwardConfigFromJson(json, /*tiles=*/true));
-  if (!json.contains("block_m") && !json.contains("block_n") &&
-      !json.contains("threads")) {
-    c = WithDeviceTile(c, target.sm());
-  }
+                           BackwardMainConfigFromJson(json, target));
   return FlashAttentionBackwardProgram(c);
 }
 
@@ -88,6 +83,17 @@ absl::StatusOr<Program> MakePreprocess(const nlohmann::json& json) {
 }
 
 }  // namespace
+
+absl::StatusOr<FlashAttentionBackwardConfig> BackwardMainConfigFromJson(
+    const nlohmann::json& json, const Target& target) {
+  SAMPLES_ASSIGN_OR_RETURN(FlashAttentionBackwardConfig c,
+                           BackwardConfigFromJson(json, /*tiles=*/true));
+  if (!json.contains("block_m") && !json.contains("block_n") &&
+      !json.contains("threads")) {
+    c = WithDeviceTile(c, target.sm());
+  }
+  return c;
+}
 
 absl::StatusOr<FlashAttentionBackwardConfig> BackwardConfigFromJson(
     const nlohmann::json& json, bool tiles) {

@@ -64,6 +64,11 @@ void BackwardMainBlock(const FlashAttentionBackwardConfig& config,
 absl::StatusOr<FlashAttentionBackwardConfig> BackwardConfigFromJson(
     const nlohmann::json& json, bool tiles);
 
+// The main kernel's config from a registered backward's params: as above
+// with tiles; without tile params, the target's tile (WithDeviceTile).
+absl::StatusOr<FlashAttentionBackwardConfig> BackwardMainConfigFromJson(
+    const nlohmann::json& json, const Target& target);
+
 // Rows of one preprocess block.
 inline constexpr int kBackwardPreprocessRows = 32;
 

@@ -173,25 +173,33 @@ absl::StatusOr<std::vector<int>> ParseSeqlens(const std::string& text) {
   return out;
 }
 
-absl::StatusOr<Workload> FlashAttentionVarlenWorkload(
-    FlashAttentionConfig c, const std::vector<int>& seqlens, uint64_t seed,
-    int pad) {
+absl::StatusOr<std::vector<int64_t>> CumulativeSeqlens(
+    const std::string& kernel, const std::vector<int>& seqlens, int pad) {
   if (seqlens.empty() || pad < 0) {
     return absl::InvalidArgumentError(
-        "flash_attention_varlen: no sequences, or negative padding");
+        absl::StrCat(kernel, ": no sequences, or negative padding"));
   }
   std::vector<int64_t> cu = {0};
   for (int s : seqlens) {
     if (s < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "flash_attention_varlen: sequence length ", s, " is negative"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(kernel, ": sequence length ", s, " is negative"));
     }
     cu.push_back(cu.back() + s);
   }
   if (cu.back() + pad > std::numeric_limits<int32_t>::max()) {
     return absl::InvalidArgumentError(
-        "flash_attention_varlen: more tokens than int32 offsets hold");
+        absl::StrCat(kernel, ": more tokens than int32 offsets hold"));
   }
+  return cu;
+}
+
+absl::StatusOr<Workload> FlashAttentionVarlenWorkload(
+    FlashAttentionConfig c, const std::vector<int>& seqlens, uint64_t seed,
+    int pad) {
+  SAMPLES_ASSIGN_OR_RETURN(
+      const std::vector<int64_t> cu,
+      CumulativeSeqlens("flash_attention_varlen", seqlens, pad));
   c.B = static_cast<int>(seqlens.size());
   c.S = *std::max_element(seqlens.begin(), seqlens.end());
   SAMPLES_ASSIGN_OR_RETURN(Program program, FlashAttentionVarlenProgram(c));

@@ -53,6 +53,13 @@ absl::StatusOr<Workload> FlashAttentionVarlenWorkload(
 // owns no tokens).
 absl::StatusOr<std::vector<int>> ParseSeqlens(const std::string& text);
 
+// The sequences' start offsets along the packed token axis, with the total
+// last ({0, s0, s0+s1, ...}); InvalidArgument naming `kernel` for no
+// sequences, a negative length or padding, or more tokens (with `pad`
+// padding tokens after them) than int32 offsets hold.
+absl::StatusOr<std::vector<int64_t>> CumulativeSeqlens(
+    const std::string& kernel, const std::vector<int>& seqlens, int pad);
+
 }  // namespace tessel::samples
 
 #endif  // TESSEL_SAMPLES_FLASH_ATTENTION_VARLEN_H_

@@ -36,15 +36,10 @@ absl::StatusOr<HostTensor> Filled(DataType dtype,
       dtype, shape, std::vector<double>(NumElements(shape), kSentinel));
 }
 
-// Without tile params, the target's tile (WithDeviceTile).
 absl::StatusOr<Program> MakeVarlenBackward(const nlohmann::json& json,
                                            const Target& target) {
   SAMPLES_ASSIGN_OR_RETURN(FlashAttentionBackwardConfig c,
-                           BackwardConfigFromJson(json, /*tiles=*/true));
-  if (!json.contains("block_m") && !json.contains("block_n") &&
-      !json.contains("threads")) {
-    c = WithDeviceTile(c, target.sm());
-  }
+                           BackwardMainConfigFromJson(json, target));
   return FlashAttentionVarlenBackwardProgram(c);
 }
 
@@ -120,24 +115,11 @@ absl::StatusOr<Program> FlashAttentionVarlenBackwardProgram(
 absl::StatusOr<Workload> FlashAttentionVarlenBackwardWorkload(
     FlashAttentionBackwardConfig c, const std::vector<int>& seqlens,
     uint64_t seed, int pad, const FlashAttentionConfig* forward) {
-  if (seqlens.empty() || pad < 0) {
-    return absl::InvalidArgumentError(
-        "flash_attention_varlen_bwd: no sequences, or negative padding");
-  }
+  SAMPLES_ASSIGN_OR_RETURN(
+      const std::vector<int64_t> cu,
+      CumulativeSeqlens("flash_attention_varlen_bwd", seqlens, pad));
   c.B = static_cast<int>(seqlens.size());
   c.S = *std::max_element(seqlens.begin(), seqlens.end());
-  std::vector<int64_t> cu = {0};
-  for (int s : seqlens) {
-    if (s < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "flash_attention_varlen_bwd: sequence length ", s, " is negative"));
-    }
-    cu.push_back(cu.back() + s);
-  }
-  if (cu.back() + pad > std::numeric_limits<int32_t>::max()) {
-    return absl::InvalidArgumentError(
-        "flash_attention_varlen_bwd: more tokens than int32 offsets hold");
-  }
   const int Hkv = KvHeadsOf(c);
   const int64_t total = cu.back() + pad;
   const std::vector<int64_t> q_shape = {total, c.H, c.D},
